@@ -1,0 +1,38 @@
+// ESLint flat config: typescript-eslint with type information for src and test.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', 'dist/**', 'coverage/**', '.data/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: { allowDefaultProject: ['*.js', 'bin/*.js'] }, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/switch-exhaustiveness-check': 'error',
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/consistent-type-imports': 'error',
+      'no-restricted-imports': 'off',
+    },
+  },
+  {
+    // The core is pure: no I/O modules may be imported from it.
+    files: ['src/core/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { group: ['pg', 'drizzle-orm*', 'ioredis', 'bullmq', 'express', 'stripe', '@adyen/*', 'opossum'], message: 'src/core is pure: no I/O libraries.' },
+          { group: ['node:net', 'node:fs', 'node:fs/*', 'node:http', 'node:https', 'node:child_process'], message: 'src/core is pure: no I/O.' },
+          { group: ['../*', '!./*'], message: 'src/core depends on nothing outside src/core.' },
+        ],
+      }],
+    },
+  },
+  {
+    files: ['**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+  },
+);

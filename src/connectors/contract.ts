@@ -1,0 +1,152 @@
+// The connector contract. A connector translates between the gateway and one provider: it owns no
+// state and no retries, returns CallOutcome values, and throws only for programming errors.
+
+import type { CallOutcome, DeclineClass } from '../core/outcome.ts';
+import type { ConnectorCapabilities, ConnectorPolicy } from '../core/policy.ts';
+
+export type { CallOutcome } from '../core/outcome.ts';
+export type { ConnectorCapabilities, ConnectorPolicy } from '../core/policy.ts';
+
+export interface PaymentMethodInput {
+  /** Provider token for this connector account (Stripe pm_…, Adyen stored method id). */
+  readonly token?: string;
+  /** Sandbox only: a Stripe documented test card number, translated by each connector. */
+  readonly testCard?: string;
+}
+
+export interface AuthorizeRequest {
+  readonly paymentId: string;
+  readonly attemptId: string;
+  readonly amount: number; // minor units
+  readonly currency: string; // upper-case ISO 4217
+  readonly captureMethod: 'manual' | 'automatic';
+  readonly paymentMethod: PaymentMethodInput;
+  readonly idempotencyKey: string;
+  /** Provider reference from a preparatory call (Stripe PaymentIntent id), when the connector prepares. */
+  readonly providerRef: string | null;
+}
+
+export interface PrepareRequest extends Omit<AuthorizeRequest, 'providerRef'> {}
+
+export interface CaptureRequest {
+  readonly paymentId: string;
+  readonly attemptId: string;
+  readonly captureId: string;
+  readonly providerRef: string;
+  readonly amount: number;
+  readonly currency: string;
+  readonly final: boolean;
+  readonly idempotencyKey: string;
+}
+
+export interface VoidRequest {
+  readonly paymentId: string;
+  readonly attemptId: string;
+  readonly providerRef: string;
+  readonly amount: number;
+  readonly currency: string;
+  readonly idempotencyKey: string;
+}
+
+export interface RefundRequest {
+  readonly paymentId: string;
+  readonly attemptId: string;
+  readonly refundId: string;
+  readonly providerRef: string;
+  readonly amount: number;
+  readonly currency: string;
+  readonly reason: string | null;
+  readonly idempotencyKey: string;
+}
+
+export interface QueryRequest {
+  readonly attemptId: string;
+  /** The provider's reference when known; otherwise the merchant reference (= attempt id). */
+  readonly providerRef: string | null;
+  readonly amount: number;
+  readonly currency: string;
+}
+
+export interface CancelByReferenceRequest {
+  readonly attemptId: string; // the merchant reference the payment was sent with
+  readonly idempotencyKey: string;
+}
+
+/** A provider webhook event after verification, in the gateway's terms. */
+export type NormalizedEvent = {
+  readonly providerEventId: string;
+  readonly connectorType: string;
+  /** The Switchyard attempt id, from metadata or the merchant reference. */
+  readonly attemptId: string | null;
+  readonly providerRef: string | null;
+  readonly occurredAt: string;
+  readonly rawType: string;
+} & (
+  | { readonly kind: 'authorization'; readonly outcome: CallOutcome }
+  | { readonly kind: 'capture_succeeded' | 'capture_failed' | 'capture_reversed'; readonly amount: number; readonly currency: string; readonly modificationRef: string | null }
+  | { readonly kind: 'void_succeeded' | 'void_failed' }
+  | { readonly kind: 'fence_confirmed' | 'fence_refused' }
+  | { readonly kind: 'refund_succeeded' | 'refund_failed' | 'refund_reversed'; readonly amount: number; readonly currency: string; readonly modificationRef: string | null }
+  | { readonly kind: 'dispute_opened' | 'dispute_won' | 'dispute_lost'; readonly disputeRef: string; readonly amount: number; readonly currency: string; readonly reason: string | null }
+  | { readonly kind: 'ignored' }
+);
+
+export type WebhookVerification =
+  | { readonly ok: true; readonly events: readonly NormalizedEvent[] }
+  | { readonly ok: false; readonly status: 400 | 401; readonly reason: string };
+
+export interface ReconciliationRecord {
+  readonly providerRef: string;
+  readonly attemptId: string | null;
+  readonly status: string;
+  readonly amount: number;
+  readonly currency: string;
+  readonly authorized: number;
+  readonly captured: number;
+  readonly refunded: number;
+  readonly createdAt: string;
+}
+
+export interface ReconciliationWindow {
+  readonly from: Date;
+  readonly to: Date;
+}
+
+/** One row of a connector's normative error-classification table (docs/connectors.md; checked by the kit). */
+export interface ErrorClassificationRow {
+  readonly situation: string;
+  readonly outcome: CallOutcome['kind'];
+  readonly reason: string;
+}
+
+export interface DeclineRule {
+  readonly class: DeclineClass;
+  readonly retryElsewhere: boolean;
+}
+
+/** Decline classification, keyed by provider code; comes from the config file over the connector's defaults. */
+export type DeclineTable = Readonly<Record<string, DeclineRule>>;
+
+export interface Connector {
+  readonly type: string;
+  readonly account: string;
+  readonly capabilities: ConnectorCapabilities;
+  readonly policy: ConnectorPolicy;
+  readonly errorClassification: readonly ErrorClassificationRow[];
+
+  /** Preparatory call that moves no money (Stripe: create the PaymentIntent). Only when capabilities.preparesAuthorization. */
+  prepare?(req: PrepareRequest): Promise<CallOutcome>;
+  authorize(req: AuthorizeRequest): Promise<CallOutcome>;
+  capture(req: CaptureRequest): Promise<CallOutcome>;
+  void(req: VoidRequest): Promise<CallOutcome>;
+  refund(req: RefundRequest): Promise<CallOutcome>;
+  /** The current truth of an authorization. A reference the provider does not know: unknown{not_found}. */
+  query(req: QueryRequest): Promise<CallOutcome>;
+  /** Only when capabilities.cancelByMerchantReference. */
+  cancelByReference?(req: CancelByReferenceRequest): Promise<CallOutcome>;
+  verifyWebhook(rawBody: Buffer, headers: Readonly<Record<string, string | string[] | undefined>>, now: Date): WebhookVerification;
+  /** Records become available `reconciliationDelayMs` after the fact. */
+  readonly reconciliationDelayMs: number;
+  fetchReconciliationRecords(window: ReconciliationWindow): Promise<readonly ReconciliationRecord[]>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,51 @@
+// What every provider sandbox exposes to the shared control API (docs/sandbox.md).
+
+export type FaultOp = 'create' | 'authorize' | 'capture' | 'refund' | 'void' | 'any';
+export type FaultMode = 'error_503' | 'reset_before_processing' | 'accept_then_drop' | 'latency';
+
+export interface FaultSpec {
+  readonly op: FaultOp;
+  readonly mode: FaultMode;
+  readonly count: number;
+  readonly latencyMs?: number;
+  readonly process?: 'before' | 'after';
+}
+
+export interface WebhookSettings {
+  readonly enabled: boolean;
+  /** Probability in [0, 1] that an event is delivered twice. */
+  readonly duplicate: number;
+  readonly reorder: boolean;
+  readonly delayMs: number;
+}
+
+export interface SandboxLedgerEntry {
+  readonly id: string;
+  /** The Switchyard attempt id the payment was created with. */
+  readonly reference: string;
+  readonly status: string;
+  readonly amount: number;
+  readonly currency: string;
+  readonly authorized: number;
+  readonly captured: number;
+  readonly refunded: number;
+  readonly cancelled: boolean;
+  readonly created_at: string;
+}
+
+export interface SandboxControl {
+  readonly account: string;
+  readonly type: string;
+  /** Base URL of the provider listener (never the control API's). */
+  readonly url: string;
+  scheduleFault(spec: FaultSpec): number;
+  /** Closes the provider listener and destroys open connections for `seconds`; 0 ends an outage. */
+  outage(seconds: number): Promise<void>;
+  ledger(): readonly SandboxLedgerEntry[];
+  configureWebhooks(settings: Partial<WebhookSettings>): void;
+  /** Ages idempotency keys, holds and reports. */
+  advanceClock(seconds: number): void;
+  /** PEM of the TLS certificate, for sandboxes that serve HTTPS. */
+  readonly caPem?: string;
+  close(): Promise<void>;
+}

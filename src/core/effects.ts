@@ -1,0 +1,80 @@
+// Effects are recorded, not run: the store writes them as outbox rows in the transition's
+// transaction, and workers execute them after the commit.
+
+import type { ProviderOperation, TimerKind } from './inputs.ts';
+
+export interface ProviderCallEffect {
+  readonly type: 'provider_call';
+  readonly op: ProviderOperation;
+  readonly connector: string;
+  readonly attemptId: string;
+  /** Idempotency key of the logical operation; null for reads (query). */
+  readonly providerKey: string | null;
+  readonly amount: number;
+  readonly currency: string;
+  readonly captureId?: string;
+  readonly refundId?: string;
+  /** For capture: keep the remainder capturable (multicapture). */
+  readonly final?: boolean;
+  /** Not before this instant (ISO 8601); absent = now. */
+  readonly runAt?: string;
+}
+
+export interface TimerEffect {
+  readonly type: 'timer';
+  readonly timer: TimerKind;
+  readonly attemptId?: string;
+  readonly runAt: string;
+}
+
+export const MERCHANT_EVENT_TYPES = [
+  'payment.authorized',
+  'payment.declined',
+  'payment.failed',
+  'payment.captured',
+  'payment.capture_failed',
+  'payment.voided',
+  'payment.expired',
+  'payment.needs_review',
+  'refund.succeeded',
+  'refund.failed',
+  'refund.reversed',
+  'dispute.opened',
+  'dispute.won',
+  'dispute.lost',
+] as const;
+export type MerchantEventType = (typeof MERCHANT_EVENT_TYPES)[number];
+
+export interface MerchantEventEffect {
+  readonly type: 'merchant_event';
+  readonly event: MerchantEventType;
+  readonly refundId?: string;
+  readonly captureId?: string;
+}
+
+export type DiscrepancyKind =
+  | 'late_approval' // an approval for a payment that had already failed, voided, expired or declined: live money
+  | 'release_failed' // voiding / refunding an unwanted approval did not succeed
+  | 'refund_unresolved'
+  | 'capture_unresolved'
+  | 'refunds_exceed_captured';
+
+export interface DiscrepancyEffect {
+  readonly type: 'discrepancy';
+  readonly kind: DiscrepancyKind;
+  readonly attemptId?: string;
+  readonly detail: string;
+}
+
+/** Money movements the ledger posts (issue: ledger). Amounts are minor units of the payment's currency. */
+export interface LedgerEffect {
+  readonly type: 'ledger';
+  readonly posting: 'capture' | 'capture_reversed' | 'refund' | 'refund_reversed';
+  readonly amount: number;
+  readonly currency: string;
+  readonly connector: string;
+  readonly captureId?: string;
+  readonly refundId?: string;
+}
+
+export type Effect = ProviderCallEffect | TimerEffect | MerchantEventEffect | DiscrepancyEffect | LedgerEffect;

@@ -1,0 +1,45 @@
+// Everything that can happen to a payment, as data. Origins (api, worker, webhook, poll, timer,
+// operator, reconcile) are recorded by the store; the core only sees the input.
+
+import type { CallOutcome } from './outcome.ts';
+
+/** Provider operations the core asks for. Each names one logical operation with its own key. */
+export type ProviderOperation = 'prepare' | 'authorize' | 'query' | 'fence' | 'release' | 'capture' | 'void' | 'refund';
+
+/** Which logical operation an answer belongs to. */
+export type OperationRef =
+  | { readonly op: 'prepare' | 'authorize' | 'query' | 'fence' | 'release'; readonly attemptId: string }
+  | { readonly op: 'capture'; readonly captureId: string }
+  | { readonly op: 'void' }
+  | { readonly op: 'refund'; readonly refundId: string };
+
+/** Facts a provider tells us on its own (webhooks, reports), already verified and normalized. */
+export type ProviderFact =
+  | { readonly fact: 'authorization'; readonly attemptId: string; readonly outcome: CallOutcome }
+  | { readonly fact: 'fence_confirmed'; readonly attemptId: string }
+  | { readonly fact: 'fence_refused'; readonly attemptId: string }
+  | { readonly fact: 'capture_succeeded'; readonly captureId: string; readonly providerRef?: string }
+  | { readonly fact: 'capture_failed'; readonly captureId: string }
+  /** The scheme rejected a capture after it had succeeded (Adyen CAPTURE_FAILED). */
+  | { readonly fact: 'capture_reversed'; readonly captureId: string }
+  | { readonly fact: 'void_succeeded' }
+  | { readonly fact: 'void_failed' }
+  | { readonly fact: 'refund_succeeded'; readonly refundId: string; readonly providerRef?: string }
+  | { readonly fact: 'refund_failed'; readonly refundId: string }
+  /** A refund returned by the scheme after it had succeeded (Adyen REFUNDED_REVERSED, Stripe refund failure). */
+  | { readonly fact: 'refund_reversed'; readonly refundId: string }
+  | { readonly fact: 'authorization_expired' };
+
+export type TimerKind = 'resend' | 'query' | 'fence_retry' | 'hold_expiry' | 'max_lifetime';
+
+export type PaymentInput =
+  | { readonly type: 'submit' }
+  | { readonly type: 'call_result'; readonly ref: OperationRef; readonly outcome: CallOutcome }
+  | { readonly type: 'provider_fact'; readonly fact: ProviderFact }
+  | { readonly type: 'capture_requested'; readonly captureId: string; readonly amount: number; readonly final: boolean }
+  | { readonly type: 'void_requested' }
+  | { readonly type: 'refund_requested'; readonly refundId: string; readonly amount: number; readonly reason: string | null }
+  | { readonly type: 'timer_fired'; readonly timer: TimerKind; readonly attemptId?: string }
+  | { readonly type: 'operator_resolved'; readonly as: 'authorized' | 'failed' | 'voided'; readonly note: string };
+
+export type PaymentInputType = PaymentInput['type'];

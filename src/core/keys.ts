@@ -1,0 +1,32 @@
+// Provider idempotency keys derive from the logical operation, never from a retry counter or a
+// worker restart: a retry of the same operation on the same connector reuses the key.
+
+import { createHash } from 'node:crypto';
+
+export type KeyedOperation = 'prepare' | 'auth' | 'capture' | 'void' | 'refund' | 'fence' | 'release';
+
+/** `<paymentId>:<op>:<n>`, shortened by a stable hash when longer than the connector allows. Never truncated. */
+export function providerIdempotencyKey(paymentId: string, op: KeyedOperation, n: number, maxKeyLength: number): string {
+  if (!Number.isSafeInteger(n) || n < 1) throw new RangeError(`operation number must be a positive integer, got ${n}`);
+  if (!Number.isSafeInteger(maxKeyLength) || maxKeyLength < 16) throw new RangeError(`maxKeyLength must be at least 16, got ${maxKeyLength}`);
+  const key = `${paymentId}:${op}:${n}`;
+  if (key.length <= maxKeyLength) return key;
+  // The whole logical key goes into the hash, so two operations never share a shortened key.
+  const digest = createHash('sha256').update(key).digest('base64url');
+  return `sy1_${digest}`.slice(0, maxKeyLength);
+}
+
+/** A resend with the same key is allowed only inside the provider's retention window minus a margin. */
+export function mayResend(firstSentAt: Date | string | null, now: Date, retentionMs: number, marginMs: number): boolean {
+  if (firstSentAt === null) return true; // never sent: the key was never stored at the provider
+  const sent = typeof firstSentAt === 'string' ? Date.parse(firstSentAt) : firstSentAt.getTime();
+  return now.getTime() - sent < retentionMs - marginMs;
+}
+
+/** Exponential backoff with deterministic jitter (50-100%) derived from a seed, so step() stays pure. */
+export function backoffDelayMs(attempt: number, baseMs: number, capMs: number, seed: string): number {
+  const exp = Math.min(capMs, baseMs * 2 ** Math.max(0, attempt - 1));
+  const h = createHash('sha256').update(`${seed}:${attempt}`).digest();
+  const frac = h.readUInt32BE(0) / 0xffffffff;
+  return Math.round(exp * (0.5 + 0.5 * frac));
+}

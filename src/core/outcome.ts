@@ -1,0 +1,93 @@
+// CallOutcome: the only thing a connector returns. Business results are values; only programming
+// errors throw. Every variant may carry the provider reference so it is persisted as soon as known.
+
+export type DeclineClass = 'hard' | 'soft';
+
+/** Why a request provably never reached the provider (or reached it and was refused before any processing). */
+export type NotSentReason =
+  | 'connection_refused' // ECONNREFUSED / ENOTFOUND / EAI_AGAIN / TLS failure before the request was written
+  | 'breaker_open'
+  | 'validation' // 400/422 validation: the provider refused the request before processing it
+  | 'authentication' // 401
+  | 'permission' // 403
+  | 'rate_limited' // 429
+  | 'local_validation'; // our own checks refused to send
+
+/** Why the result is unknown: the request may or may not have been processed. */
+export type UnknownReason =
+  | 'timeout'
+  | 'connection_reset'
+  | 'truncated_body'
+  | 'server_error' // 5xx
+  | 'in_progress' // the provider says the same key is still being processed (Stripe 409, Adyen 704)
+  | 'idempotency_mismatch' // same key, other parameters: our own keys are wrong; alert
+  | 'integrity_mismatch' // the provider echoed another amount or currency than we asked
+  | 'not_found' // a query found no trace: not proof, a request may still be in flight
+  | 'unparseable'
+  | 'unexpected';
+
+export interface Succeeded {
+  readonly kind: 'succeeded';
+  readonly providerRef: string;
+  /** The amount the provider confirmed, in minor units (for authorize: may be less than asked). */
+  readonly amount: number;
+  readonly currency?: string;
+  readonly providerStatus?: string;
+}
+
+export interface Declined {
+  readonly kind: 'declined';
+  readonly class: DeclineClass;
+  readonly retryElsewhere: boolean;
+  /** Our normalized code (e.g. insufficient_funds). */
+  readonly code: string;
+  /** The provider's own code (e.g. Adyen refusalReasonCode "12"). */
+  readonly providerCode: string;
+  readonly providerRef?: string;
+  readonly providerStatus?: string;
+  readonly message?: string;
+}
+
+export interface NotSent {
+  readonly kind: 'not_sent';
+  readonly reason: NotSentReason;
+  readonly providerRef?: string;
+  readonly detail?: string;
+}
+
+export interface Pending {
+  readonly kind: 'pending';
+  readonly providerRef: string;
+  readonly providerStatus?: string;
+}
+
+export interface ActionRequired {
+  readonly kind: 'action_required';
+  readonly action: string;
+  readonly providerRef?: string;
+}
+
+export interface Unknown {
+  readonly kind: 'unknown';
+  readonly reason: UnknownReason;
+  readonly providerRef?: string;
+  readonly detail?: string;
+  /** Set when the outcome means our own configuration or keys are wrong: raise an alert. */
+  readonly alert?: boolean;
+}
+
+export type CallOutcome = Succeeded | Declined | NotSent | Pending | ActionRequired | Unknown;
+export type CallOutcomeKind = CallOutcome['kind'];
+
+export const CALL_OUTCOME_KINDS: readonly CallOutcomeKind[] = [
+  'succeeded',
+  'declined',
+  'not_sent',
+  'pending',
+  'action_required',
+  'unknown',
+];
+
+export function providerRefOf(o: CallOutcome): string | undefined {
+  return 'providerRef' in o ? o.providerRef : undefined;
+}

@@ -1,0 +1,114 @@
+// The payment aggregate: the payment row with its attempts, captures and refunds.
+// step() takes one and returns the next; the store persists it in one transaction.
+
+import type { CallOutcomeKind, DeclineClass } from './outcome.ts';
+import type { CaptureState, PaymentState, RefundState } from './states.ts';
+
+export type CaptureMethod = 'manual' | 'automatic';
+
+/** Why an attempt provably did not charge the customer. */
+export type NotChargedProof = 'declined' | 'not_sent' | 'fenced';
+
+export type AttemptStatus =
+  | 'preparing' // preparatory call (no money) in flight
+  | 'authorizing' // authorize call in flight
+  | 'unknown' // sent, outcome not known: being resolved
+  | 'fencing' // a fence (void / technical cancel) is in flight
+  | 'authorized'
+  | 'declined'
+  | 'abandoned' // never reached the provider, or fenced: proof recorded
+  | 'releasing' // approved but not wanted (late or partial approval): being voided or refunded
+  | 'released'
+  | 'review'; // could not be settled automatically
+
+export interface Attempt {
+  readonly id: string;
+  readonly no: number;
+  readonly connector: string;
+  readonly status: AttemptStatus;
+  readonly providerRef: string | null;
+  /** Provider idempotency key of the authorize call. */
+  readonly authKey: string;
+  /** When the authorize call first left the gateway (null while preparing). */
+  readonly firstSentAt: string | null;
+  /** Authorize calls made with authKey so far. */
+  readonly sends: number;
+  /** True once any authorize call may have reached the provider (an unknown): not_sent is then no proof. */
+  readonly maybeReached: boolean;
+  readonly prepareCalls: number;
+  readonly queries: number;
+  readonly fenceCalls: number;
+  readonly lastOutcome: CallOutcomeKind | null;
+  readonly proof: NotChargedProof | null;
+  readonly declineCode: string | null;
+  readonly declineClass: DeclineClass | null;
+  readonly amountAuthorized: number;
+  readonly createdAt: string;
+}
+
+export interface Capture {
+  readonly id: string;
+  readonly no: number;
+  readonly amount: number;
+  readonly final: boolean;
+  readonly status: CaptureState;
+  readonly providerKey: string;
+  readonly providerRef: string | null;
+  readonly calls: number;
+  readonly createdAt: string;
+}
+
+export interface Refund {
+  readonly id: string;
+  readonly no: number;
+  readonly amount: number;
+  readonly reason: string | null;
+  readonly status: RefundState;
+  readonly providerKey: string;
+  readonly providerRef: string | null;
+  readonly calls: number;
+  readonly createdAt: string;
+}
+
+export interface VoidOperation {
+  readonly no: number;
+  readonly providerKey: string;
+  readonly calls: number;
+}
+
+export interface RoutingDecision {
+  readonly snapshot: string;
+  readonly rule: string;
+  readonly candidates: readonly string[];
+  readonly skipped: readonly { readonly connector: string; readonly reason: string }[];
+}
+
+export interface Payment {
+  readonly id: string;
+  readonly merchantId: string;
+  readonly reference: string;
+  readonly amount: number;
+  readonly currency: string;
+  readonly captureMethod: CaptureMethod;
+  readonly allowPartialAuthorization: boolean;
+  readonly state: PaymentState;
+  readonly amountAuthorized: number;
+  readonly amountCaptured: number;
+  readonly amountRefunded: number;
+  /** Multicapture: the uncaptured remainder may still be captured. */
+  readonly captureOpen: boolean;
+  readonly attempts: readonly Attempt[];
+  readonly captures: readonly Capture[];
+  readonly refunds: readonly Refund[];
+  readonly voidOp: VoidOperation | null;
+  readonly routing: RoutingDecision;
+  readonly metadata: Readonly<Record<string, string>>;
+  readonly version: number;
+  readonly createdAt: string;
+  /** After this instant an in-flight payment is fenced, then failed (or parked for review). */
+  readonly deadlineAt: string;
+}
+
+export function currentAttempt(p: Payment): Attempt | undefined {
+  return p.attempts[p.attempts.length - 1];
+}

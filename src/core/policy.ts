@@ -1,0 +1,52 @@
+// What a connector declares about itself, as data. The core decides with it; the router filters on it.
+
+export interface ConnectorCapabilities {
+  readonly manualCapture: boolean;
+  readonly partialCapture: boolean;
+  readonly multicapture: boolean;
+  readonly partialRefund: boolean;
+  readonly queryByReference: boolean;
+  readonly cancelByMerchantReference: boolean;
+  /** Authorize needs a preparatory call that moves no money (Stripe: create the PaymentIntent). */
+  readonly preparesAuthorization: boolean;
+  /** Capture / void / refund results arrive later by webhook (Adyen: 201 received). */
+  readonly asyncModifications: boolean;
+}
+
+export interface ConnectorPolicy {
+  readonly maxKeyLength: number;
+  /** How long the provider honours an idempotency key, in ms. */
+  readonly keyRetentionMs: number;
+  /** How long an authorization hold lasts before the provider releases it, in ms. */
+  readonly authHoldMs: number;
+  readonly capabilities: ConnectorCapabilities;
+}
+
+/** Gateway-wide limits the core applies to every payment. */
+export interface CorePolicy {
+  /** Resends of one logical operation that was not sent (same key). */
+  readonly maxResends: number;
+  /** Queries of an unknown outcome before the payment is fenced or parked. */
+  readonly maxQueries: number;
+  /** Fence calls (same key) before the payment is parked for review. */
+  readonly maxFenceCalls: number;
+  /** Margin subtracted from the provider's key retention before a resend is refused. */
+  readonly retentionMarginMs: number;
+  readonly backoffBaseMs: number;
+  readonly backoffCapMs: number;
+  /** Payments still in flight after this long are fenced, then failed (or parked). */
+  readonly maxLifetimeMs: number;
+  /** Act this long before the auth hold lapses. */
+  readonly holdExpiryMarginMs: number;
+}
+
+export const DEFAULT_CORE_POLICY: CorePolicy = Object.freeze({
+  maxResends: 3,
+  maxQueries: 8,
+  maxFenceCalls: 3,
+  retentionMarginMs: 60 * 60 * 1000,
+  backoffBaseMs: 1_000,
+  backoffCapMs: 15 * 60 * 1000,
+  maxLifetimeMs: 72 * 60 * 60 * 1000,
+  holdExpiryMarginMs: 6 * 60 * 60 * 1000,
+});
