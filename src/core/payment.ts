@@ -42,6 +42,9 @@ export interface Attempt {
   readonly proof: NotChargedProof | null;
   readonly declineCode: string | null;
   readonly declineClass: DeclineClass | null;
+  readonly retryElsewhere: boolean;
+  /** Why the last authorize call was not sent (breaker_open, connection_refused, ...). */
+  readonly notSentReason: string | null;
   readonly amountAuthorized: number;
   readonly createdAt: string;
 }

@@ -42,7 +42,7 @@ export const LEGAL_EDGES: Readonly<Record<PaymentState, readonly PaymentState[]>
   authorizing: ['authorized', 'captured', 'declined', 'auth_unknown', 'requires_action', 'failed', 'needs_review'],
   // authorizing: the unknown was resolved to not-charged (fenced) and another candidate is tried.
   auth_unknown: ['authorizing', 'authorized', 'captured', 'declined', 'failed', 'needs_review'],
-  requires_action: ['authorizing', 'authorized', 'captured', 'declined', 'failed', 'needs_review'],
+  requires_action: ['authorizing', 'auth_unknown', 'authorized', 'captured', 'declined', 'failed', 'needs_review'],
   authorized: ['capturing', 'voiding', 'expired', 'needs_review'],
   // authorized: the capture was refused before anything was captured; captured: confirmed.
   capturing: ['captured', 'authorized', 'needs_review'],

@@ -1,0 +1,309 @@
+// The authorization path: attempts, their outcomes, resolving unknowns, fences and failover.
+
+import { backoffDelayMs, mayResend, providerIdempotencyKey } from './keys.ts';
+import { decideNext } from './failover.ts';
+import type { Draft } from './draft.ts';
+import type { Attempt } from './payment.ts';
+import type { CallOutcome, Declined, Succeeded } from './outcome.ts';
+
+const IN_FLIGHT_STATES = new Set(['created', 'authorizing', 'auth_unknown', 'requires_action', 'needs_review']);
+
+export function isPastDeadline(d: Draft): boolean {
+  return d.now.getTime() >= Date.parse(d.p.deadlineAt);
+}
+
+function delay(d: Draft, attempt: Attempt, n: number, op: string): number {
+  return backoffDelayMs(n, d.env.core.backoffBaseMs, d.env.core.backoffCapMs, `${attempt.id}:${op}`);
+}
+
+/** Starts attempt n+1 on `connector`: a preparatory call when the connector needs one, else the authorize call. */
+export function startAttempt(d: Draft, connector: string): void {
+  const policy = d.policy(connector);
+  const no = d.attempts.length + 1;
+  const prepares = policy.capabilities.preparesAuthorization;
+  const attempt: Attempt = {
+    id: d.env.newId('attempt'),
+    no,
+    connector,
+    status: prepares ? 'preparing' : 'authorizing',
+    providerRef: null,
+    authKey: providerIdempotencyKey(d.p.id, 'auth', no, policy.maxKeyLength),
+    // Recorded when the effect is written, a little before it leaves: errs on the safe side of retention.
+    firstSentAt: prepares ? null : d.nowIso,
+    sends: prepares ? 0 : 1,
+    maybeReached: false,
+    prepareCalls: prepares ? 1 : 0,
+    queries: 0,
+    fenceCalls: 0,
+    lastOutcome: null,
+    proof: null,
+    declineCode: null,
+    declineClass: null,
+    retryElsewhere: false,
+    notSentReason: null,
+    amountAuthorized: 0,
+    createdAt: d.nowIso,
+  };
+  d.attempts.push(attempt);
+  d.note(`attempt ${no} on ${connector}`);
+  if (prepares) {
+    emitCall(d, attempt, 'prepare', providerIdempotencyKey(d.p.id, 'prepare', no, policy.maxKeyLength));
+  } else {
+    emitCall(d, attempt, 'authorize', attempt.authKey);
+  }
+}
+
+function emitCall(d: Draft, attempt: Attempt, op: 'prepare' | 'authorize' | 'query' | 'fence' | 'release', key: string | null, runAt?: string): void {
+  d.emit({
+    type: 'provider_call',
+    op,
+    connector: attempt.connector,
+    attemptId: attempt.id,
+    providerKey: key,
+    amount: op === 'release' ? attempt.amountAuthorized : d.p.amount,
+    currency: d.p.currency,
+    ...(runAt === undefined ? {} : { runAt }),
+  });
+}
+
+/** Sends the authorize call again with the same key. */
+function resendAuthorize(d: Draft, attempt: Attempt, withDelay: boolean): void {
+  const a = d.updateAttempt(attempt.id, { sends: attempt.sends + 1, status: attempt.status === 'unknown' ? 'unknown' : 'authorizing', firstSentAt: attempt.firstSentAt ?? d.nowIso });
+  emitCall(d, a, 'authorize', a.authKey, withDelay ? d.at(delay(d, a, a.sends, 'resend')) : undefined);
+  d.note(`resend authorize (send ${a.sends}) with the same key`);
+}
+
+/** After a proof for the current attempt: retry, fail over, or end the payment. */
+export function afterProof(d: Draft): void {
+  const decision = decideNext({
+    attempts: d.attempts,
+    candidates: d.p.routing.candidates,
+    openBreakers: d.env.openBreakers,
+    policies: d.env.policies,
+    captureMethod: d.p.captureMethod,
+    maxAttempts: d.env.maxAttempts,
+    maxResends: d.env.core.maxResends,
+    // A payment parked for review is settled, never failed over.
+    pastDeadline: isPastDeadline(d) || d.p.state === 'needs_review',
+  });
+  const current = d.attempts[d.attempts.length - 1]!;
+  switch (decision.kind) {
+    case 'retry_same':
+      resendAuthorize(d, { ...current }, true);
+      d.updateAttempt(current.id, { status: 'authorizing', proof: null });
+      d.setState('authorizing', 'retry on the same connector');
+      return;
+    case 'failover':
+      d.setRouting({ ...d.p.routing, skipped: [...d.p.routing.skipped, ...decision.skipped] });
+      d.setState('authorizing', `fail over to ${decision.connector} with proof ${decision.proof}`);
+      startAttempt(d, decision.connector);
+      return;
+    case 'resolve_unknown':
+      resolveUnknown(d, current, false);
+      return;
+    case 'review':
+      toReview(d, current, decision.reason);
+      return;
+    case 'fail':
+      if (decision.skipped.length > 0) d.setRouting({ ...d.p.routing, skipped: [...d.p.routing.skipped, ...decision.skipped] });
+      if (decision.reason === 'declined') {
+        d.setState('declined', 'declined');
+      } else {
+        d.setState('failed', `no charge proven; ${decision.reason}`);
+      }
+      return;
+  }
+}
+
+function toReview(d: Draft, attempt: Attempt, reason: string): void {
+  d.updateAttempt(attempt.id, { status: 'review' });
+  if (d.p.state !== 'needs_review') d.setState('needs_review', reason);
+}
+
+/**
+ * The outcome of an attempt is unknown: query it, resend with the same key inside the retention
+ * window, or fence it. Never guess, never fail over.
+ */
+export function resolveUnknown(d: Draft, attempt: Attempt, notFound: boolean): void {
+  const policy = d.policy(attempt.connector);
+  const core = d.env.core;
+  if (d.p.state !== 'auth_unknown' && d.p.state !== 'needs_review') d.setState('auth_unknown', 'outcome unknown');
+  if (isPastDeadline(d)) return fence(d, attempt, 'past the deadline');
+  const canQuery = policy.capabilities.queryByReference && attempt.providerRef !== null;
+  if (!notFound && canQuery && attempt.queries < core.maxQueries) {
+    const a = d.updateAttempt(attempt.id, { status: 'unknown', queries: attempt.queries + 1 });
+    emitCall(d, a, 'query', null, d.at(delay(d, a, a.queries, 'query')));
+    d.note(`query ${a.queries} scheduled`);
+    return;
+  }
+  const withinRetention = mayResend(attempt.firstSentAt, d.now, policy.keyRetentionMs, core.retentionMarginMs);
+  if (withinRetention && attempt.sends <= core.maxResends) {
+    resendAuthorize(d, { ...attempt, status: 'unknown' }, true);
+    return;
+  }
+  fence(d, attempt, withinRetention ? 'resends exhausted' : 'key retention window passed');
+}
+
+/** Makes an unknown attempt provably uncharged by cancelling it; only a confirmed fence is proof. */
+export function fence(d: Draft, attempt: Attempt, why: string): void {
+  const policy = d.policy(attempt.connector);
+  if (d.p.captureMethod === 'automatic') return toReview(d, attempt, `${why}; automatic capture has no fence`);
+  const canFence = attempt.providerRef !== null || policy.capabilities.cancelByMerchantReference;
+  if (!canFence) return toReview(d, attempt, `${why}; no way to fence this attempt`);
+  if (attempt.fenceCalls >= d.env.core.maxFenceCalls) return toReview(d, attempt, `${why}; fence unconfirmed after ${attempt.fenceCalls} calls`);
+  const a = d.updateAttempt(attempt.id, { status: 'fencing', fenceCalls: attempt.fenceCalls + 1 });
+  const key = providerIdempotencyKey(d.p.id, 'fence', a.no, policy.maxKeyLength);
+  emitCall(d, a, 'fence', key, a.fenceCalls > 1 ? d.at(delay(d, a, a.fenceCalls, 'fence')) : undefined);
+  d.note(`fence ${a.fenceCalls}: ${why}`);
+}
+
+export function onFenceConfirmed(d: Draft, attempt: Attempt): void {
+  if (attempt.status !== 'fencing' && attempt.status !== 'review' && attempt.status !== 'unknown') {
+    d.note(`fence confirmation for attempt in ${attempt.status} ignored`);
+    return;
+  }
+  d.updateAttempt(attempt.id, { status: 'abandoned', proof: 'fenced' });
+  d.note(`attempt ${attempt.no} fenced`);
+  if (isCurrent(d, attempt)) afterProof(d);
+}
+
+export function onFenceRefused(d: Draft, attempt: Attempt): void {
+  if (attempt.status !== 'fencing') return d.note('fence refusal for attempt not fencing ignored');
+  toReview(d, attempt, 'fence refused by the provider');
+}
+
+function isCurrent(d: Draft, attempt: Attempt): boolean {
+  return d.attempts[d.attempts.length - 1]?.id === attempt.id;
+}
+
+/** An approval for an attempt we had given up on is live money: release it and record a discrepancy. */
+function releaseLateApproval(d: Draft, attempt: Attempt, o: Succeeded): void {
+  const policy = d.policy(attempt.connector);
+  const a = d.updateAttempt(attempt.id, { status: 'releasing', providerRef: o.providerRef, amountAuthorized: o.amount, lastOutcome: 'succeeded' });
+  emitCall(d, a, 'release', providerIdempotencyKey(d.p.id, 'release', a.no, policy.maxKeyLength));
+  d.emit({ type: 'discrepancy', kind: 'late_approval', attemptId: a.id, detail: `approval of ${o.amount} ${d.p.currency} for attempt ${a.no} (${attempt.status}) while payment is ${d.p.state}` });
+  d.note(`late approval on attempt ${a.no}: releasing`);
+}
+
+function applyApproval(d: Draft, attempt: Attempt, o: Succeeded): void {
+  const partial = o.amount < d.p.amount;
+  if (partial && !d.p.allowPartialAuthorization) {
+    const policy = d.policy(attempt.connector);
+    const a = d.updateAttempt(attempt.id, { status: 'releasing', providerRef: o.providerRef, amountAuthorized: o.amount, lastOutcome: 'succeeded', declineCode: 'partial_authorization' });
+    emitCall(d, a, 'release', providerIdempotencyKey(d.p.id, 'release', a.no, policy.maxKeyLength));
+    d.setState('declined', `partial authorization of ${o.amount} not allowed: releasing`);
+    return;
+  }
+  d.updateAttempt(attempt.id, { status: 'authorized', providerRef: o.providerRef, amountAuthorized: o.amount, lastOutcome: 'succeeded' });
+  d.p.amountAuthorized = o.amount;
+  if (d.p.captureMethod === 'automatic') {
+    d.p.amountCaptured = o.amount;
+    d.setState('captured', 'approved with automatic capture');
+    d.event('payment.captured');
+    d.emit({ type: 'ledger', posting: 'capture', amount: o.amount, currency: d.p.currency, connector: attempt.connector });
+    return;
+  }
+  d.setState('authorized', partial ? `partially authorized ${o.amount}` : 'authorized');
+  const hold = d.policy(attempt.connector).authHoldMs;
+  d.emit({ type: 'timer', timer: 'hold_expiry', attemptId: attempt.id, runAt: d.at(hold) });
+}
+
+function applyDecline(d: Draft, attempt: Attempt, o: Declined): void {
+  d.updateAttempt(attempt.id, {
+    status: 'declined',
+    proof: 'declined',
+    lastOutcome: 'declined',
+    declineCode: o.code,
+    declineClass: o.class,
+    retryElsewhere: o.retryElsewhere,
+    providerRef: o.providerRef ?? attempt.providerRef,
+  });
+  if (isCurrent(d, attempt)) afterProof(d);
+}
+
+/** An authorization outcome for an attempt, from the call's answer, a query, or a webhook. */
+export function onAuthorizationOutcome(d: Draft, attempt: Attempt, o: CallOutcome, source: 'call' | 'query' | 'event'): void {
+  if (o.kind === 'succeeded') {
+    switch (attempt.status) {
+      case 'authorized':
+      case 'releasing':
+      case 'released':
+        return d.note('duplicate approval');
+      case 'fencing':
+        return d.note('approval while a fence is in flight: the fence decides');
+      case 'abandoned':
+        if (attempt.proof === 'fenced') return d.note('approval older than the confirmed fence');
+        return releaseLateApproval(d, attempt, o);
+      case 'declined':
+        return releaseLateApproval(d, attempt, o);
+      case 'preparing':
+      case 'authorizing':
+      case 'unknown':
+      case 'review':
+        if (!isCurrent(d, attempt) || !IN_FLIGHT_STATES.has(d.p.state)) return releaseLateApproval(d, attempt, o);
+        return applyApproval(d, attempt, o);
+    }
+  }
+  const live = attempt.status === 'authorizing' || attempt.status === 'unknown' || (attempt.status === 'review' && d.p.state === 'needs_review');
+  if (!live) return d.note(`${o.kind} for attempt in ${attempt.status} ignored`);
+  const withRef = 'providerRef' in o && o.providerRef !== undefined && attempt.providerRef === null ? { providerRef: o.providerRef } : {};
+  switch (o.kind) {
+    case 'declined':
+      return applyDecline(d, attempt, o);
+    case 'not_sent': {
+      const a = d.updateAttempt(attempt.id, { lastOutcome: 'not_sent', notSentReason: o.reason, ...withRef });
+      if (source === 'query') return resolveUnknown(d, a, false); // the query itself never left
+      if (a.maybeReached) return resolveUnknown(d, a, false); // an earlier send may have arrived
+      d.updateAttempt(a.id, { status: 'abandoned', proof: 'not_sent' });
+      return afterProof(d);
+    }
+    case 'pending':
+    case 'action_required': {
+      const a = d.updateAttempt(attempt.id, { lastOutcome: o.kind, ...withRef });
+      if (o.kind === 'action_required' && d.p.state === 'authorizing') d.setState('requires_action', `action required: ${o.action}`);
+      // The result comes later; ask again if the provider stays silent.
+      d.emit({ type: 'timer', timer: 'query', attemptId: a.id, runAt: d.at(delay(d, a, a.queries + 1, 'silence')) });
+      return;
+    }
+    case 'unknown': {
+      const a = d.updateAttempt(attempt.id, { status: 'unknown', maybeReached: source === 'call' ? true : attempt.maybeReached, lastOutcome: 'unknown', ...withRef });
+      return resolveUnknown(d, a, source === 'query' && o.reason === 'not_found');
+    }
+  }
+}
+
+/** The preparatory call (no money moves): on success send the authorize call; otherwise retry, then give up with proof. */
+export function onPrepareOutcome(d: Draft, attempt: Attempt, o: CallOutcome): void {
+  if (attempt.status !== 'preparing') return d.note(`prepare answer for attempt in ${attempt.status} ignored`);
+  if ((o.kind === 'succeeded' || o.kind === 'pending') && o.providerRef !== '') {
+    const a = d.updateAttempt(attempt.id, { status: 'authorizing', providerRef: o.providerRef, firstSentAt: d.nowIso, sends: 1 });
+    emitCall(d, a, 'authorize', a.authKey);
+    return;
+  }
+  if (attempt.prepareCalls <= d.env.core.maxResends && (o.kind === 'unknown' || o.kind === 'not_sent') && !isPastDeadline(d)) {
+    const a = d.updateAttempt(attempt.id, { prepareCalls: attempt.prepareCalls + 1, ...(o.providerRef === undefined ? {} : { providerRef: o.providerRef }) });
+    const policy = d.policy(a.connector);
+    emitCall(d, a, 'prepare', providerIdempotencyKey(d.p.id, 'prepare', a.no, policy.maxKeyLength), d.at(delay(d, a, a.prepareCalls, 'prepare')));
+    return;
+  }
+  // The authorize call never left: no money can have moved on this attempt.
+  d.updateAttempt(attempt.id, { status: 'abandoned', proof: 'not_sent', lastOutcome: o.kind, notSentReason: o.kind === 'not_sent' ? o.reason : 'prepare_failed' });
+  afterProof(d);
+}
+
+export function onReleaseOutcome(d: Draft, attempt: Attempt, o: CallOutcome): void {
+  if (attempt.status !== 'releasing') return d.note(`release answer for attempt in ${attempt.status} ignored`);
+  switch (o.kind) {
+    case 'succeeded':
+    case 'pending':
+      d.updateAttempt(attempt.id, { status: 'released' });
+      return;
+    case 'declined':
+    case 'action_required':
+    case 'not_sent':
+    case 'unknown':
+      d.updateAttempt(attempt.id, { status: 'review' });
+      d.emit({ type: 'discrepancy', kind: 'release_failed', attemptId: attempt.id, detail: `release of attempt ${attempt.no} answered ${o.kind}` });
+      return;
+  }
+}

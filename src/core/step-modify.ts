@@ -1,0 +1,281 @@
+// Modifications of an authorized payment: captures, voids and refunds, each its own small machine.
+
+import { backoffDelayMs, mayResend, providerIdempotencyKey } from './keys.ts';
+import { illegal, noop } from './draft.ts';
+import type { Draft, StepResult } from './draft.ts';
+import type { Attempt, Capture, Refund } from './payment.ts';
+import type { CallOutcome } from './outcome.ts';
+
+export function authorizedAttempt(d: Draft): Attempt | undefined {
+  return d.attempts.find((a) => a.status === 'authorized');
+}
+
+function capturesInFlight(d: Draft): number {
+  return d.captures.filter((c) => c.status === 'requested' || c.status === 'pending').reduce((s, c) => s + c.amount, 0);
+}
+
+function refundsCommitted(d: Draft): number {
+  return d.refunds.filter((r) => r.status === 'requested' || r.status === 'pending' || r.status === 'succeeded').reduce((s, r) => s + r.amount, 0);
+}
+
+function retryDelay(d: Draft, seed: string, n: number): string {
+  return d.at(backoffDelayMs(n, d.env.core.backoffBaseMs, d.env.core.backoffCapMs, seed));
+}
+
+// ---- capture -------------------------------------------------------------------------------
+
+export function requestCapture(d: Draft, captureId: string, amount: number, final: boolean): StepResult | null {
+  if (d.captures.some((c) => c.id === captureId)) return noop('capture already requested');
+  const attempt = authorizedAttempt(d);
+  const capturable = d.p.state === 'authorized' || (d.p.state === 'captured' && d.p.captureOpen);
+  if (!capturable || attempt === undefined) return illegal('invalid_state', `cannot capture a payment that is ${d.p.state}`);
+  if (!Number.isSafeInteger(amount) || amount < 1) return illegal('invalid_amount', `capture amount ${amount} must be a positive integer`);
+  const remaining = d.p.amountAuthorized - d.p.amountCaptured - capturesInFlight(d);
+  if (amount > remaining) return illegal('amount_exceeds_authorized', `capture of ${amount} exceeds the ${remaining} ${d.p.currency} still capturable`);
+  const policy = d.policy(attempt.connector);
+  if (amount < remaining && !policy.capabilities.partialCapture) return illegal('not_supported', `${attempt.connector} does not support partial capture`);
+  const no = d.captures.length + 1;
+  // Without multicapture the provider releases the remainder: the capture is final whatever was asked.
+  const isFinal = final || !policy.capabilities.multicapture;
+  const capture: Capture = {
+    id: captureId,
+    no,
+    amount,
+    final: isFinal,
+    status: 'requested',
+    providerKey: providerIdempotencyKey(d.p.id, 'capture', no, policy.maxKeyLength),
+    providerRef: null,
+    calls: 1,
+    createdAt: d.nowIso,
+  };
+  d.captures.push(capture);
+  d.setState('capturing', `capture ${no} of ${amount}`);
+  emitCaptureCall(d, attempt, capture);
+  return null;
+}
+
+function emitCaptureCall(d: Draft, attempt: Attempt, c: Capture, runAt?: string): void {
+  d.emit({
+    type: 'provider_call', op: 'capture', connector: attempt.connector, attemptId: attempt.id, providerKey: c.providerKey,
+    amount: c.amount, currency: d.p.currency, captureId: c.id, final: c.final, ...(runAt === undefined ? {} : { runAt }),
+  });
+}
+
+function captureSucceeded(d: Draft, c: Capture, attempt: Attempt, providerRef: string | undefined): void {
+  d.updateCapture(c.id, { status: 'succeeded', ...(providerRef === undefined ? {} : { providerRef }) });
+  d.p.amountCaptured += c.amount;
+  d.p.captureOpen = !c.final && d.p.amountCaptured < d.p.amountAuthorized;
+  d.emit({ type: 'ledger', posting: 'capture', amount: c.amount, currency: d.p.currency, connector: attempt.connector, captureId: c.id });
+  d.event('payment.captured', { captureId: c.id });
+  if (capturesInFlight(d) === 0) d.setState('captured', `capture ${c.no} confirmed`);
+}
+
+function captureFailed(d: Draft, c: Capture, why: string): void {
+  d.updateCapture(c.id, { status: 'failed' });
+  d.event('payment.capture_failed', { captureId: c.id });
+  if (capturesInFlight(d) === 0 && d.p.state === 'capturing') d.setState(d.p.amountCaptured > 0 ? 'captured' : 'authorized', `capture ${c.no} failed: ${why}`);
+}
+
+export function onCaptureOutcome(d: Draft, captureId: string, o: CallOutcome): StepResult | null {
+  const c = d.captures.find((x) => x.id === captureId);
+  if (c === undefined) return noop(`no capture ${captureId}`);
+  if (c.status !== 'requested' && c.status !== 'pending') return noop(`capture ${c.no} already ${c.status}`);
+  const attempt = authorizedAttempt(d);
+  if (attempt === undefined) return noop('no authorized attempt');
+  const policy = d.policy(attempt.connector);
+  switch (o.kind) {
+    case 'succeeded':
+      captureSucceeded(d, c, attempt, o.providerRef);
+      return null;
+    case 'pending':
+      d.updateCapture(c.id, { status: 'pending', providerRef: o.providerRef });
+      return null;
+    case 'declined':
+      captureFailed(d, c, o.code);
+      return null;
+    case 'not_sent':
+    case 'unknown':
+    case 'action_required': {
+      const resendable = mayResend(c.createdAt, d.now, policy.keyRetentionMs, d.env.core.retentionMarginMs);
+      if (c.calls <= d.env.core.maxResends && resendable) {
+        const next = d.updateCapture(c.id, { calls: c.calls + 1 });
+        emitCaptureCall(d, attempt, next, retryDelay(d, c.id, next.calls));
+        return null;
+      }
+      if (o.kind === 'not_sent') {
+        captureFailed(d, c, `not sent: ${o.reason}`);
+        return null;
+      }
+      d.emit({ type: 'discrepancy', kind: 'capture_unresolved', attemptId: attempt.id, detail: `capture ${c.no} outcome unknown after ${c.calls} calls` });
+      d.setState('needs_review', `capture ${c.no} unresolved`);
+      return null;
+    }
+  }
+}
+
+export function onCaptureReversed(d: Draft, captureId: string): StepResult | null {
+  const c = d.captures.find((x) => x.id === captureId);
+  if (c === undefined) return noop(`no capture ${captureId}`);
+  if (c.status !== 'succeeded') return noop(`capture ${c.no} is ${c.status}, not reversible`);
+  const attempt = authorizedAttempt(d);
+  d.updateCapture(c.id, { status: 'reversed' });
+  const reduced = d.p.amountCaptured - c.amount;
+  d.event('payment.capture_failed', { captureId: c.id });
+  d.emit({ type: 'ledger', posting: 'capture_reversed', amount: c.amount, currency: d.p.currency, connector: attempt?.connector ?? '', captureId: c.id });
+  if (reduced < d.p.amountRefunded) {
+    // More was refunded than remains captured: keep the books consistent and hand it to a person.
+    d.p.amountCaptured = d.p.amountRefunded;
+    d.emit({ type: 'discrepancy', kind: 'refunds_exceed_captured', detail: `capture ${c.no} reversed; refunds ${d.p.amountRefunded} exceed captured ${reduced}` });
+    d.setState('needs_review', `capture ${c.no} reversed below refunds`);
+    return null;
+  }
+  d.p.amountCaptured = reduced;
+  if (reduced === 0 && d.p.state === 'captured') d.setState('failed', `capture ${c.no} reversed by the scheme`);
+  else d.note(`capture ${c.no} reversed by the scheme`);
+  return null;
+}
+
+// ---- void ----------------------------------------------------------------------------------
+
+export function requestVoid(d: Draft): StepResult | null {
+  if (d.p.state === 'voiding' || d.p.state === 'voided') return noop(`payment already ${d.p.state}`);
+  const attempt = authorizedAttempt(d);
+  if (d.p.state !== 'authorized' || attempt === undefined || d.p.amountCaptured > 0) return illegal('invalid_state', `cannot void a payment that is ${d.p.state}`);
+  const policy = d.policy(attempt.connector);
+  const no = (d.p.voidOp?.no ?? 0) + 1;
+  d.setVoidOp({ no, providerKey: providerIdempotencyKey(d.p.id, 'void', no, policy.maxKeyLength), calls: 1 });
+  d.setState('voiding', 'void requested');
+  emitVoidCall(d, attempt);
+  return null;
+}
+
+function emitVoidCall(d: Draft, attempt: Attempt, runAt?: string): void {
+  const v = d.p.voidOp!;
+  d.emit({
+    type: 'provider_call', op: 'void', connector: attempt.connector, attemptId: attempt.id, providerKey: v.providerKey,
+    amount: d.p.amountAuthorized, currency: d.p.currency, ...(runAt === undefined ? {} : { runAt }),
+  });
+}
+
+export function onVoidOutcome(d: Draft, o: CallOutcome): StepResult | null {
+  // A void parked for review still takes the provider's final word.
+  const reviewing = d.p.state === 'needs_review' && d.p.voidOp !== null;
+  if (d.p.state !== 'voiding' && !reviewing) return noop(`void answer while ${d.p.state}`);
+  const attempt = authorizedAttempt(d);
+  const v = d.p.voidOp;
+  if (attempt === undefined || v === null) return noop('no void in flight');
+  switch (o.kind) {
+    case 'succeeded':
+      d.updateAttempt(attempt.id, { status: 'released' });
+      d.setState('voided', 'void confirmed');
+      return null;
+    case 'pending':
+      d.note('void accepted; confirmation comes later');
+      return null;
+    case 'declined':
+      d.setState('authorized', `void refused: ${o.code}`);
+      return null;
+    case 'not_sent':
+    case 'unknown':
+    case 'action_required':
+      if (reviewing) return noop(`void answered ${o.kind} while in review`);
+      if (v.calls <= d.env.core.maxResends) {
+        d.setVoidOp({ ...v, calls: v.calls + 1 });
+        emitVoidCall(d, attempt, retryDelay(d, v.providerKey, v.calls + 1));
+        return null;
+      }
+      if (o.kind === 'not_sent') d.setState('authorized', `void never sent: ${o.reason}`);
+      else d.setState('needs_review', 'void outcome unknown');
+      return null;
+  }
+}
+
+// ---- refunds -------------------------------------------------------------------------------
+
+export function requestRefund(d: Draft, refundId: string, amount: number, reason: string | null): StepResult | null {
+  if (d.refunds.some((r) => r.id === refundId)) return noop('refund already requested');
+  const attempt = authorizedAttempt(d);
+  if (d.p.amountCaptured === 0 || attempt === undefined || d.p.state === 'needs_review') return illegal('invalid_state', `cannot refund a payment that is ${d.p.state} with nothing captured`);
+  if (!Number.isSafeInteger(amount) || amount < 1) return illegal('invalid_amount', `refund amount ${amount} must be a positive integer`);
+  const refundable = d.p.amountCaptured - refundsCommitted(d);
+  if (amount > refundable) return illegal('amount_exceeds_captured', `refund of ${amount} exceeds the ${refundable} ${d.p.currency} still refundable`);
+  const policy = d.policy(attempt.connector);
+  const no = d.refunds.length + 1;
+  const refund: Refund = {
+    id: refundId, no, amount, reason, status: 'requested',
+    providerKey: providerIdempotencyKey(d.p.id, 'refund', no, policy.maxKeyLength), providerRef: null, calls: 1, createdAt: d.nowIso,
+  };
+  d.refunds.push(refund);
+  d.note(`refund ${no} of ${amount}`);
+  emitRefundCall(d, attempt, refund);
+  return null;
+}
+
+function emitRefundCall(d: Draft, attempt: Attempt, r: Refund, runAt?: string): void {
+  d.emit({
+    type: 'provider_call', op: 'refund', connector: attempt.connector, attemptId: attempt.id, providerKey: r.providerKey,
+    amount: r.amount, currency: d.p.currency, refundId: r.id, ...(runAt === undefined ? {} : { runAt }),
+  });
+}
+
+function refundSucceeded(d: Draft, r: Refund, attempt: Attempt, providerRef: string | undefined): void {
+  d.updateRefund(r.id, { status: 'succeeded', ...(providerRef === undefined ? {} : { providerRef }) });
+  d.p.amountRefunded += r.amount;
+  d.emit({ type: 'ledger', posting: 'refund', amount: r.amount, currency: d.p.currency, connector: attempt.connector, refundId: r.id });
+  d.event('refund.succeeded', { refundId: r.id });
+}
+
+function refundFailed(d: Draft, r: Refund): void {
+  d.updateRefund(r.id, { status: 'failed' });
+  d.event('refund.failed', { refundId: r.id });
+}
+
+export function onRefundOutcome(d: Draft, refundId: string, o: CallOutcome): StepResult | null {
+  const r = d.refunds.find((x) => x.id === refundId);
+  if (r === undefined) return noop(`no refund ${refundId}`);
+  if (r.status !== 'requested' && r.status !== 'pending') return noop(`refund ${r.no} already ${r.status}`);
+  const attempt = authorizedAttempt(d);
+  if (attempt === undefined) return noop('no authorized attempt');
+  const policy = d.policy(attempt.connector);
+  switch (o.kind) {
+    case 'succeeded':
+      refundSucceeded(d, r, attempt, o.providerRef);
+      return null;
+    case 'pending':
+      d.updateRefund(r.id, { status: 'pending', providerRef: o.providerRef });
+      return null;
+    case 'declined':
+      refundFailed(d, r);
+      return null;
+    case 'not_sent':
+    case 'unknown':
+    case 'action_required': {
+      const resendable = mayResend(r.createdAt, d.now, policy.keyRetentionMs, d.env.core.retentionMarginMs);
+      if (r.calls <= d.env.core.maxResends && resendable) {
+        const next = d.updateRefund(r.id, { calls: r.calls + 1 });
+        emitRefundCall(d, attempt, next, retryDelay(d, r.id, next.calls));
+        return null;
+      }
+      if (o.kind === 'not_sent' && r.status === 'requested') {
+        refundFailed(d, r);
+        return null;
+      }
+      // It may have gone through: keep the amount reserved and hand it to reconciliation.
+      d.updateRefund(r.id, { status: 'pending' });
+      d.emit({ type: 'discrepancy', kind: 'refund_unresolved', attemptId: attempt.id, detail: `refund ${r.no} outcome unknown after ${r.calls} calls` });
+      return null;
+    }
+  }
+}
+
+export function onRefundReversed(d: Draft, refundId: string): StepResult | null {
+  const r = d.refunds.find((x) => x.id === refundId);
+  if (r === undefined) return noop(`no refund ${refundId}`);
+  if (r.status !== 'succeeded') return noop(`refund ${r.no} is ${r.status}, not reversible`);
+  const attempt = authorizedAttempt(d);
+  d.updateRefund(r.id, { status: 'reversed' });
+  d.p.amountRefunded -= r.amount;
+  d.emit({ type: 'ledger', posting: 'refund_reversed', amount: r.amount, currency: d.p.currency, connector: attempt?.connector ?? '', refundId: r.id });
+  d.event('refund.reversed', { refundId: r.id });
+  return null;
+}

@@ -1,0 +1,277 @@
+// step(payment, input, now, env): the pure transition function over the payment aggregate.
+// It reads no clock, database or network; effects are returned as data for the shell to run.
+
+import { Draft, illegal, noop } from './draft.ts';
+import type { StepEnv, StepResult } from './draft.ts';
+import {
+  afterProof, fence, isPastDeadline, onAuthorizationOutcome, onFenceConfirmed, onFenceRefused,
+  onPrepareOutcome, onReleaseOutcome, resolveUnknown, startAttempt,
+} from './step-authorize.ts';
+import {
+  authorizedAttempt, onCaptureOutcome, onCaptureReversed, onRefundOutcome, onRefundReversed,
+  onVoidOutcome, requestCapture, requestRefund, requestVoid,
+} from './step-modify.ts';
+import { nextCandidate } from './failover.ts';
+import { assertNever } from './states.ts';
+import type { OperationRef, PaymentInput, ProviderFact, TimerKind } from './inputs.ts';
+import type { CallOutcome } from './outcome.ts';
+import type { Effect } from './effects.ts';
+import type { CaptureMethod, Payment, RoutingDecision } from './payment.ts';
+
+export type { StepEnv, StepResult } from './draft.ts';
+
+export function step(payment: Payment, input: PaymentInput, now: Date, env: StepEnv): StepResult {
+  const d = new Draft(payment, now, env);
+  const early = dispatch(d, input);
+  return early ?? d.finalize();
+}
+
+function dispatch(d: Draft, input: PaymentInput): StepResult | null {
+  switch (input.type) {
+    case 'submit':
+      return submit(d);
+    case 'call_result':
+      return onCallResult(d, input.ref, input.outcome);
+    case 'provider_fact':
+      return onFact(d, input.fact);
+    case 'capture_requested':
+      return requestCapture(d, input.captureId, input.amount, input.final);
+    case 'void_requested':
+      return requestVoid(d);
+    case 'refund_requested':
+      return requestRefund(d, input.refundId, input.amount, input.reason);
+    case 'timer_fired':
+      return onTimer(d, input.timer, input.attemptId);
+    case 'operator_resolved':
+      return onOperator(d, input.as, input.note);
+    default:
+      return assertNever(input, 'input');
+  }
+}
+
+function submit(d: Draft): StepResult | null {
+  if (d.p.state !== 'created') return noop(`already submitted (${d.p.state})`);
+  const next = nextCandidate({
+    attempts: d.attempts, candidates: d.p.routing.candidates, openBreakers: d.env.openBreakers,
+    policies: d.env.policies, captureMethod: d.p.captureMethod,
+  });
+  if (next.skipped.length > 0) d.setRouting({ ...d.p.routing, skipped: [...d.p.routing.skipped, ...next.skipped] });
+  if (next.connector === null) {
+    d.setState('failed', 'no connector available');
+    return null;
+  }
+  d.setState('authorizing', 'submitted');
+  startAttempt(d, next.connector);
+  d.emit({ type: 'timer', timer: 'max_lifetime', runAt: d.p.deadlineAt });
+  return null;
+}
+
+function attemptOrNoop(d: Draft, attemptId: string): ReturnType<Draft['attempt']> {
+  return d.attempt(attemptId);
+}
+
+function onCallResult(d: Draft, ref: OperationRef, outcome: CallOutcome): StepResult | null {
+  switch (ref.op) {
+    case 'prepare':
+    case 'authorize':
+    case 'query':
+    case 'fence':
+    case 'release': {
+      const attempt = attemptOrNoop(d, ref.attemptId);
+      if (attempt === undefined) return noop(`no attempt ${ref.attemptId}`);
+      if (ref.op === 'prepare') onPrepareOutcome(d, attempt, outcome);
+      else if (ref.op === 'authorize') onAuthorizationOutcome(d, attempt, outcome, 'call');
+      else if (ref.op === 'query') {
+        if (attempt.status !== 'unknown' && attempt.status !== 'authorizing') return noop(`query answer for attempt in ${attempt.status}`);
+        onAuthorizationOutcome(d, attempt, outcome, 'query');
+      } else if (ref.op === 'fence') onFenceOutcome(d, attempt, outcome);
+      else onReleaseOutcome(d, attempt, outcome);
+      return null;
+    }
+    case 'capture':
+      return onCaptureOutcome(d, ref.captureId, outcome);
+    case 'void':
+      return onVoidOutcome(d, outcome);
+    case 'refund':
+      return onRefundOutcome(d, ref.refundId, outcome);
+    default:
+      return assertNever(ref, 'operation');
+  }
+}
+
+function onFenceOutcome(d: Draft, attempt: NonNullable<ReturnType<Draft['attempt']>>, o: CallOutcome): void {
+  if (attempt.status !== 'fencing') return d.note(`fence answer for attempt in ${attempt.status} ignored`);
+  switch (o.kind) {
+    case 'succeeded':
+      return onFenceConfirmed(d, attempt);
+    case 'pending':
+      // Accepted (Adyen technical cancel): only the provider's confirmation is proof. Ask again if it stays silent.
+      d.emit({ type: 'timer', timer: 'fence_retry', attemptId: attempt.id, runAt: d.at(d.env.core.backoffCapMs) });
+      return d.note('fence accepted; waiting for confirmation');
+    case 'declined':
+      return onFenceRefused(d, attempt);
+    case 'not_sent':
+    case 'unknown':
+    case 'action_required':
+      return fence(d, attempt, `fence answered ${o.kind}`);
+  }
+}
+
+function onFact(d: Draft, fact: ProviderFact): StepResult | null {
+  switch (fact.fact) {
+    case 'authorization': {
+      const attempt = d.attempt(fact.attemptId);
+      if (attempt === undefined) return noop(`no attempt ${fact.attemptId}`);
+      onAuthorizationOutcome(d, attempt, fact.outcome, 'event');
+      return null;
+    }
+    case 'fence_confirmed':
+    case 'fence_refused': {
+      const attempt = d.attempt(fact.attemptId);
+      if (attempt === undefined) return noop(`no attempt ${fact.attemptId}`);
+      if (fact.fact === 'fence_confirmed') onFenceConfirmed(d, attempt);
+      else onFenceRefused(d, attempt);
+      return null;
+    }
+    case 'capture_succeeded':
+      return onCaptureOutcome(d, fact.captureId, { kind: 'succeeded', providerRef: fact.providerRef ?? '', amount: 0 });
+    case 'capture_failed':
+      return onCaptureOutcome(d, fact.captureId, { kind: 'declined', class: 'hard', retryElsewhere: false, code: 'capture_failed', providerCode: 'capture_failed' });
+    case 'capture_reversed':
+      return onCaptureReversed(d, fact.captureId);
+    case 'void_succeeded':
+      return onVoidOutcome(d, { kind: 'succeeded', providerRef: '', amount: 0 });
+    case 'void_failed':
+      return onVoidOutcome(d, { kind: 'declined', class: 'hard', retryElsewhere: false, code: 'void_failed', providerCode: 'void_failed' });
+    case 'refund_succeeded':
+      return onRefundOutcome(d, fact.refundId, { kind: 'succeeded', providerRef: fact.providerRef ?? '', amount: 0 });
+    case 'refund_failed':
+      return onRefundOutcome(d, fact.refundId, { kind: 'declined', class: 'hard', retryElsewhere: false, code: 'refund_failed', providerCode: 'refund_failed' });
+    case 'refund_reversed':
+      return onRefundReversed(d, fact.refundId);
+    case 'authorization_expired':
+      return onTimer(d, 'hold_expiry', undefined);
+    default:
+      return assertNever(fact, 'fact');
+  }
+}
+
+function onTimer(d: Draft, timer: TimerKind, attemptId: string | undefined): StepResult | null {
+  switch (timer) {
+    case 'hold_expiry': {
+      if (d.p.state !== 'authorized' || d.p.amountCaptured > 0) return noop(`hold expiry while ${d.p.state}`);
+      const a = authorizedAttempt(d);
+      if (a !== undefined) d.updateAttempt(a.id, { status: 'released' });
+      d.setState('expired', 'authorization hold lapsed');
+      return null;
+    }
+    case 'query':
+    case 'resend': {
+      const attempt = attemptId === undefined ? undefined : d.attempt(attemptId);
+      if (attempt === undefined) return noop('timer for no attempt');
+      const waiting = attempt.status === 'unknown' || (attempt.status === 'authorizing' && (attempt.lastOutcome === 'pending' || attempt.lastOutcome === 'action_required'));
+      if (!waiting) return noop(`timer for attempt in ${attempt.status}`);
+      resolveUnknown(d, d.updateAttempt(attempt.id, { status: 'unknown' }), false);
+      return null;
+    }
+    case 'fence_retry': {
+      const attempt = attemptId === undefined ? undefined : d.attempt(attemptId);
+      if (attempt === undefined || attempt.status !== 'fencing') return noop('no fence waiting');
+      fence(d, attempt, 'fence confirmation did not arrive');
+      return null;
+    }
+    case 'max_lifetime':
+      return onDeadline(d);
+    default:
+      return assertNever(timer, 'timer');
+  }
+}
+
+/** Nothing stays in flight forever: fence what may have charged, fail what provably did not. */
+function onDeadline(d: Draft): StepResult | null {
+  if (!isPastDeadline(d)) return noop('deadline not reached');
+  const attempt = d.attempts[d.attempts.length - 1];
+  if (d.p.state === 'created') {
+    d.setState('failed', 'deadline passed before submission');
+    return null;
+  }
+  if (attempt === undefined || !['authorizing', 'auth_unknown', 'requires_action'].includes(d.p.state)) return noop(`deadline while ${d.p.state}`);
+  switch (attempt.status) {
+    case 'preparing':
+      d.updateAttempt(attempt.id, { status: 'abandoned', proof: 'not_sent', notSentReason: 'deadline' });
+      afterProof(d);
+      return null;
+    case 'authorizing':
+    case 'unknown':
+      fence(d, d.updateAttempt(attempt.id, { maybeReached: true }), 'deadline passed');
+      return null;
+    case 'fencing':
+      return noop('fence already in flight');
+    default:
+      afterProof(d);
+      return null;
+  }
+}
+
+function onOperator(d: Draft, as: 'authorized' | 'failed' | 'voided', note: string): StepResult | null {
+  if (d.p.state !== 'needs_review') return illegal('invalid_state', `operator resolution needs a payment in needs_review, not ${d.p.state}`);
+  if (note.trim() === '') return illegal('invalid_state', 'operator resolution needs a note');
+  const attempt = d.attempts[d.attempts.length - 1];
+  if (as === 'authorized') {
+    if (attempt === undefined) return illegal('invalid_state', 'no attempt to mark authorized');
+    const amount = attempt.amountAuthorized > 0 ? attempt.amountAuthorized : d.p.amount;
+    d.updateAttempt(attempt.id, { status: 'authorized', amountAuthorized: amount });
+    d.p.amountAuthorized = Math.max(d.p.amountAuthorized, amount);
+  } else if (attempt !== undefined && attempt.status === 'review') {
+    d.updateAttempt(attempt.id, { status: as === 'voided' ? 'released' : 'abandoned', proof: as === 'voided' ? null : attempt.proof });
+  }
+  const to = d.p.amountCaptured > 0 && as === 'authorized' ? 'captured' : as;
+  d.setState(to, `operator: ${note}`);
+  return null;
+}
+
+// ---- creation ------------------------------------------------------------------------------
+
+export interface NewPaymentRequest {
+  readonly id: string;
+  readonly merchantId: string;
+  readonly reference: string;
+  readonly amount: number;
+  readonly currency: string;
+  readonly captureMethod: CaptureMethod;
+  readonly allowPartialAuthorization: boolean;
+  readonly routing: RoutingDecision;
+  readonly metadata: Readonly<Record<string, string>>;
+  readonly maxLifetimeMs?: number;
+}
+
+/** A new payment, already submitted: created -> authorizing (or failed when no connector can take it). */
+export function newPayment(req: NewPaymentRequest, now: Date, env: StepEnv): { payment: Payment; effects: readonly Effect[]; to: Payment['state'] } {
+  if (!Number.isSafeInteger(req.amount) || req.amount < 1) throw new RangeError(`payment amount ${req.amount} must be a positive integer`);
+  const created: Payment = {
+    id: req.id,
+    merchantId: req.merchantId,
+    reference: req.reference,
+    amount: req.amount,
+    currency: req.currency,
+    captureMethod: req.captureMethod,
+    allowPartialAuthorization: req.allowPartialAuthorization,
+    state: 'created',
+    amountAuthorized: 0,
+    amountCaptured: 0,
+    amountRefunded: 0,
+    captureOpen: false,
+    attempts: [],
+    captures: [],
+    refunds: [],
+    voidOp: null,
+    routing: req.routing,
+    metadata: req.metadata,
+    version: 0,
+    createdAt: now.toISOString(),
+    deadlineAt: new Date(now.getTime() + (req.maxLifetimeMs ?? env.core.maxLifetimeMs)).toISOString(),
+  };
+  const result = step(created, { type: 'submit' }, now, env);
+  if (result.kind !== 'applied') throw new Error(`step bug: submit of a new payment gave ${result.kind}`);
+  return { payment: result.payment, effects: result.effects, to: result.to };
+}
