@@ -14,6 +14,8 @@ export interface ProviderCallEffect {
   readonly currency: string;
   readonly captureId?: string;
   readonly refundId?: string;
+  /** For authorize: the send number, returned with the answer. */
+  readonly sendNo?: number;
   /** For capture: keep the remainder capturable (multicapture). */
   readonly final?: boolean;
   /** Not before this instant (ISO 8601); absent = now. */

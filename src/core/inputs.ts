@@ -8,7 +8,9 @@ export type ProviderOperation = 'prepare' | 'authorize' | 'query' | 'fence' | 'r
 
 /** Which logical operation an answer belongs to. */
 export type OperationRef =
-  | { readonly op: 'prepare' | 'authorize' | 'query' | 'fence' | 'release'; readonly attemptId: string }
+  | { readonly op: 'prepare' | 'query' | 'fence' | 'release'; readonly attemptId: string }
+  /** sendNo: which send of the authorize call this answers (from the effect), so duplicates count once. */
+  | { readonly op: 'authorize'; readonly attemptId: string; readonly sendNo?: number }
   | { readonly op: 'capture'; readonly captureId: string }
   | { readonly op: 'void' }
   | { readonly op: 'refund'; readonly refundId: string };

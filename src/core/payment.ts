@@ -35,6 +35,8 @@ export interface Attempt {
   readonly sends: number;
   /** True once any authorize call may have reached the provider (an unknown): not_sent is then no proof. */
   readonly maybeReached: boolean;
+  /** Send numbers answered not_sent: not_sent is proof only when every send is among them. */
+  readonly notSentSends: readonly number[];
   readonly prepareCalls: number;
   readonly queries: number;
   readonly fenceCalls: number;

@@ -43,7 +43,7 @@ export const LEGAL_EDGES: Readonly<Record<PaymentState, readonly PaymentState[]>
   // authorizing: the unknown was resolved to not-charged (fenced) and another candidate is tried.
   auth_unknown: ['authorizing', 'authorized', 'captured', 'declined', 'failed', 'needs_review'],
   requires_action: ['authorizing', 'auth_unknown', 'authorized', 'captured', 'declined', 'failed', 'needs_review'],
-  authorized: ['capturing', 'voiding', 'expired', 'needs_review'],
+  authorized: ['capturing', 'voiding', 'expired'],
   // authorized: the capture was refused before anything was captured; captured: confirmed.
   capturing: ['captured', 'authorized', 'needs_review'],
   // capturing: a further capture while multicapture keeps the remainder open;

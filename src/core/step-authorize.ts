@@ -32,6 +32,7 @@ export function startAttempt(d: Draft, connector: string): void {
     firstSentAt: prepares ? null : d.nowIso,
     sends: prepares ? 0 : 1,
     maybeReached: false,
+    notSentSends: [],
     prepareCalls: prepares ? 1 : 0,
     queries: 0,
     fenceCalls: 0,
@@ -62,19 +63,29 @@ function emitCall(d: Draft, attempt: Attempt, op: 'prepare' | 'authorize' | 'que
     providerKey: key,
     amount: op === 'release' ? attempt.amountAuthorized : d.p.amount,
     currency: d.p.currency,
+    ...(op === 'authorize' ? { sendNo: attempt.sends } : {}),
     ...(runAt === undefined ? {} : { runAt }),
   });
 }
 
 /** Sends the authorize call again with the same key. */
 function resendAuthorize(d: Draft, attempt: Attempt, withDelay: boolean): void {
-  const a = d.updateAttempt(attempt.id, { sends: attempt.sends + 1, status: attempt.status === 'unknown' ? 'unknown' : 'authorizing', firstSentAt: attempt.firstSentAt ?? d.nowIso });
+  const unknown = attempt.status === 'unknown';
+  const a = d.updateAttempt(attempt.id, {
+    sends: attempt.sends + 1,
+    status: unknown ? 'unknown' : 'authorizing',
+    firstSentAt: attempt.firstSentAt ?? d.nowIso,
+    // Resending to resolve an unknown: the earlier send may have arrived, so no later not_sent is proof.
+    maybeReached: attempt.maybeReached || unknown,
+  });
   emitCall(d, a, 'authorize', a.authKey, withDelay ? d.at(delay(d, a, a.sends, 'resend')) : undefined);
   d.note(`resend authorize (send ${a.sends}) with the same key`);
 }
 
 /** After a proof for the current attempt: retry, fail over, or end the payment. */
 export function afterProof(d: Draft): void {
+  // Only a payment still being authorized (or parked while being authorized) moves on from a proof.
+  if (!IN_FLIGHT_STATES.has(d.p.state) || d.p.state === 'created') return d.note(`proof recorded while ${d.p.state}`);
   const decision = decideNext({
     attempts: d.attempts,
     candidates: d.p.routing.candidates,
@@ -158,7 +169,8 @@ export function fence(d: Draft, attempt: Attempt, why: string): void {
 }
 
 export function onFenceConfirmed(d: Draft, attempt: Attempt): void {
-  if (attempt.status !== 'fencing' && attempt.status !== 'review' && attempt.status !== 'unknown') {
+  const parked = attempt.status === 'review' && d.p.state === 'needs_review';
+  if (attempt.status !== 'fencing' && !parked) {
     d.note(`fence confirmation for attempt in ${attempt.status} ignored`);
     return;
   }
@@ -222,7 +234,7 @@ function applyDecline(d: Draft, attempt: Attempt, o: Declined): void {
 }
 
 /** An authorization outcome for an attempt, from the call's answer, a query, or a webhook. */
-export function onAuthorizationOutcome(d: Draft, attempt: Attempt, o: CallOutcome, source: 'call' | 'query' | 'event'): void {
+export function onAuthorizationOutcome(d: Draft, attempt: Attempt, o: CallOutcome, source: 'call' | 'query' | 'event', sendNo?: number): void {
   if (o.kind === 'succeeded') {
     switch (attempt.status) {
       case 'authorized':
@@ -251,22 +263,28 @@ export function onAuthorizationOutcome(d: Draft, attempt: Attempt, o: CallOutcom
     case 'declined':
       return applyDecline(d, attempt, o);
     case 'not_sent': {
-      const a = d.updateAttempt(attempt.id, { lastOutcome: 'not_sent', notSentReason: o.reason, ...withRef });
-      if (source === 'query') return resolveUnknown(d, a, false); // the query itself never left
+      if (source === 'query') return resolveUnknown(d, d.updateAttempt(attempt.id, { status: 'unknown' }), false); // the query itself never left
+      if (source === 'event') return d.note('not_sent reported by an event ignored');
+      const no = sendNo ?? attempt.sends;
+      const notSentSends = attempt.notSentSends.includes(no) ? attempt.notSentSends : [...attempt.notSentSends, no].sort((x, y) => x - y);
+      const a = d.updateAttempt(attempt.id, { lastOutcome: 'not_sent', notSentReason: o.reason, notSentSends, ...withRef });
       if (a.maybeReached) return resolveUnknown(d, a, false); // an earlier send may have arrived
+      const everySendRefused = a.notSentSends.length === a.sends;
+      if (!everySendRefused) return d.note(`send ${no} not sent; other sends still unanswered`);
       d.updateAttempt(a.id, { status: 'abandoned', proof: 'not_sent' });
       return afterProof(d);
     }
     case 'pending':
     case 'action_required': {
-      const a = d.updateAttempt(attempt.id, { lastOutcome: o.kind, ...withRef });
+      // Accepted by the provider: from now on nothing but its final word or a fence is proof.
+      const a = d.updateAttempt(attempt.id, { lastOutcome: o.kind, maybeReached: true, ...withRef });
       if (o.kind === 'action_required' && d.p.state === 'authorizing') d.setState('requires_action', `action required: ${o.action}`);
       // The result comes later; ask again if the provider stays silent.
       d.emit({ type: 'timer', timer: 'query', attemptId: a.id, runAt: d.at(delay(d, a, a.queries + 1, 'silence')) });
       return;
     }
     case 'unknown': {
-      const a = d.updateAttempt(attempt.id, { status: 'unknown', maybeReached: source === 'call' ? true : attempt.maybeReached, lastOutcome: 'unknown', ...withRef });
+      const a = d.updateAttempt(attempt.id, { status: 'unknown', maybeReached: true, lastOutcome: 'unknown', ...withRef });
       return resolveUnknown(d, a, source === 'query' && o.reason === 'not_found');
     }
   }

@@ -80,9 +80,10 @@ function onCallResult(d: Draft, ref: OperationRef, outcome: CallOutcome): StepRe
       const attempt = attemptOrNoop(d, ref.attemptId);
       if (attempt === undefined) return noop(`no attempt ${ref.attemptId}`);
       if (ref.op === 'prepare') onPrepareOutcome(d, attempt, outcome);
-      else if (ref.op === 'authorize') onAuthorizationOutcome(d, attempt, outcome, 'call');
+      else if (ref.op === 'authorize') onAuthorizationOutcome(d, attempt, outcome, 'call', ref.sendNo);
       else if (ref.op === 'query') {
-        if (attempt.status !== 'unknown' && attempt.status !== 'authorizing') return noop(`query answer for attempt in ${attempt.status}`);
+        const parked = attempt.status === 'review' && d.p.state === 'needs_review';
+        if (attempt.status !== 'unknown' && attempt.status !== 'authorizing' && !parked) return noop(`query answer for attempt in ${attempt.status}`);
         onAuthorizationOutcome(d, attempt, outcome, 'query');
       } else if (ref.op === 'fence') onFenceOutcome(d, attempt, outcome);
       else onReleaseOutcome(d, attempt, outcome);

@@ -1,0 +1,202 @@
+import { describe, expect, it } from 'vitest';
+import { approved, declined, makeEnv, notSent, Sim, unknown } from './fixtures.ts';
+
+function authorizedSim(connector: 'stripe_a' | 'adyen_b' = 'stripe_a'): Sim {
+  const other = connector === 'stripe_a' ? 'adyen_b' : 'stripe_a';
+  const s = new Sim(makeEnv(), { routing: { snapshot: 'v', rule: 'r', candidates: [connector, other], skipped: [] } });
+  s.authorize(approved());
+  expect(s.state).toBe('authorized');
+  return s;
+}
+
+const capture = (s: Sim, id: string, amount: number, final = true) => s.apply({ type: 'capture_requested', captureId: id, amount, final });
+const captureResult = (s: Sim, id: string, outcome: Parameters<Sim['authorize']>[0]) => s.apply({ type: 'call_result', ref: { op: 'capture', captureId: id }, outcome });
+const refund = (s: Sim, id: string, amount: number) => s.apply({ type: 'refund_requested', refundId: id, amount, reason: null });
+const refundResult = (s: Sim, id: string, outcome: Parameters<Sim['authorize']>[0]) => s.apply({ type: 'call_result', ref: { op: 'refund', refundId: id }, outcome });
+
+describe('captures', () => {
+  it('full capture: capturing -> captured, ledger and event', () => {
+    const s = authorizedSim();
+    capture(s, 'cap_1', 1000);
+    expect(s.state).toBe('capturing');
+    expect(s.calls('capture')[0]!.providerKey).toBe(`${s.payment.id}:capture:1`);
+    captureResult(s, 'cap_1', approved(1000));
+    expect(s.state).toBe('captured');
+    expect(s.payment.amountCaptured).toBe(1000);
+    expect(s.payment.captureOpen).toBe(false);
+  });
+
+  it('refuses a capture above what is still capturable', () => {
+    const s = authorizedSim();
+    const r = capture(s, 'cap_1', 1001);
+    expect(r).toMatchObject({ kind: 'illegal', code: 'amount_exceeds_authorized' });
+    expect(s.state).toBe('authorized');
+  });
+
+  it('refuses fractional and zero amounts', () => {
+    const s = authorizedSim();
+    expect(capture(s, 'cap_1', 10.5)).toMatchObject({ kind: 'illegal', code: 'invalid_amount' });
+    expect(capture(s, 'cap_1', 0)).toMatchObject({ kind: 'illegal', code: 'invalid_amount' });
+  });
+
+  it('multicapture: final=false keeps the remainder capturable', () => {
+    const s = authorizedSim('stripe_a');
+    capture(s, 'cap_1', 400, false);
+    captureResult(s, 'cap_1', approved(400));
+    expect(s.state).toBe('captured');
+    expect(s.payment.captureOpen).toBe(true);
+    capture(s, 'cap_2', 600);
+    expect(s.edges).toContainEqual(['captured', 'capturing']);
+    captureResult(s, 'cap_2', approved(600));
+    expect(s.payment.amountCaptured).toBe(1000);
+    expect(s.payment.captureOpen).toBe(false);
+    expect(capture(s, 'cap_3', 1)).toMatchObject({ kind: 'illegal', code: 'invalid_state' });
+  });
+
+  it('without multicapture a partial capture releases the remainder', () => {
+    const s = authorizedSim('adyen_b');
+    capture(s, 'cap_1', 400, false);
+    expect(s.payment.captures[0]!.final).toBe(true);
+    captureResult(s, 'cap_1', { kind: 'pending', providerRef: 'm1' });
+    expect(s.state).toBe('capturing');
+    s.apply({ type: 'provider_fact', fact: { fact: 'capture_succeeded', captureId: 'cap_1' } });
+    expect(s.state).toBe('captured');
+    expect(s.payment.captureOpen).toBe(false);
+  });
+
+  it('a refused capture returns to authorized', () => {
+    const s = authorizedSim();
+    capture(s, 'cap_1', 1000);
+    captureResult(s, 'cap_1', declined('hard', false));
+    expect(s.state).toBe('authorized');
+    expect(s.effects.some((e) => e.type === 'merchant_event' && e.event === 'payment.capture_failed')).toBe(true);
+    expect(s.effects.filter((e) => e.type === 'merchant_event' && e.event === 'payment.authorized')).toHaveLength(1);
+  });
+
+  it('an unknown capture is retried with the same key, then parked for review', () => {
+    const s = authorizedSim();
+    capture(s, 'cap_1', 1000);
+    for (let i = 0; i < 6; i++) captureResult(s, 'cap_1', unknown());
+    const keys = s.calls('capture').map((c) => c.providerKey);
+    expect(new Set(keys).size).toBe(1);
+    expect(keys).toHaveLength(4);
+    expect(s.state).toBe('needs_review');
+  });
+
+  it('a capture rejected after success (scheme) reduces the captured amount', () => {
+    const s = authorizedSim('adyen_b');
+    capture(s, 'cap_1', 1000);
+    s.apply({ type: 'provider_fact', fact: { fact: 'capture_succeeded', captureId: 'cap_1' } });
+    s.apply({ type: 'provider_fact', fact: { fact: 'capture_reversed', captureId: 'cap_1' } });
+    expect(s.payment.amountCaptured).toBe(0);
+    expect(s.state).toBe('failed');
+    expect(s.effects.some((e) => e.type === 'ledger' && e.posting === 'capture_reversed')).toBe(true);
+  });
+
+  it('a capture reversed below what was refunded goes to review, books kept consistent', () => {
+    const s = authorizedSim('adyen_b');
+    capture(s, 'cap_1', 1000);
+    s.apply({ type: 'provider_fact', fact: { fact: 'capture_succeeded', captureId: 'cap_1' } });
+    refund(s, 'rfd_1', 300);
+    refundResult(s, 'rfd_1', approved(300));
+    s.apply({ type: 'provider_fact', fact: { fact: 'capture_reversed', captureId: 'cap_1' } });
+    expect(s.state).toBe('needs_review');
+    expect(s.payment.amountCaptured).toBeGreaterThanOrEqual(s.payment.amountRefunded);
+  });
+});
+
+describe('voids and expiry', () => {
+  it('void: voiding -> voided; a capture is refused while voiding', () => {
+    const s = authorizedSim();
+    s.apply({ type: 'void_requested' });
+    expect(s.state).toBe('voiding');
+    expect(capture(s, 'cap_1', 100)).toMatchObject({ kind: 'illegal', code: 'invalid_state' });
+    s.apply({ type: 'call_result', ref: { op: 'void' }, outcome: approved(0) });
+    expect(s.state).toBe('voided');
+  });
+
+  it('a refused void returns to authorized; an unknown void is retried then reviewed', () => {
+    const s = authorizedSim();
+    s.apply({ type: 'void_requested' });
+    s.apply({ type: 'call_result', ref: { op: 'void' }, outcome: declined('hard', false) });
+    expect(s.state).toBe('authorized');
+    s.apply({ type: 'void_requested' });
+    expect(s.payment.voidOp!.no).toBe(2);
+    for (let i = 0; i < 5; i++) s.apply({ type: 'call_result', ref: { op: 'void' }, outcome: unknown() });
+    expect(s.state).toBe('needs_review');
+    s.apply({ type: 'provider_fact', fact: { fact: 'void_succeeded' } });
+    expect(s.state).toBe('voided');
+  });
+
+  it('a void never sent returns to authorized after bounded resends', () => {
+    const s = authorizedSim();
+    s.apply({ type: 'void_requested' });
+    for (let i = 0; i < 5; i++) s.apply({ type: 'call_result', ref: { op: 'void' }, outcome: notSent() });
+    expect(s.state).toBe('authorized');
+  });
+
+  it('hold expiry: authorized -> expired', () => {
+    const s = authorizedSim();
+    s.apply({ type: 'timer_fired', timer: 'hold_expiry' });
+    expect(s.state).toBe('expired');
+    expect(s.apply({ type: 'void_requested' })).toMatchObject({ kind: 'illegal' });
+  });
+
+  it('a void of a captured payment is illegal', () => {
+    const s = authorizedSim();
+    capture(s, 'cap_1', 1000);
+    captureResult(s, 'cap_1', approved(1000));
+    expect(s.apply({ type: 'void_requested' })).toMatchObject({ kind: 'illegal', code: 'invalid_state' });
+  });
+});
+
+describe('refunds', () => {
+  function capturedSim(): Sim {
+    const s = authorizedSim();
+    capture(s, 'cap_1', 1000);
+    captureResult(s, 'cap_1', approved(1000));
+    return s;
+  }
+
+  it('requested -> succeeded; state unchanged, amount_refunded grows', () => {
+    const s = capturedSim();
+    refund(s, 'rfd_1', 400);
+    expect(s.calls('refund')[0]!.providerKey).toBe(`${s.payment.id}:refund:1`);
+    refundResult(s, 'rfd_1', approved(400));
+    expect(s.state).toBe('captured');
+    expect(s.payment.amountRefunded).toBe(400);
+  });
+
+  it('refunds in flight count against the captured amount', () => {
+    const s = capturedSim();
+    refund(s, 'rfd_1', 700);
+    expect(refund(s, 'rfd_2', 301)).toMatchObject({ kind: 'illegal', code: 'amount_exceeds_captured' });
+    expect(refund(s, 'rfd_2', 300).kind).toBe('applied');
+  });
+
+  it('a failed refund frees its amount; a reversed refund gives it back', () => {
+    const s = capturedSim();
+    refund(s, 'rfd_1', 1000);
+    refundResult(s, 'rfd_1', declined('hard', false));
+    expect(s.payment.refunds[0]!.status).toBe('failed');
+    refund(s, 'rfd_2', 1000);
+    refundResult(s, 'rfd_2', { kind: 'pending', providerRef: 're_2' });
+    expect(s.payment.refunds[1]!.status).toBe('pending');
+    s.apply({ type: 'provider_fact', fact: { fact: 'refund_succeeded', refundId: 'rfd_2' } });
+    expect(s.payment.amountRefunded).toBe(1000);
+    s.apply({ type: 'provider_fact', fact: { fact: 'refund_reversed', refundId: 'rfd_2' } });
+    expect(s.payment.amountRefunded).toBe(0);
+    expect(s.payment.refunds[1]!.status).toBe('reversed');
+  });
+
+  it('refund of an uncaptured payment is illegal', () => {
+    const s = authorizedSim();
+    expect(refund(s, 'rfd_1', 10)).toMatchObject({ kind: 'illegal', code: 'invalid_state' });
+  });
+
+  it('a duplicate refund request is a no-op', () => {
+    const s = capturedSim();
+    refund(s, 'rfd_1', 10);
+    expect(refund(s, 'rfd_1', 10).kind).toBe('noop');
+  });
+});
