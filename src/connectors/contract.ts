@@ -26,7 +26,7 @@ export interface AuthorizeRequest {
   readonly providerRef: string | null;
 }
 
-export interface PrepareRequest extends Omit<AuthorizeRequest, 'providerRef'> {}
+export type PrepareRequest = Omit<AuthorizeRequest, 'providerRef'>;
 
 export interface CaptureRequest {
   readonly paymentId: string;
@@ -35,7 +35,10 @@ export interface CaptureRequest {
   readonly providerRef: string;
   readonly amount: number;
   readonly currency: string;
+  /** False keeps the remainder capturable (multicapture only). */
   readonly final: boolean;
+  /** Captured on this authorization before this capture (multicapture): lets the connector check the provider's cumulative echo. */
+  readonly alreadyCaptured?: number;
   readonly idempotencyKey: string;
 }
 
@@ -112,11 +115,36 @@ export interface ReconciliationWindow {
   readonly to: Date;
 }
 
+/**
+ * Failure situations every connector classifies. The kit drives each one for real against the
+ * connector's sandbox, so a row is a promise the connector keeps, not documentation.
+ */
+export const FAILURE_SITUATIONS = [
+  'connection_refused', // every attempt failed before connecting (ECONNREFUSED / ENOTFOUND / EAI_AGAIN / TLS)
+  'validation', // 400 / 422 invalid request
+  'authentication', // 401
+  'permission', // 403
+  'rate_limited', // 429
+  'card_declined', // the issuer or the provider's risk engine said no
+  'idempotency_mismatch', // same key, other parameters
+  'in_progress', // 409: the same key is still being processed
+  'server_error', // 5xx
+  'connection_reset', // ECONNRESET / EPIPE on any attempt, or any attempt that connected and got no answer
+  'timeout', // no answer within the timeout after sending
+  'truncated_body', // headers arrived, the body did not
+  'unparseable', // a body that is not the provider's format
+] as const;
+export type FailureSituation = (typeof FAILURE_SITUATIONS)[number];
+
 /** One row of a connector's normative error-classification table (docs/connectors.md; checked by the kit). */
 export interface ErrorClassificationRow {
-  readonly situation: string;
+  readonly situation: FailureSituation;
+  /** What the provider shows in this situation, for people. */
+  readonly signal: string;
   readonly outcome: CallOutcome['kind'];
+  /** The NotSentReason / UnknownReason carried by the outcome ('decline_table' for declines). */
   readonly reason: string;
+  readonly alert?: boolean;
 }
 
 export interface DeclineRule {
@@ -127,12 +155,39 @@ export interface DeclineRule {
 /** Decline classification, keyed by provider code; comes from the config file over the connector's defaults. */
 export type DeclineTable = Readonly<Record<string, DeclineRule>>;
 
+/** One connector account as the routing config describes it; `settings` is validated by the connector's factory. */
+export interface ConnectorAccountConfig {
+  readonly type: string;
+  /** A sandbox / test-mode account: only these accept the gateway's test cards. */
+  readonly sandbox: boolean;
+  /** Merged over the connector's shipped defaults (config wins per code). */
+  readonly declineTable?: DeclineTable;
+  /** Overrides the connector's declared key retention, in ms (never longer than the provider honours). */
+  readonly keyRetentionMs?: number;
+  readonly settings: Readonly<Record<string, unknown>>;
+}
+
+/** Builds connectors of one provider type; registry.ts holds one per type. */
+export interface ConnectorFactory {
+  readonly type: string;
+  /** Throws ConnectorConfigError naming the path of every invalid setting (a load-time programming error). */
+  create(account: string, config: ConnectorAccountConfig): Connector;
+}
+
+export class ConnectorConfigError extends Error {
+  override readonly name = 'ConnectorConfigError';
+}
+
 export interface Connector {
   readonly type: string;
   readonly account: string;
+  /** Test-mode account: accepts PaymentMethodInput.testCard. */
+  readonly sandbox: boolean;
   readonly capabilities: ConnectorCapabilities;
   readonly policy: ConnectorPolicy;
   readonly errorClassification: readonly ErrorClassificationRow[];
+  /** The effective decline table: the connector's defaults with the account config merged over them. */
+  readonly declineTable: DeclineTable;
 
   /** Preparatory call that moves no money (Stripe: create the PaymentIntent). Only when capabilities.preparesAuthorization. */
   prepare?(req: PrepareRequest): Promise<CallOutcome>;

@@ -1,0 +1,178 @@
+// Happy paths and business refusals: authorize (approved, hard and soft declines), capture (full,
+// partial, multicapture), void, refunds, amounts in 0/2/3-decimal currencies, declared capabilities.
+
+import { describe, expect, it } from 'vitest';
+import { newId } from '../../core/ids.ts';
+import type { CallOutcome } from '../../core/outcome.ts';
+import type { Connector } from '../contract.ts';
+import { declineRuleFor } from '../decline-table.ts';
+import { testCardNumber } from '../test-cards.ts';
+import type { TestCardScenario } from '../test-cards.ts';
+import { useSandbox } from './context.ts';
+import { authorizePayment, keyFor } from './harness.ts';
+import type { PaymentHandle } from './harness.ts';
+import type { ConformanceSandbox, ConformanceSubject } from './subject.ts';
+
+function succeeded(o: CallOutcome): Extract<CallOutcome, { kind: 'succeeded' }> {
+  expect(o, JSON.stringify(o)).toMatchObject({ kind: 'succeeded' });
+  return o as Extract<CallOutcome, { kind: 'succeeded' }>;
+}
+
+function ref(p: PaymentHandle): string {
+  expect(p.providerRef, 'authorization carries a provider reference').toBeTypeOf('string');
+  return p.providerRef as string;
+}
+
+export async function capture(c: Connector, p: PaymentHandle, amount: number, final = true, n = 1, alreadyCaptured = 0): Promise<CallOutcome> {
+  return c.capture({
+    paymentId: p.paymentId, attemptId: p.attemptId, captureId: newId('capture'), providerRef: ref(p),
+    amount, currency: p.currency, final, alreadyCaptured, idempotencyKey: keyFor(c, p.paymentId, 'capture', n),
+  });
+}
+
+export async function refund(c: Connector, p: PaymentHandle, amount: number, n = 1): Promise<CallOutcome> {
+  return c.refund({
+    paymentId: p.paymentId, attemptId: p.attemptId, refundId: newId('refund'), providerRef: ref(p),
+    amount, currency: p.currency, reason: 'requested_by_customer', idempotencyKey: keyFor(c, p.paymentId, 'refund', n),
+  });
+}
+
+const DECLINES: readonly { scenario: TestCardScenario; class: 'hard' | 'soft'; retryElsewhere?: boolean }[] = [
+  { scenario: 'stolen_card', class: 'hard', retryElsewhere: false },
+  { scenario: 'lost_card', class: 'hard', retryElsewhere: false },
+  { scenario: 'expired_card', class: 'hard', retryElsewhere: false },
+  { scenario: 'incorrect_cvc', class: 'hard' },
+  { scenario: 'insufficient_funds', class: 'soft', retryElsewhere: false },
+  { scenario: 'generic_decline', class: 'soft' },
+  { scenario: 'processing_error', class: 'soft', retryElsewhere: true },
+];
+
+export function registerPaymentCases<S extends ConformanceSandbox>(subject: ConformanceSubject<S>): void {
+  describe('authorize', () => {
+    const kit = useSandbox(subject);
+
+    it('approves the approved test card for the full amount; the sandbox holds it uncaptured', async () => {
+      const { connector, ledgerOf } = kit();
+      const p = await authorizePayment(connector, { amount: 1000 });
+      expect(succeeded(p.outcome)).toMatchObject({ amount: 1000, providerRef: p.providerRef });
+      expect(ledgerOf(p.attemptId)).toMatchObject([{ authorized: 1000, captured: 0, cancelled: false }]);
+    });
+
+    for (const d of DECLINES) {
+      it(`declines ${d.scenario} as ${d.class}${d.retryElsewhere === true ? ', retry elsewhere' : ''}, as its decline table says`, async () => {
+        const { connector, ledgerOf } = kit();
+        const p = await authorizePayment(connector, { card: testCardNumber(d.scenario) });
+        expect(p.outcome, JSON.stringify(p.outcome)).toMatchObject({ kind: 'declined', class: d.class });
+        const o = p.outcome as Extract<CallOutcome, { kind: 'declined' }>;
+        expect({ class: o.class, retryElsewhere: o.retryElsewhere }).toEqual(declineRuleFor(connector.declineTable, o.code));
+        if (d.retryElsewhere !== undefined) expect(o.retryElsewhere).toBe(d.retryElsewhere);
+        expect(o.providerRef, 'a decline names the provider object').toBeTypeOf('string');
+        expect(ledgerOf(p.attemptId).every((e) => e.authorized === 0 && e.captured === 0)).toBe(true);
+      });
+    }
+
+    it('refuses a test card on a live account before sending anything', async () => {
+      const { connectorWith, sandbox } = kit();
+      const before = sandbox.ledger().length;
+      const p = await authorizePayment(connectorWith({ liveAccount: true }));
+      expect(p.outcome).toMatchObject({ kind: 'not_sent', reason: 'local_validation' });
+      expect(sandbox.ledger().length).toBe(before);
+    });
+
+    it(`accepts a key of exactly maxKeyLength characters`, async () => {
+      const { connector } = kit();
+      const paymentId = newId('payment');
+      const p = await authorizePayment(connector, { paymentId, authKey: `${paymentId}:`.padEnd(connector.policy.maxKeyLength, 'k') });
+      succeeded(p.outcome);
+    });
+
+    for (const { currency, amount } of subject.amountCases) {
+      it(`round-trips ${amount} minor units of ${currency}`, async () => {
+        const { connector, ledgerOf } = kit();
+        const p = await authorizePayment(connector, { amount, currency, captureMethod: 'automatic' });
+        expect(succeeded(p.outcome)).toMatchObject({ amount });
+        expect(ledgerOf(p.attemptId)).toHaveLength(1);
+        const r = await refund(connector, p, amount);
+        expect(succeeded(r)).toMatchObject({ amount });
+      });
+    }
+  });
+
+  describe('capture, void, refund', () => {
+    const kit = useSandbox(subject);
+
+    it('captures the full authorization', async () => {
+      const { connector, ledgerOf } = kit();
+      const p = await authorizePayment(connector, { amount: 1000 });
+      expect(succeeded(await capture(connector, p, 1000))).toMatchObject({ amount: 1000 });
+      expect(ledgerOf(p.attemptId)).toMatchObject([{ captured: 1000 }]);
+    });
+
+    it('captures part of the authorization when partialCapture is declared; the rest cannot be captured after a final capture', async () => {
+      const { connector, ledgerOf } = kit();
+      if (!connector.capabilities.partialCapture) return;
+      const p = await authorizePayment(connector, { amount: 1000 });
+      expect(succeeded(await capture(connector, p, 600))).toMatchObject({ amount: 600 });
+      const again = await capture(connector, p, 400, true, 2, 600);
+      expect(again.kind).not.toBe('succeeded');
+      expect(ledgerOf(p.attemptId)).toMatchObject([{ captured: 600 }]);
+    });
+
+    it('captures several times when multicapture is declared', async () => {
+      const { connector, ledgerOf } = kit();
+      if (!connector.capabilities.multicapture) return;
+      const p = await authorizePayment(connector, { amount: 1000 });
+      expect(succeeded(await capture(connector, p, 300, false, 1, 0))).toMatchObject({ amount: 300 });
+      expect(succeeded(await capture(connector, p, 200, false, 2, 300))).toMatchObject({ amount: 200 });
+      expect(succeeded(await capture(connector, p, 500, true, 3, 500))).toMatchObject({ amount: 500 });
+      expect(ledgerOf(p.attemptId)).toMatchObject([{ captured: 1000 }]);
+    });
+
+    it('voids an authorization: the hold is released and nothing is captured', async () => {
+      const { connector, ledgerOf } = kit();
+      const p = await authorizePayment(connector, { amount: 1000 });
+      const v = await connector.void({ paymentId: p.paymentId, attemptId: p.attemptId, providerRef: ref(p), amount: 1000, currency: p.currency, idempotencyKey: keyFor(connector, p.paymentId, 'void') });
+      succeeded(v);
+      expect(ledgerOf(p.attemptId)).toMatchObject([{ cancelled: true, captured: 0 }]);
+    });
+
+    it('refunds in full', async () => {
+      const { connector, ledgerOf } = kit();
+      const p = await authorizePayment(connector, { amount: 1000, captureMethod: 'automatic' });
+      expect(succeeded(p.outcome)).toMatchObject({ amount: 1000 });
+      expect(succeeded(await refund(connector, p, 1000))).toMatchObject({ amount: 1000 });
+      expect(ledgerOf(p.attemptId)).toMatchObject([{ captured: 1000, refunded: 1000 }]);
+    });
+
+    it('refunds partially, several times, and never beyond the captured amount', async () => {
+      const { connector, ledgerOf } = kit();
+      if (!connector.capabilities.partialRefund) return;
+      const p = await authorizePayment(connector, { amount: 1000, captureMethod: 'automatic' });
+      for (const [i, amount] of [300, 300, 400].entries()) expect(succeeded(await refund(connector, p, amount, i + 1))).toMatchObject({ amount });
+      expect((await refund(connector, p, 10, 4)).kind).not.toBe('succeeded');
+      expect(ledgerOf(p.attemptId)).toMatchObject([{ refunded: 1000 }]);
+    });
+
+    it('queries an authorization by provider reference when queryByReference is declared', async () => {
+      const { connector } = kit();
+      if (!connector.capabilities.queryByReference) return;
+      const p = await authorizePayment(connector, { amount: 1000 });
+      const q = await connector.query({ attemptId: p.attemptId, providerRef: p.providerRef, amount: 1000, currency: p.currency });
+      expect(succeeded(q)).toMatchObject({ amount: 1000, providerRef: p.providerRef });
+    });
+  });
+
+  describe('declared capabilities', () => {
+    const kit = useSandbox(subject);
+    it('match the methods the connector has and its policy is usable', () => {
+      const { connector } = kit();
+      expect(connector.capabilities).toBe(connector.policy.capabilities);
+      expect(connector.prepare !== undefined).toBe(connector.capabilities.preparesAuthorization);
+      expect(connector.cancelByReference !== undefined).toBe(connector.capabilities.cancelByMerchantReference);
+      expect(connector.policy.maxKeyLength).toBeGreaterThanOrEqual(16);
+      expect(connector.policy.keyRetentionMs).toBeGreaterThan(0);
+      expect(connector.policy.authHoldMs).toBeGreaterThan(0);
+      if (connector.capabilities.multicapture) expect(connector.capabilities.partialCapture).toBe(true);
+    });
+  });
+}

@@ -1,0 +1,73 @@
+// Webhooks: a real event from the sandbox verifies and names the attempt and the provider object;
+// a tampered body, a stale timestamp or a secret that is not active is refused; during a rotation
+// both the previous and the current secret are accepted.
+
+import { describe, expect, it } from 'vitest';
+import { useSandbox } from './context.ts';
+import { authorizePayment } from './harness.ts';
+import type { ConformanceSandbox, ConformanceSubject } from './subject.ts';
+
+export function registerWebhookCases<S extends ConformanceSandbox>(subject: ConformanceSubject<S>): void {
+  describe('webhooks', () => {
+    const kit = useSandbox(subject);
+
+    it('verifies the sandbox\'s own delivery and names the attempt and the provider reference', async () => {
+      const { connector, receiver } = kit();
+      const p = await authorizePayment(connector, { amount: 1000 });
+      expect(p.outcome.kind).toBe('succeeded');
+      const delivery = await receiver.waitFor(p.attemptId);
+      expect(delivery, 'the sandbox delivered an event for the attempt').not.toBeNull();
+      if (delivery === null) return;
+      const verified = connector.verifyWebhook(delivery.rawBody, delivery.headers, new Date());
+      expect(verified.ok, JSON.stringify(verified)).toBe(true);
+      if (!verified.ok) return;
+      expect(verified.events.length).toBeGreaterThan(0);
+      for (const e of verified.events) expect(e.connectorType).toBe(connector.type);
+      const named = verified.events.filter((e) => e.kind !== 'ignored');
+      for (const e of named) expect({ attemptId: e.attemptId, providerRef: e.providerRef }).toEqual({ attemptId: p.attemptId, providerRef: p.providerRef });
+      // Every delivery for this attempt verifies; none is reported as another attempt's.
+      for (const d of receiver.received.filter((r) => r.rawBody.includes(p.attemptId))) {
+        const v = connector.verifyWebhook(d.rawBody, d.headers, new Date());
+        expect(v.ok).toBe(true);
+      }
+    });
+
+    it('refuses a tampered body', async () => {
+      const { connector, receiver } = kit();
+      const p = await authorizePayment(connector);
+      const delivery = await receiver.waitFor(p.attemptId);
+      expect(delivery).not.toBeNull();
+      if (delivery === null) return;
+      const tampered = Buffer.from(delivery.rawBody.toString('utf8').replace(p.attemptId, `${p.attemptId.slice(0, -1)}x`));
+      expect(connector.verifyWebhook(tampered, delivery.headers, new Date())).toMatchObject({ ok: false });
+    });
+
+    it('refuses a delivery older than the tolerance, even with a good signature', async () => {
+      const { connector, receiver } = kit();
+      const p = await authorizePayment(connector);
+      const delivery = await receiver.waitFor(p.attemptId);
+      expect(delivery).not.toBeNull();
+      if (delivery === null) return;
+      const later = new Date(Date.now() + 301_000);
+      expect(connector.verifyWebhook(delivery.rawBody, delivery.headers, later)).toMatchObject({ ok: false });
+      const nowS = Math.floor(Date.now() / 1000);
+      const stale = subject.signWebhook(delivery.rawBody, subject.webhookSecrets.current, nowS - 301);
+      expect(connector.verifyWebhook(delivery.rawBody, stale, new Date())).toMatchObject({ ok: false });
+    });
+
+    it('accepts the previous and the current secret during a rotation, and no other', async () => {
+      const { connector, receiver } = kit();
+      const p = await authorizePayment(connector);
+      const delivery = await receiver.waitFor(p.attemptId);
+      expect(delivery).not.toBeNull();
+      if (delivery === null) return;
+      const nowS = Math.floor(Date.now() / 1000);
+      const { previous, current, foreign } = subject.webhookSecrets;
+      for (const secret of [previous, current]) {
+        expect(connector.verifyWebhook(delivery.rawBody, subject.signWebhook(delivery.rawBody, secret, nowS), new Date()).ok).toBe(true);
+      }
+      expect(connector.verifyWebhook(delivery.rawBody, subject.signWebhook(delivery.rawBody, foreign, nowS), new Date())).toMatchObject({ ok: false });
+      expect(connector.verifyWebhook(delivery.rawBody, {}, new Date())).toMatchObject({ ok: false });
+    });
+  });
+}

@@ -1,0 +1,60 @@
+// What a connector author hands the conformance kit: how to start the provider's sandbox, how to
+// build the connector against it, and the few provider-specific facts the kit cannot know.
+
+import type { SandboxControl } from '../sandbox/control.ts';
+import type { Connector, FailureSituation } from '../contract.ts';
+
+export interface ConformanceSandbox extends SandboxControl {
+  readonly host: string;
+  readonly port: number;
+}
+
+export interface WebhookEndpoint {
+  readonly url: string;
+  readonly secret: string;
+}
+
+export interface KitConnectorOptions {
+  /** Per-attempt timeout; the kit shortens it to drive the timeout row. */
+  readonly timeoutMs?: number;
+  /** Credentials the provider will refuse (drives the authentication row). */
+  readonly badCredentials?: boolean;
+  /** Configure the account as live: test cards must then be refused before sending. */
+  readonly liveAccount?: boolean;
+  /** Secrets the connector accepts for webhooks; the kit passes [previous, current] to test rotation. */
+  readonly webhookSecrets?: readonly string[];
+}
+
+/** A raw HTTP answer in the provider's own wire format, for situations the sandbox cannot produce. */
+export interface WireReply {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+  /** Announce the whole body, send only its first half, then cut the connection. */
+  readonly truncate?: boolean;
+}
+
+/** An object as the sandbox serialises it next to the provider's published example of the same type. */
+export interface WireSample {
+  readonly objectType: string;
+  readonly actual: Readonly<Record<string, unknown>>;
+  readonly reference: Readonly<Record<string, unknown>>;
+}
+
+export interface ConformanceSubject<S extends ConformanceSandbox = ConformanceSandbox> {
+  readonly name: string;
+  makeSandbox(options: { readonly webhook: WebhookEndpoint }): Promise<S>;
+  makeConnector(sandbox: S, options?: KitConnectorOptions): Connector;
+  /** The same connector type pointed at any host/port (the kit's wire stub), with sandbox credentials. */
+  makeConnectorAt(endpoint: { readonly host: string; readonly port: number }, options?: KitConnectorOptions): Connector;
+  /** Signs a webhook body the way the provider does; returns the headers to deliver with it. */
+  signWebhook(rawBody: Buffer, secret: string, timestampSeconds: number): Record<string, string>;
+  /** Three secrets in the provider's format: the kit rotates from `previous` to `current`; `foreign` is never configured. */
+  readonly webhookSecrets: { readonly previous: string; readonly current: string; readonly foreign: string };
+  /** The provider's answer for a failure situation its sandbox cannot produce; null when the sandbox can. */
+  scriptedReply(situation: FailureSituation): WireReply | null;
+  /** One 0-, one 2- and one 3-decimal currency with an amount the provider accepts in each. */
+  readonly amountCases: readonly { readonly currency: string; readonly amount: number }[];
+  /** Sandbox objects next to the provider's published examples (fixtures). */
+  wireSamples(sandbox: S, connector: Connector): Promise<readonly WireSample[]>;
+}

@@ -1,0 +1,22 @@
+// One line per provider type. Adding a provider is adding its folder and one line here.
+
+import type { Connector, ConnectorAccountConfig, ConnectorFactory } from './contract.ts';
+import { ConnectorConfigError } from './contract.ts';
+import { stripeConnectorFactory } from './stripe/connector.ts';
+
+export const CONNECTOR_FACTORIES: Readonly<Record<string, ConnectorFactory>> = Object.freeze({
+  stripe: stripeConnectorFactory,
+});
+
+export function connectorTypes(): readonly string[] {
+  return Object.keys(CONNECTOR_FACTORIES);
+}
+
+/** Builds the connector for one configured account; an unknown type or invalid settings throw at load. */
+export function createConnector(accountName: string, config: ConnectorAccountConfig): Connector {
+  const factory = Object.hasOwn(CONNECTOR_FACTORIES, config.type) ? CONNECTOR_FACTORIES[config.type] : undefined;
+  if (factory === undefined) {
+    throw new ConnectorConfigError(`connectors.${accountName}.type: unknown connector type "${config.type}" (known: ${connectorTypes().join(', ')})`);
+  }
+  return factory.create(accountName, config);
+}

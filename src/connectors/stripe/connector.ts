@@ -1,0 +1,201 @@
+// The Stripe connector: calls the official SDK and translates. It owns no state and no retries
+// (maxNetworkRetries: 0; the SDK's one forced retry of a reset is recorded and classified).
+
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import Stripe from 'stripe';
+import type { CallOutcome, NotSent } from '../../core/outcome.ts';
+import type {
+  AuthorizeRequest,
+  CaptureRequest,
+  Connector,
+  ConnectorAccountConfig,
+  ConnectorFactory,
+  DeclineTable,
+  PrepareRequest,
+  QueryRequest,
+  ReconciliationRecord,
+  ReconciliationWindow,
+  RefundRequest,
+  VoidRequest,
+} from '../contract.ts';
+import { mergeDeclineTable } from '../decline-table.ts';
+import type { AttemptResult, RecordedCall } from './attempt-recorder.ts';
+import { AttemptRecordingHttpClient, recordAttempts } from './attempt-recorder.ts';
+import type { StripeConnectorOptions } from './config.ts';
+import { parseStripeAccountConfig } from './config.ts';
+import { STRIPE_DEFAULT_DECLINES, STRIPE_POLICY } from './defaults.ts';
+import { outcomeForFailure, STRIPE_ERROR_CLASSIFICATION } from './error-classification.ts';
+import { capturedOutcome, paymentIntentOutcome, preparedOutcome, refundOutcome, voidedOutcome } from './status-map.ts';
+import { captureParams, paymentIntentCreateParams, reconciliationRecord, refundParams, resolvePaymentMethod, toStripeAmount } from './transformers.ts';
+import type { StripeAmount } from './transformers.ts';
+import { verifyStripeWebhook } from './webhook.ts';
+
+export interface StripeConnectorDeps {
+  readonly declineTable?: DeclineTable;
+}
+
+/** Thrown by fetchReconciliationRecords only: reconciliation is a read the job retries, never a payment outcome. */
+export class ReconciliationFetchError extends Error {
+  override readonly name = 'ReconciliationFetchError';
+}
+
+function localRefusal(detail: string): NotSent {
+  return { kind: 'not_sent', reason: 'local_validation', detail };
+}
+
+function wireAmount(amount: number, currency: string): StripeAmount {
+  return toStripeAmount(amount, currency);
+}
+
+/** A query answers about the authorization, so a failed query is never "not sent" or "declined": it is unknown. */
+function queryFailure(o: CallOutcome): CallOutcome {
+  if (o.kind === 'not_sent' || o.kind === 'declined') {
+    return { kind: 'unknown', reason: 'unexpected', ...('providerRef' in o && o.providerRef !== undefined ? { providerRef: o.providerRef } : {}), detail: `query failed (${o.kind === 'not_sent' ? o.reason : o.code})` };
+  }
+  return o;
+}
+
+function isMissingResource(error: unknown): boolean {
+  const e = error as { statusCode?: unknown; code?: unknown };
+  return e.statusCode === 404 || e.code === 'resource_missing';
+}
+
+export function createStripeConnector(account: string, options: StripeConnectorOptions, deps: StripeConnectorDeps = {}): Connector {
+  const declineTable = mergeDeclineTable(STRIPE_DEFAULT_DECLINES, deps.declineTable);
+  const agent = options.apiProtocol === 'http' ? new HttpAgent({ keepAlive: options.keepAlive }) : new HttpsAgent({ keepAlive: options.keepAlive });
+  const stripe = new Stripe(options.secretKey, {
+    maxNetworkRetries: 0,
+    timeout: options.timeoutMs,
+    telemetry: false,
+    httpClient: new AttemptRecordingHttpClient(agent),
+    ...(options.apiHost !== undefined ? { host: options.apiHost } : {}),
+    ...(options.apiPort !== undefined ? { port: options.apiPort } : {}),
+    ...(options.apiProtocol !== undefined ? { protocol: options.apiProtocol } : {}),
+  });
+  const policy = { ...STRIPE_POLICY, keyRetentionMs: options.keyRetentionMs };
+
+  function failed(call: { error: unknown; attempts: readonly AttemptResult[] }, providerRef?: string): CallOutcome {
+    return outcomeForFailure(call.error, call.attempts, { declineTable, ...(providerRef !== undefined ? { providerRef } : {}) });
+  }
+
+  async function settle<T>(call: () => Promise<T>): Promise<RecordedCall<T>> {
+    return recordAttempts(call);
+  }
+
+  async function prepare(req: PrepareRequest): Promise<CallOutcome> {
+    const wire = wireAmount(req.amount, req.currency);
+    if (!wire.ok) return localRefusal(wire.problem);
+    const pm = resolvePaymentMethod(req.paymentMethod, options.sandbox);
+    if (!pm.ok) return pm.outcome;
+    const params = paymentIntentCreateParams(req, wire, pm.paymentMethod);
+    const call = await settle(() => stripe.paymentIntents.create(params, { idempotencyKey: req.idempotencyKey }));
+    return call.ok ? preparedOutcome(call.value, req) : failed(call);
+  }
+
+  async function authorize(req: AuthorizeRequest): Promise<CallOutcome> {
+    if (req.providerRef === null) return localRefusal('Stripe authorizes a prepared PaymentIntent: prepare first');
+    const wire = wireAmount(req.amount, req.currency);
+    if (!wire.ok) return localRefusal(wire.problem);
+    const id = req.providerRef;
+    const call = await settle(() => stripe.paymentIntents.confirm(id, {}, { idempotencyKey: req.idempotencyKey }));
+    return call.ok ? paymentIntentOutcome(call.value, req, declineTable) : failed(call, id);
+  }
+
+  /** Multicapture is per charge: a non-final capture goes out only when the charge says it is available. */
+  async function multicaptureAvailable(piId: string): Promise<boolean | string> {
+    const pi = await settle(() => stripe.paymentIntents.retrieve(piId));
+    if (!pi.ok) return `could not check multicapture: ${String((pi.error as Error).message)}`;
+    const latest = pi.value.latest_charge;
+    if (latest === null) return 'the PaymentIntent has no charge';
+    let charge: Stripe.Charge;
+    if (typeof latest === 'string') {
+      const ch = await settle(() => stripe.charges.retrieve(latest));
+      if (!ch.ok) return `could not check multicapture: ${String((ch.error as Error).message)}`;
+      charge = ch.value;
+    } else {
+      charge = latest;
+    }
+    return charge.payment_method_details?.card?.multicapture?.status === 'available';
+  }
+
+  async function capture(req: CaptureRequest): Promise<CallOutcome> {
+    const wire = wireAmount(req.amount, req.currency);
+    if (!wire.ok) return localRefusal(wire.problem);
+    if (!req.final) {
+      const available = await multicaptureAvailable(req.providerRef);
+      if (available !== true) return localRefusal(available === false ? 'multicapture is not available on this charge' : available);
+    }
+    const call = await settle(() => stripe.paymentIntents.capture(req.providerRef, captureParams(req, wire.amount), { idempotencyKey: req.idempotencyKey }));
+    return call.ok ? capturedOutcome(call.value, req, req.alreadyCaptured ?? 0) : failed(call, req.providerRef);
+  }
+
+  async function voidAuthorization(req: VoidRequest): Promise<CallOutcome> {
+    const call = await settle(() => stripe.paymentIntents.cancel(req.providerRef, {}, { idempotencyKey: req.idempotencyKey }));
+    return call.ok ? voidedOutcome(call.value, req) : failed(call, req.providerRef);
+  }
+
+  async function refund(req: RefundRequest): Promise<CallOutcome> {
+    const wire = wireAmount(req.amount, req.currency);
+    if (!wire.ok) return localRefusal(wire.problem);
+    const call = await settle(() => stripe.refunds.create(refundParams(req, wire.amount), { idempotencyKey: req.idempotencyKey }));
+    return call.ok ? refundOutcome(call.value, req, declineTable) : failed(call, req.providerRef);
+  }
+
+  async function query(req: QueryRequest): Promise<CallOutcome> {
+    if (req.providerRef === null) {
+      return { kind: 'unknown', reason: 'not_found', detail: 'Stripe is queried by PaymentIntent id; none is known for this attempt' };
+    }
+    const id = req.providerRef;
+    const call = await settle(() => stripe.paymentIntents.retrieve(id));
+    if (call.ok) return paymentIntentOutcome(call.value, req, declineTable);
+    if (isMissingResource(call.error)) return { kind: 'unknown', reason: 'not_found', providerRef: id, detail: 'Stripe does not know this PaymentIntent' };
+    return queryFailure(failed(call, id));
+  }
+
+  async function fetchReconciliationRecords(window: ReconciliationWindow): Promise<readonly ReconciliationRecord[]> {
+    const created = { gte: Math.floor(window.from.getTime() / 1000), lt: Math.ceil(window.to.getTime() / 1000) };
+    const records: ReconciliationRecord[] = [];
+    let startingAfter: string | undefined;
+    for (;;) {
+      const params: Stripe.PaymentIntentListParams = { created, limit: 100, expand: ['data.latest_charge'], ...(startingAfter !== undefined ? { starting_after: startingAfter } : {}) };
+      const page = await settle(() => stripe.paymentIntents.list(params));
+      if (!page.ok) throw new ReconciliationFetchError(`Stripe list failed: ${String((page.error as Error).message)}`, { cause: page.error });
+      for (const pi of page.value.data) records.push(reconciliationRecord(pi));
+      const last = page.value.data[page.value.data.length - 1];
+      if (!page.value.has_more || last === undefined) return records;
+      startingAfter = last.id;
+    }
+  }
+
+  return {
+    type: 'stripe',
+    account,
+    sandbox: options.sandbox,
+    capabilities: policy.capabilities,
+    policy,
+    errorClassification: STRIPE_ERROR_CLASSIFICATION,
+    declineTable,
+    reconciliationDelayMs: 0, // the list endpoint is read-your-writes
+    prepare,
+    authorize,
+    capture,
+    void: voidAuthorization,
+    refund,
+    query,
+    verifyWebhook: (rawBody, headers, now) => verifyStripeWebhook(rawBody, headers, options.webhookSecrets, now, declineTable),
+    fetchReconciliationRecords,
+    close: () => {
+      agent.destroy();
+      return Promise.resolve();
+    },
+  };
+}
+
+export const stripeConnectorFactory: ConnectorFactory = {
+  type: 'stripe',
+  create(account: string, config: ConnectorAccountConfig): Connector {
+    const options = parseStripeAccountConfig(account, config);
+    return createStripeConnector(account, options, config.declineTable !== undefined ? { declineTable: config.declineTable } : {});
+  },
+};

@@ -1,0 +1,182 @@
+// Pure translation between the gateway's requests and Stripe's wire objects. No I/O, no SDK calls.
+// Amounts: the gateway keeps ISO 4217 minor units; Stripe mostly agrees, with the exceptions below.
+
+import type Stripe from 'stripe';
+import { amountProblem, currencyExponent, isCurrency } from '../../core/money.ts';
+import type { NotSent, Unknown } from '../../core/outcome.ts';
+import { assertNever } from '../../core/states.ts';
+import type {
+  CaptureRequest,
+  PaymentMethodInput,
+  PrepareRequest,
+  ReconciliationRecord,
+  RefundRequest,
+} from '../contract.ts';
+import { testCardScenario } from '../test-cards.ts';
+import type { TestCardScenario } from '../test-cards.ts';
+
+/** Stripe's zero-decimal list (docs.stripe.com/currencies#zero-decimal); all match ISO 4217 exponent 0. */
+export const STRIPE_ZERO_DECIMAL = new Set(['BIF', 'CLP', 'DJF', 'GNF', 'JPY', 'KMF', 'KRW', 'MGA', 'PYG', 'RWF', 'UGX', 'VND', 'VUV', 'XAF', 'XOF', 'XPF']);
+/** Three-decimal currencies Stripe accepts; the last digit must be 0 (amount divisible by 10). */
+export const STRIPE_THREE_DECIMAL = new Set(['BHD', 'JOD', 'KWD', 'OMR', 'TND']);
+/** ISK is zero-decimal in ISO 4217 but Stripe still takes it with two decimals (×100, backwards compatibility). */
+const STRIPE_TWO_DECIMAL_OVERRIDES = new Set(['ISK']);
+
+export type StripeAmount =
+  | { readonly ok: true; readonly amount: number; readonly currency: string }
+  | { readonly ok: false; readonly problem: string };
+
+/** Gateway minor units -> Stripe wire amount and lower-case currency. Never rounds: an amount Stripe cannot take is refused. */
+export function toStripeAmount(amount: number, currency: string): StripeAmount {
+  const problem = amountProblem(amount);
+  if (problem !== null) return { ok: false, problem };
+  if (!isCurrency(currency)) return { ok: false, problem: `currency ${currency} is not supported` };
+  const wireCurrency = currency.toLowerCase();
+  if (STRIPE_TWO_DECIMAL_OVERRIDES.has(currency)) return { ok: true, amount: amount * 100, currency: wireCurrency };
+  if (STRIPE_THREE_DECIMAL.has(currency) && amount % 10 !== 0) {
+    return { ok: false, problem: `Stripe takes ${currency} amounts only in multiples of 10 minor units, got ${amount}` };
+  }
+  if (currencyExponent(currency) === 3 && !STRIPE_THREE_DECIMAL.has(currency)) {
+    return { ok: false, problem: `Stripe does not support the three-decimal currency ${currency}` };
+  }
+  return { ok: true, amount, currency: wireCurrency };
+}
+
+/** Stripe wire amount -> gateway minor units; null when the currency or amount is not one we know. */
+export function fromStripeAmount(wireAmount: number, wireCurrency: string): { amount: number; currency: string } | null {
+  const currency = wireCurrency.toUpperCase();
+  if (!isCurrency(currency) || amountProblem(wireAmount) !== null) return null;
+  if (STRIPE_TWO_DECIMAL_OVERRIDES.has(currency)) {
+    return wireAmount % 100 === 0 ? { amount: wireAmount / 100, currency } : null;
+  }
+  return { amount: wireAmount, currency };
+}
+
+/** The Stripe test PaymentMethod that reproduces a gateway test-card scenario. */
+export function stripeTestPaymentMethod(scenario: TestCardScenario): string {
+  switch (scenario) {
+    case 'approved': return 'pm_card_visa';
+    case 'generic_decline': return 'pm_card_visa_chargeDeclined';
+    case 'insufficient_funds': return 'pm_card_visa_chargeDeclinedInsufficientFunds';
+    case 'stolen_card': return 'pm_card_visa_chargeDeclinedStolenCard';
+    case 'lost_card': return 'pm_card_visa_chargeDeclinedLostCard';
+    case 'expired_card': return 'pm_card_chargeDeclinedExpiredCard';
+    case 'incorrect_cvc': return 'pm_card_chargeDeclinedIncorrectCvc';
+    case 'processing_error': return 'pm_card_chargeDeclinedProcessingError';
+    default: return assertNever(scenario, 'test card scenario');
+  }
+}
+
+export type ResolvedPaymentMethod = { readonly ok: true; readonly paymentMethod: string } | { readonly ok: false; readonly outcome: NotSent };
+
+function refused(detail: string): { ok: false; outcome: NotSent } {
+  return { ok: false, outcome: { kind: 'not_sent', reason: 'local_validation', detail } };
+}
+
+/** A token passes through; a test card is translated, and only for a sandbox account. */
+export function resolvePaymentMethod(input: PaymentMethodInput, sandbox: boolean): ResolvedPaymentMethod {
+  if (input.testCard !== undefined) {
+    if (!sandbox) return refused('test cards are accepted only by sandbox accounts');
+    const scenario = testCardScenario(input.testCard);
+    if (scenario === null) return refused('not one of the gateway test cards');
+    return { ok: true, paymentMethod: stripeTestPaymentMethod(scenario) };
+  }
+  if (input.token !== undefined && input.token.length > 0) {
+    // Stripe's magic test PaymentMethods charge nothing real, but a live account must not see them either.
+    if (!sandbox && input.token.startsWith('pm_card_')) return refused('Stripe test PaymentMethods are refused on live accounts');
+    return { ok: true, paymentMethod: input.token };
+  }
+  return refused('no payment method: neither token nor testCard');
+}
+
+/** PaymentIntent create params for `prepare`: no confirm, so no money moves; confirm comes with the auth key. */
+export function paymentIntentCreateParams(req: PrepareRequest, wire: { amount: number; currency: string }, paymentMethod: string): Stripe.PaymentIntentCreateParams {
+  const params: Stripe.PaymentIntentCreateParams = {
+    amount: wire.amount,
+    currency: wire.currency,
+    capture_method: req.captureMethod,
+    confirm: false,
+    payment_method: paymentMethod,
+    // Cards only and no redirects: a server-side confirm must not need a return_url.
+    allowed_payment_method_types: ['card'],
+    metadata: { payment_id: req.paymentId, attempt_id: req.attemptId },
+  };
+  if (req.captureMethod === 'manual') {
+    params.payment_method_options = { card: { request_multicapture: 'if_available' } };
+  }
+  return params;
+}
+
+export function captureParams(req: CaptureRequest, wireAmount: number): Stripe.PaymentIntentCaptureParams {
+  const params: Stripe.PaymentIntentCaptureParams = {
+    amount_to_capture: wireAmount,
+    metadata: { payment_id: req.paymentId, attempt_id: req.attemptId, capture_id: req.captureId },
+  };
+  // Sent only when false: true is Stripe's default, and final_capture is refused where multicapture is off.
+  if (!req.final) params.final_capture = false;
+  return params;
+}
+
+export function refundParams(req: RefundRequest, wireAmount: number): Stripe.RefundCreateParams {
+  const params: Stripe.RefundCreateParams = {
+    payment_intent: req.providerRef,
+    amount: wireAmount,
+    metadata: { payment_id: req.paymentId, attempt_id: req.attemptId, refund_id: req.refundId },
+  };
+  const reason = req.reason;
+  if (reason === 'duplicate' || reason === 'fraudulent' || reason === 'requested_by_customer') params.reason = reason;
+  return params;
+}
+
+/**
+ * Hyperswitch-style integrity check: the amount and currency Stripe echoes must be what we asked.
+ * Returns the Unknown to report, or null when they agree.
+ */
+export function integrityProblem(
+  asked: { readonly amount: number; readonly currency: string },
+  echoed: { readonly amount: number; readonly currency: string },
+  providerRef: string,
+): Unknown | null {
+  const back = fromStripeAmount(echoed.amount, echoed.currency);
+  if (back !== null && back.amount === asked.amount && back.currency === asked.currency) return null;
+  return {
+    kind: 'unknown',
+    reason: 'integrity_mismatch',
+    providerRef,
+    alert: true,
+    detail: `asked ${asked.amount} ${asked.currency}, Stripe echoed ${echoed.amount} ${echoed.currency}`,
+  };
+}
+
+export function attemptIdOf(metadata: Stripe.Metadata | null | undefined): string | null {
+  const id = metadata?.['attempt_id'];
+  return typeof id === 'string' && id.length > 0 ? id : null;
+}
+
+/** An expanded or bare reference: Stripe returns either depending on `expand`. */
+export function refId(ref: string | { readonly id: string } | null | undefined): string | null {
+  if (ref === null || ref === undefined) return null;
+  return typeof ref === 'string' ? ref : ref.id;
+}
+
+/** Stripe amounts of one PaymentIntent in gateway units; a currency we do not know keeps the wire value. */
+function toMinor(wire: number, wireCurrency: string): number {
+  return fromStripeAmount(wire, wireCurrency)?.amount ?? wire;
+}
+
+export function reconciliationRecord(pi: Stripe.PaymentIntent): ReconciliationRecord {
+  const charge = typeof pi.latest_charge === 'object' && pi.latest_charge !== null ? pi.latest_charge : null;
+  const captured = toMinor(pi.amount_received, pi.currency);
+  const capturable = toMinor(pi.amount_capturable, pi.currency);
+  return {
+    providerRef: pi.id,
+    attemptId: attemptIdOf(pi.metadata),
+    status: pi.status,
+    amount: toMinor(pi.amount, pi.currency),
+    currency: pi.currency.toUpperCase(),
+    authorized: captured + capturable,
+    captured,
+    refunded: charge === null ? 0 : toMinor(charge.amount_refunded, pi.currency),
+    createdAt: new Date(pi.created * 1000).toISOString(),
+  };
+}
