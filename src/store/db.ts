@@ -1,0 +1,36 @@
+// The PostgreSQL pool and the drizzle instance over it. One per process; the composition root
+// creates it and passes it down.
+
+import { drizzle } from 'drizzle-orm/node-postgres';
+import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
+import pg from 'pg';
+import { databaseUrlFromEnv } from './database-url.ts';
+import * as schema from './schema.ts';
+
+export type Db = NodePgDatabase<typeof schema>;
+/** What a repository function accepts: the database or an open transaction. */
+export type DbOrTx = Db | Parameters<Parameters<Db['transaction']>[0]>[0];
+
+export interface Database {
+  readonly url: string;
+  readonly pool: pg.Pool;
+  readonly db: Db;
+  close(): Promise<void>;
+}
+
+export function createPool(url: string, max = 10): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max });
+  // A terminated backend (failover, pg_terminate_backend) makes its client emit 'error'; the
+  // query in flight rejects on its own, and an unheard 'error' event would crash the process.
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+  });
+  return pool;
+}
+
+export function createDatabase(url: string = databaseUrlFromEnv(), options: { max?: number } = {}): Database {
+  const pool = createPool(url, options.max);
+  const db = drizzle({ client: pool, schema });
+  return { url, pool, db, close: () => pool.end() };
+}

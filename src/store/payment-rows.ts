@@ -1,0 +1,156 @@
+// Payment aggregate <-> rows of payments, payment_attempts, captures and refunds. The mapping is
+// exact: loading what was stored gives back an equal Payment (test/integration/store/payment-store).
+
+import type { Attempt, AttemptStatus, Capture, CaptureMethod, NotChargedProof, Payment, Refund } from '../core/payment.ts';
+import type { DeclineClass, CallOutcomeKind } from '../core/outcome.ts';
+import type { CaptureState, PaymentState, RefundState } from '../core/states.ts';
+import type { captures, paymentAttempts, payments, refunds } from './schema.ts';
+
+export type PaymentRow = typeof payments.$inferSelect;
+export type AttemptRow = typeof paymentAttempts.$inferSelect;
+export type CaptureRow = typeof captures.$inferSelect;
+export type RefundRow = typeof refunds.$inferSelect;
+
+const iso = (d: Date): string => d.toISOString();
+const date = (s: string): Date => {
+  const d = new Date(s);
+  if (Number.isNaN(d.getTime())) throw new RangeError(`not an ISO 8601 instant: ${s}`);
+  return d;
+};
+
+/** The payments row for an aggregate; `updatedAt` is when this version was written. */
+export function paymentRow(p: Payment, updatedAt: Date): PaymentRow {
+  return {
+    id: p.id,
+    merchantId: p.merchantId,
+    reference: p.reference,
+    amount: p.amount,
+    currency: p.currency,
+    state: p.state,
+    captureMethod: p.captureMethod,
+    allowPartial: p.allowPartialAuthorization,
+    amountAuthorized: p.amountAuthorized,
+    amountCaptured: p.amountCaptured,
+    amountRefunded: p.amountRefunded,
+    captureOpen: p.captureOpen,
+    routing: p.routing,
+    routingSnapshot: p.routing.snapshot,
+    voidOp: p.voidOp,
+    metadata: p.metadata,
+    version: p.version,
+    createdAt: date(p.createdAt),
+    updatedAt,
+    deadlineAt: date(p.deadlineAt),
+  };
+}
+
+export function attemptRow(paymentId: string, a: Attempt, updatedAt: Date): AttemptRow {
+  return {
+    id: a.id,
+    paymentId,
+    no: a.no,
+    connector: a.connector,
+    status: a.status,
+    providerRef: a.providerRef,
+    authKey: a.authKey,
+    firstSentAt: a.firstSentAt === null ? null : date(a.firstSentAt),
+    sends: a.sends,
+    maybeReached: a.maybeReached,
+    notSentSends: [...a.notSentSends],
+    prepareCalls: a.prepareCalls,
+    queries: a.queries,
+    fenceCalls: a.fenceCalls,
+    lastOutcome: a.lastOutcome,
+    proof: a.proof,
+    declineCode: a.declineCode,
+    declineClass: a.declineClass,
+    retryElsewhere: a.retryElsewhere,
+    notSentReason: a.notSentReason,
+    amountAuthorized: a.amountAuthorized,
+    createdAt: date(a.createdAt),
+    updatedAt,
+  };
+}
+
+export function captureRow(paymentId: string, c: Capture, updatedAt: Date): CaptureRow {
+  return {
+    id: c.id, paymentId, no: c.no, amount: c.amount, final: c.final, status: c.status, providerKey: c.providerKey,
+    providerRef: c.providerRef, calls: c.calls, createdAt: date(c.createdAt), updatedAt,
+  };
+}
+
+export function refundRow(paymentId: string, r: Refund, updatedAt: Date): RefundRow {
+  return {
+    id: r.id, paymentId, no: r.no, amount: r.amount, reason: r.reason, status: r.status, providerKey: r.providerKey,
+    providerRef: r.providerRef, calls: r.calls, createdAt: date(r.createdAt), updatedAt,
+  };
+}
+
+export function attemptFromRow(r: AttemptRow): Attempt {
+  return {
+    id: r.id,
+    no: r.no,
+    connector: r.connector,
+    status: r.status as AttemptStatus,
+    providerRef: r.providerRef,
+    authKey: r.authKey,
+    firstSentAt: r.firstSentAt === null ? null : iso(r.firstSentAt),
+    sends: r.sends,
+    maybeReached: r.maybeReached,
+    notSentSends: r.notSentSends,
+    prepareCalls: r.prepareCalls,
+    queries: r.queries,
+    fenceCalls: r.fenceCalls,
+    lastOutcome: r.lastOutcome as CallOutcomeKind | null,
+    proof: r.proof as NotChargedProof | null,
+    declineCode: r.declineCode,
+    declineClass: r.declineClass as DeclineClass | null,
+    retryElsewhere: r.retryElsewhere,
+    notSentReason: r.notSentReason,
+    amountAuthorized: r.amountAuthorized,
+    createdAt: iso(r.createdAt),
+  };
+}
+
+export function captureFromRow(r: CaptureRow): Capture {
+  return {
+    id: r.id, no: r.no, amount: r.amount, final: r.final, status: r.status as CaptureState, providerKey: r.providerKey,
+    providerRef: r.providerRef, calls: r.calls, createdAt: iso(r.createdAt),
+  };
+}
+
+export function refundFromRow(r: RefundRow): Refund {
+  return {
+    id: r.id, no: r.no, amount: r.amount, reason: r.reason, status: r.status as RefundState, providerKey: r.providerKey,
+    providerRef: r.providerRef, calls: r.calls, createdAt: iso(r.createdAt),
+  };
+}
+
+/** Children must come ordered by `no`. */
+export function paymentFromRows(row: PaymentRow, attempts: readonly AttemptRow[], caps: readonly CaptureRow[], rfds: readonly RefundRow[]): Payment {
+  // attempts, captures and refunds go last: step()'s Draft rebuilds the aggregate in that key order
+  // and detects "nothing changed" by comparing JSON, so the loaded order must match it.
+  return {
+    id: row.id,
+    merchantId: row.merchantId,
+    reference: row.reference,
+    amount: row.amount,
+    currency: row.currency,
+    captureMethod: row.captureMethod as CaptureMethod,
+    allowPartialAuthorization: row.allowPartial,
+    state: row.state as PaymentState,
+    amountAuthorized: row.amountAuthorized,
+    amountCaptured: row.amountCaptured,
+    amountRefunded: row.amountRefunded,
+    captureOpen: row.captureOpen,
+    voidOp: row.voidOp,
+    routing: row.routing,
+    metadata: row.metadata,
+    version: row.version,
+    createdAt: iso(row.createdAt),
+    deadlineAt: iso(row.deadlineAt),
+    attempts: attempts.map(attemptFromRow),
+    captures: caps.map(captureFromRow),
+    refunds: rfds.map(refundFromRow),
+  };
+}

@@ -1,0 +1,334 @@
+// Drizzle mirror of migrations/*.sql (the SQL is the authority; test/integration/store/schema
+// checks that both name the same tables and columns). Money columns map BIGINT to a JS number
+// only when it is a safe integer.
+
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  bigserial,
+  boolean,
+  customType,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  unique,
+} from 'drizzle-orm/pg-core';
+import type { RoutingDecision, VoidOperation } from '../core/payment.ts';
+import { safeBigint } from './safe-bigint.ts';
+
+/** BIGINT minor units <-> number, never a float. */
+const minorUnits = customType<{ data: number; driverData: string | number }>({
+  dataType: () => 'bigint',
+  toDriver: (value) => {
+    if (!Number.isSafeInteger(value)) throw new RangeError(`amount ${value} is not a safe integer`);
+    return value;
+  },
+  fromDriver: (value) => safeBigint(value, 'amount'),
+});
+
+/** bytea <-> Buffer (stored responses and raw webhook bodies, byte-for-byte). */
+const bytea = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => 'bytea' });
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+export const merchants = pgTable('merchants', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  apiKeyHash: text('api_key_hash').notNull().unique(),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  keyRotatedAt: ts('key_rotated_at'),
+});
+
+export const routingSnapshots = pgTable('routing_snapshots', {
+  version: text('version').primaryKey(),
+  content: jsonb('content').notNull(),
+  createdAt: ts('created_at').notNull().defaultNow(),
+});
+
+export const payments = pgTable(
+  'payments',
+  {
+    id: text('id').primaryKey(),
+    merchantId: text('merchant_id').notNull().references(() => merchants.id),
+    reference: text('reference').notNull(),
+    amount: minorUnits('amount').notNull(),
+    currency: text('currency').notNull(),
+    state: text('state').notNull(),
+    captureMethod: text('capture_method').notNull(),
+    allowPartial: boolean('allow_partial').notNull(),
+    amountAuthorized: minorUnits('amount_authorized').notNull().default(0),
+    amountCaptured: minorUnits('amount_captured').notNull().default(0),
+    amountRefunded: minorUnits('amount_refunded').notNull().default(0),
+    captureOpen: boolean('capture_open').notNull().default(false),
+    routing: jsonb('routing').$type<RoutingDecision>().notNull(),
+    routingSnapshot: text('routing_snapshot').notNull(),
+    voidOp: jsonb('void_op').$type<VoidOperation>(),
+    metadata: jsonb('metadata').$type<Record<string, string>>().notNull().default({}),
+    version: integer('version').notNull(),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+    deadlineAt: ts('deadline_at').notNull(),
+  },
+  (t) => [
+    unique('payments_merchant_id_id_key').on(t.merchantId, t.id),
+    index('payments_merchant_reference_idx').on(t.merchantId, t.reference),
+    index('payments_merchant_state_idx').on(t.merchantId, t.state, t.id),
+    index('payments_in_flight_idx')
+      .on(t.state, t.createdAt)
+      .where(sql`state NOT IN ('captured', 'voided', 'declined', 'expired', 'failed')`),
+  ],
+);
+
+export const paymentAttempts = pgTable(
+  'payment_attempts',
+  {
+    id: text('id').primaryKey(),
+    paymentId: text('payment_id').notNull().references(() => payments.id),
+    no: integer('no').notNull(),
+    connector: text('connector').notNull(),
+    status: text('status').notNull(),
+    providerRef: text('provider_ref'),
+    authKey: text('auth_key').notNull(),
+    firstSentAt: ts('first_sent_at'),
+    sends: integer('sends').notNull(),
+    maybeReached: boolean('maybe_reached').notNull(),
+    notSentSends: integer('not_sent_sends').array().notNull().default([]),
+    prepareCalls: integer('prepare_calls').notNull(),
+    queries: integer('queries').notNull(),
+    fenceCalls: integer('fence_calls').notNull(),
+    lastOutcome: text('last_outcome'),
+    proof: text('proof'),
+    declineCode: text('decline_code'),
+    declineClass: text('decline_class'),
+    retryElsewhere: boolean('retry_elsewhere').notNull(),
+    notSentReason: text('not_sent_reason'),
+    amountAuthorized: minorUnits('amount_authorized').notNull(),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [
+    unique('payment_attempts_payment_no_key').on(t.paymentId, t.no),
+    index('payment_attempts_connector_ref_idx').on(t.connector, t.providerRef).where(sql`provider_ref IS NOT NULL`),
+  ],
+);
+
+const operationColumns = {
+  id: text('id').primaryKey(),
+  paymentId: text('payment_id').notNull().references(() => payments.id),
+  no: integer('no').notNull(),
+  amount: minorUnits('amount').notNull(),
+  status: text('status').notNull(),
+  providerKey: text('provider_key').notNull(),
+  providerRef: text('provider_ref'),
+  calls: integer('calls').notNull(),
+  createdAt: ts('created_at').notNull(),
+  updatedAt: ts('updated_at').notNull(),
+};
+
+export const captures = pgTable('captures', { ...operationColumns, final: boolean('final').notNull() }, (t) => [
+  unique('captures_payment_no_key').on(t.paymentId, t.no),
+]);
+
+export const refunds = pgTable('refunds', { ...operationColumns, reason: text('reason') }, (t) => [
+  unique('refunds_payment_no_key').on(t.paymentId, t.no),
+]);
+
+export const paymentTransitions = pgTable(
+  'payment_transitions',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    paymentId: text('payment_id').notNull().references(() => payments.id),
+    fromState: text('from_state').notNull(),
+    toState: text('to_state').notNull(),
+    input: jsonb('input').notNull(),
+    origin: text('origin').notNull(),
+    attemptId: text('attempt_id'),
+    rawProvider: jsonb('raw_provider'),
+    outcome: text('outcome').notNull(),
+    code: text('code'),
+    reason: text('reason').notNull(),
+    version: integer('version').notNull(),
+    at: ts('at').notNull(),
+  },
+  (t) => [index('payment_transitions_payment_idx').on(t.paymentId, t.id)],
+);
+
+export const disputes = pgTable(
+  'disputes',
+  {
+    id: text('id').primaryKey(),
+    paymentId: text('payment_id').notNull().references(() => payments.id),
+    connector: text('connector').notNull(),
+    providerRef: text('provider_ref').notNull(),
+    amount: minorUnits('amount').notNull(),
+    currency: text('currency').notNull(),
+    status: text('status').notNull(),
+    reason: text('reason'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [unique('disputes_connector_ref_key').on(t.connector, t.providerRef)],
+);
+
+export const outbox = pgTable(
+  'outbox',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    paymentId: text('payment_id').references(() => payments.id),
+    transitionId: bigint('transition_id', { mode: 'number' }).references(() => paymentTransitions.id),
+    kind: text('kind').notNull(),
+    payload: jsonb('payload').notNull(),
+    connector: text('connector'),
+    providerKey: text('provider_key'),
+    runAt: ts('run_at').notNull(),
+    status: text('status').notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    lastError: text('last_error'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    doneAt: ts('done_at'),
+  },
+  (t) => [
+    index('outbox_due_idx').on(t.runAt).where(sql`status = 'pending'`),
+    index('outbox_payment_idx').on(t.paymentId, t.id),
+  ],
+);
+
+export const idempotencyRecords = pgTable(
+  'idempotency_records',
+  {
+    merchantId: text('merchant_id').notNull().references(() => merchants.id),
+    key: text('key').notNull(),
+    fingerprint: text('fingerprint').notNull(),
+    status: text('status').notNull(),
+    lockedUntil: ts('locked_until'),
+    paymentId: text('payment_id'),
+    responseStatus: integer('response_status'),
+    responseBody: bytea('response_body'),
+    responseHeaders: jsonb('response_headers').$type<Record<string, string>>(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    expiresAt: ts('expires_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.merchantId, t.key] }), index('idempotency_records_expires_idx').on(t.expiresAt)],
+);
+
+export const inboundEvents = pgTable(
+  'inbound_events',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    connector: text('connector').notNull(),
+    providerEventId: text('provider_event_id'),
+    rawBody: bytea('raw_body').notNull(),
+    headers: jsonb('headers').$type<Record<string, string>>().notNull().default({}),
+    verified: boolean('verified').notNull(),
+    outcome: text('outcome').notNull().default('pending'),
+    paymentId: text('payment_id').references(() => payments.id),
+    reason: text('reason'),
+    receivedAt: ts('received_at').notNull().defaultNow(),
+    processedAt: ts('processed_at'),
+  },
+  (t) => [
+    unique('inbound_events_connector_event_key').on(t.connector, t.providerEventId),
+    index('inbound_events_pending_idx').on(t.receivedAt).where(sql`outcome = 'pending'`),
+  ],
+);
+
+export const webhookEndpoints = pgTable(
+  'webhook_endpoints',
+  {
+    id: text('id').primaryKey(),
+    merchantId: text('merchant_id').notNull().references(() => merchants.id),
+    url: text('url').notNull(),
+    enabledEvents: text('enabled_events').array().notNull(),
+    status: text('status').notNull().default('enabled'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [unique('webhook_endpoints_merchant_id_id_key').on(t.merchantId, t.id)],
+);
+
+export const merchantEvents = pgTable(
+  'merchant_events',
+  {
+    id: text('id').primaryKey(),
+    merchantId: text('merchant_id').notNull().references(() => merchants.id),
+    paymentId: text('payment_id'),
+    type: text('type').notNull(),
+    payload: jsonb('payload').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    unique('merchant_events_merchant_id_id_key').on(t.merchantId, t.id),
+    index('merchant_events_payment_idx').on(t.paymentId, t.createdAt),
+  ],
+);
+
+export const eventDeliveries = pgTable(
+  'event_deliveries',
+  {
+    id: text('id').primaryKey(),
+    merchantId: text('merchant_id').notNull(),
+    eventId: text('event_id').notNull(),
+    endpointId: text('endpoint_id').notNull(),
+    status: text('status').notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: ts('next_attempt_at'),
+    lastStatusCode: integer('last_status_code'),
+    lastError: text('last_error'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    deliveredAt: ts('delivered_at'),
+  },
+  (t) => [
+    unique('event_deliveries_event_endpoint_key').on(t.eventId, t.endpointId),
+    index('event_deliveries_due_idx').on(t.nextAttemptAt).where(sql`status = 'pending'`),
+  ],
+);
+
+export const ledgerTransactions = pgTable('ledger_transactions', {
+  id: text('id').primaryKey(),
+  paymentId: text('payment_id').references(() => payments.id),
+  kind: text('kind').notNull(),
+  source: text('source').notNull().unique(),
+  description: text('description'),
+  createdAt: ts('created_at').notNull().defaultNow(),
+});
+
+export const ledgerEntries = pgTable(
+  'ledger_entries',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    transactionId: text('transaction_id').notNull().references(() => ledgerTransactions.id),
+    account: text('account').notNull(),
+    direction: text('direction').notNull(),
+    amount: minorUnits('amount').notNull(),
+    currency: text('currency').notNull(),
+  },
+  (t) => [
+    index('ledger_entries_transaction_idx').on(t.transactionId),
+    index('ledger_entries_account_idx').on(t.account, t.currency),
+  ],
+);
+
+export const discrepancies = pgTable(
+  'discrepancies',
+  {
+    id: text('id').primaryKey(),
+    paymentId: text('payment_id').references(() => payments.id),
+    attemptId: text('attempt_id'),
+    kind: text('kind').notNull(),
+    detail: text('detail').notNull(),
+    status: text('status').notNull().default('open'),
+    resolution: text('resolution'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    resolvedAt: ts('resolved_at'),
+  },
+  (t) => [index('discrepancies_open_idx').on(t.createdAt).where(sql`status = 'open'`)],
+);
+
+export const schemaMigrations = pgTable('schema_migrations', {
+  version: text('version').primaryKey(),
+  checksum: text('checksum').notNull(),
+  appliedAt: ts('applied_at').notNull().defaultNow(),
+});

@@ -1,0 +1,266 @@
+// The unit of work (architecture §4): the only code that writes payment state. One input, one
+// database transaction: load the aggregate, run the pure step(), and write the new version, its
+// changed attempts/captures/refunds, the transition log row and the effects' outbox rows together.
+// Commit before any network call: the onCommitted hook (relay kick) runs after COMMIT.
+
+import { and, eq, getTableColumns, sql } from 'drizzle-orm';
+import type { Table } from 'drizzle-orm';
+import type { Effect } from '../core/effects.ts';
+import type { PaymentInput } from '../core/inputs.ts';
+import type { Payment } from '../core/payment.ts';
+import type { PaymentState } from '../core/states.ts';
+import { newPayment, step } from '../core/step.ts';
+import type { NewPaymentRequest, StepEnv, StepResult } from '../core/step.ts';
+import type { Db, DbOrTx } from './db.ts';
+import { writeEffects } from './effect-rows.ts';
+import { loadAggregate } from './payment-load.ts';
+import { attemptRow, captureRow, paymentRow, refundRow } from './payment-rows.ts';
+import { captures, paymentAttempts, paymentTransitions, payments, refunds } from './schema.ts';
+
+type IllegalCode = Extract<StepResult, { kind: 'illegal' }>['code'];
+
+export const TRANSITION_ORIGINS = ['api', 'worker', 'webhook', 'poll', 'timer', 'operator', 'reconcile'] as const;
+export type TransitionOrigin = (typeof TRANSITION_ORIGINS)[number];
+
+export interface TransitionHooks {
+  /** Test seam: inside the transaction, right after the aggregate was loaded. */
+  afterLoad?(ctx: { tryNo: number; payment: Payment }): Promise<void>;
+  /** Test seam: inside the transaction, after every write, right before COMMIT. */
+  beforeCommit?(ctx: { backendPid: number }): Promise<void>;
+}
+
+export interface TransitionOptions {
+  /** Tenant scope: another merchant's payment is not found. */
+  readonly merchantId?: string;
+  /** The provider's own payload (webhook body, API answer), kept on the transition row. */
+  readonly rawProvider?: unknown;
+  /** The attempt this input concerns, when the input itself does not name one. */
+  readonly attemptId?: string;
+  readonly now?: () => Date;
+  /** Optimistic tries before giving up with VersionConflictError (default 5). */
+  readonly maxTries?: number;
+  /** Called after COMMIT with the new outbox ids (the relay kick); the relay's sweep covers a failure here. */
+  readonly onCommitted?: (outboxIds: readonly number[]) => void | Promise<void>;
+  readonly hooks?: TransitionHooks;
+}
+
+interface Written {
+  readonly payment: Payment;
+  readonly transitionId: number;
+}
+
+export type TransitionResult =
+  | (Written & {
+      readonly kind: 'applied';
+      readonly effects: readonly Effect[];
+      readonly outboxIds: readonly number[];
+      readonly from: PaymentState;
+      readonly to: PaymentState;
+      readonly note: string;
+    })
+  | (Written & { readonly kind: 'noop'; readonly effects: readonly []; readonly outboxIds: readonly []; readonly reason: string })
+  | (Written & {
+      readonly kind: 'illegal';
+      readonly effects: readonly [];
+      readonly outboxIds: readonly [];
+      readonly code: IllegalCode;
+      readonly reason: string;
+    });
+
+export class PaymentNotFoundError extends Error {
+  override readonly name = 'PaymentNotFoundError';
+  constructor(readonly paymentId: string) {
+    super(`payment ${paymentId} not found`);
+  }
+}
+
+export class VersionConflictError extends Error {
+  override readonly name = 'VersionConflictError';
+  constructor(readonly paymentId: string, readonly tries: number) {
+    super(`payment ${paymentId} kept changing underneath: gave up after ${tries} tries`);
+  }
+}
+
+/** Thrown inside the transaction to roll it back when the version moved since we loaded. */
+class StaleVersion extends Error {
+  override readonly name = 'StaleVersion';
+}
+
+/** The attempt an input concerns, for the transition row (webhook and worker lookups use it). */
+function attemptIdOf(input: PaymentInput): string | null {
+  switch (input.type) {
+    case 'call_result':
+      return 'attemptId' in input.ref ? input.ref.attemptId : null;
+    case 'provider_fact':
+      return 'attemptId' in input.fact ? input.fact.attemptId : null;
+    case 'timer_fired':
+      return input.attemptId ?? null;
+    case 'submit':
+    case 'capture_requested':
+    case 'void_requested':
+    case 'refund_requested':
+    case 'operator_resolved':
+      return null;
+  }
+}
+
+async function backendPid(tx: DbOrTx): Promise<number> {
+  const r = await tx.execute<{ pid: number }>(sql`SELECT pg_backend_pid() AS pid`);
+  return r.rows[0]!.pid;
+}
+
+/** Upserts the attempts, captures and refunds that step() added or changed. */
+async function writeChildren(tx: DbOrTx, before: Payment, after: Payment, now: Date): Promise<void> {
+  const changed = <T extends { id: string }>(old: readonly T[], next: readonly T[]): T[] => {
+    const prior = new Map(old.map((x) => [x.id, JSON.stringify(x)]));
+    if (next.length < old.length) throw new Error(`step bug: payment ${after.id} lost children`);
+    return next.filter((x) => prior.get(x.id) !== JSON.stringify(x));
+  };
+  const a = changed(before.attempts, after.attempts).map((x) => attemptRow(after.id, x, now));
+  const c = changed(before.captures, after.captures).map((x) => captureRow(after.id, x, now));
+  const r = changed(before.refunds, after.refunds).map((x) => refundRow(after.id, x, now));
+  // Every column but the keys comes from the new row: `excluded` is the row we tried to insert.
+  const all = (table: Table) =>
+    Object.fromEntries(
+      Object.entries(getTableColumns(table))
+        .filter(([k]) => k !== 'id' && k !== 'paymentId')
+        .map(([k, col]) => [k, sql.raw(`excluded.${col.name}`)]),
+    );
+  if (a.length > 0) await tx.insert(paymentAttempts).values(a).onConflictDoUpdate({ target: paymentAttempts.id, set: all(paymentAttempts) });
+  if (c.length > 0) await tx.insert(captures).values(c).onConflictDoUpdate({ target: captures.id, set: all(captures) });
+  if (r.length > 0) await tx.insert(refunds).values(r).onConflictDoUpdate({ target: refunds.id, set: all(refunds) });
+}
+
+async function attemptOnce(
+  db: Db,
+  paymentId: string,
+  input: PaymentInput,
+  origin: TransitionOrigin,
+  env: StepEnv,
+  opts: TransitionOptions,
+  tryNo: number,
+): Promise<TransitionResult> {
+  return db.transaction(async (tx) => {
+    const now = opts.now?.() ?? new Date();
+    // First try is optimistic (no lock while step() runs). After a conflict we lock the row, so the
+    // retry queues behind the current writer instead of racing it again: one retry always suffices.
+    const loaded = await loadAggregate(tx, paymentId, {
+      ...(opts.merchantId === undefined ? {} : { merchantId: opts.merchantId }),
+      forUpdate: tryNo > 1,
+    });
+    if (loaded === null) throw new PaymentNotFoundError(paymentId);
+    await opts.hooks?.afterLoad?.({ tryNo, payment: loaded });
+
+    const result = step(loaded, input, now, env);
+    const log = {
+      paymentId,
+      input,
+      origin,
+      attemptId: opts.attemptId ?? attemptIdOf(input),
+      rawProvider: opts.rawProvider ?? null,
+      at: now,
+    };
+
+    if (result.kind !== 'applied') {
+      const [row] = await tx
+        .insert(paymentTransitions)
+        .values({
+          ...log, fromState: loaded.state, toState: loaded.state, outcome: 'ignored', version: loaded.version,
+          code: result.kind === 'illegal' ? result.code : 'noop', reason: result.reason,
+        })
+        .returning({ id: paymentTransitions.id });
+      const written = { payment: loaded, transitionId: row!.id, effects: [] as const, outboxIds: [] as const };
+      if (opts.hooks?.beforeCommit !== undefined) await opts.hooks.beforeCommit({ backendPid: await backendPid(tx) });
+      return result.kind === 'noop'
+        ? { kind: 'noop', reason: result.reason, ...written }
+        : { kind: 'illegal', code: result.code, reason: result.reason, ...written };
+    }
+
+    const next = result.payment;
+    if (next.version !== loaded.version + 1) throw new Error(`step bug: applied version ${next.version} after ${loaded.version}`);
+    const { id: _id, merchantId: _m, createdAt: _c, version: _v, ...changes } = paymentRow(next, now);
+    const updated = await tx
+      .update(payments)
+      .set({ ...changes, version: sql`${payments.version} + 1` })
+      .where(and(eq(payments.id, paymentId), eq(payments.version, loaded.version)))
+      .returning({ version: payments.version });
+    if (updated.length === 0) throw new StaleVersion();
+
+    await writeChildren(tx, loaded, next, now);
+    const [row] = await tx
+      .insert(paymentTransitions)
+      .values({ ...log, fromState: result.from, toState: result.to, outcome: 'applied', version: next.version, reason: result.note })
+      .returning({ id: paymentTransitions.id });
+    const transitionId = row!.id;
+    const outboxIds = await writeEffects(tx, result.effects, { paymentId, transitionId, now, newId: env.newId });
+    if (opts.hooks?.beforeCommit !== undefined) await opts.hooks.beforeCommit({ backendPid: await backendPid(tx) });
+    return { kind: 'applied', payment: next, effects: result.effects, outboxIds, from: result.from, to: result.to, note: result.note, transitionId };
+  });
+}
+
+async function committed(opts: { onCommitted?: (ids: readonly number[]) => void | Promise<void> }, outboxIds: readonly number[]): Promise<void> {
+  if (opts.onCommitted === undefined || outboxIds.length === 0) return;
+  try {
+    await opts.onCommitted(outboxIds);
+  } catch {
+    // The transition is committed; the relay's periodic sweep publishes what the kick missed.
+  }
+}
+
+/** Applies one input to one payment in one transaction. Ignored inputs are recorded and returned, not thrown. */
+export async function transition(
+  db: Db,
+  paymentId: string,
+  input: PaymentInput,
+  origin: TransitionOrigin,
+  env: StepEnv,
+  opts: TransitionOptions = {},
+): Promise<TransitionResult> {
+  const maxTries = opts.maxTries ?? 5;
+  for (let tryNo = 1; tryNo <= maxTries; tryNo++) {
+    try {
+      const result = await attemptOnce(db, paymentId, input, origin, env, opts, tryNo);
+      await committed(opts, result.outboxIds);
+      return result;
+    } catch (err) {
+      if (!(err instanceof StaleVersion)) throw err;
+    }
+  }
+  throw new VersionConflictError(paymentId, maxTries);
+}
+
+export interface CreatePaymentOptions {
+  readonly origin?: TransitionOrigin;
+  readonly now?: () => Date;
+  readonly onCommitted?: (outboxIds: readonly number[]) => void | Promise<void>;
+}
+
+export interface CreatedPayment {
+  readonly payment: Payment;
+  readonly effects: readonly Effect[];
+  readonly outboxIds: readonly number[];
+  readonly transitionId: number;
+}
+
+/** Writes a new payment (already submitted by newPayment()), its first attempt, its first transition and its outbox rows in one transaction. */
+export async function createPayment(db: Db, req: NewPaymentRequest, env: StepEnv, opts: CreatePaymentOptions = {}): Promise<CreatedPayment> {
+  const now = opts.now?.() ?? new Date();
+  const { payment, effects, to } = newPayment(req, now, env);
+  const result = await db.transaction(async (tx) => {
+    await tx.insert(payments).values(paymentRow(payment, now));
+    const empty: Payment = { ...payment, attempts: [], captures: [], refunds: [] };
+    await writeChildren(tx, empty, payment, now);
+    const [row] = await tx
+      .insert(paymentTransitions)
+      .values({
+        paymentId: payment.id, fromState: 'created', toState: to, input: { type: 'submit' } satisfies PaymentInput, origin: opts.origin ?? 'api',
+        attemptId: payment.attempts[0]?.id ?? null, outcome: 'applied', version: payment.version, reason: 'created and submitted', at: now,
+      })
+      .returning({ id: paymentTransitions.id });
+    const transitionId = row!.id;
+    const outboxIds = await writeEffects(tx, effects, { paymentId: payment.id, transitionId, now, newId: env.newId });
+    return { payment, effects, outboxIds, transitionId };
+  });
+  await committed(opts, result.outboxIds);
+  return result;
+}
