@@ -23,6 +23,8 @@ export interface SandboxLedgerEntry {
   readonly id: string;
   /** The Switchyard attempt id the payment was created with. */
   readonly reference: string;
+  /** The Switchyard payment id, when the provider carries it (Stripe: metadata.payment_id). */
+  readonly payment_id?: string;
   readonly status: string;
   readonly amount: number;
   readonly currency: string;

@@ -1,0 +1,45 @@
+// Stripe events and their signature: `Stripe-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, "t.body")>`,
+// keyed with the whole secret (whsec_ prefix included), over the exact bytes sent.
+
+import { createHmac } from 'node:crypto';
+import type { OutgoingEvent } from '../../sandbox/webhook-dispatcher.ts';
+import { stripeId } from './ids.ts';
+import type { StripeObject } from './objects.ts';
+
+/** The API version stripe@23.1.0 pins; events carry it like Stripe does for the endpoint's version. */
+export const STRIPE_API_VERSION = '2026-10-28.endive';
+
+export interface EventOrigin {
+  readonly requestId: string | null;
+  readonly idempotencyKey: string | null;
+}
+
+export function buildStripeEvent(type: string, object: StripeObject, created: number, origin: EventOrigin): OutgoingEvent {
+  const id = stripeId('evt');
+  const event = {
+    id,
+    object: 'event',
+    api_version: STRIPE_API_VERSION,
+    created,
+    data: { object },
+    livemode: false,
+    pending_webhooks: 1,
+    request: { id: origin.requestId, idempotency_key: origin.idempotencyKey },
+    type,
+  };
+  return { id, type, body: JSON.stringify(event, null, 2) };
+}
+
+export function stripeSignatureHeader(secret: string, body: string, timestampSeconds: number): string {
+  const signature = createHmac('sha256', secret).update(`${timestampSeconds}.${body}`, 'utf8').digest('hex');
+  return `t=${timestampSeconds},v1=${signature}`;
+}
+
+export function stripeWebhookHeaders(secret: string): (body: string) => Record<string, string> {
+  // Real wall-clock time, not the sandbox clock: the receiver checks tolerance against its own clock.
+  return (body) => ({
+    'content-type': 'application/json; charset=utf-8',
+    'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)',
+    'stripe-signature': stripeSignatureHeader(secret, body, Math.floor(Date.now() / 1000)),
+  });
+}

@@ -1,0 +1,232 @@
+// PaymentIntent operations: create (optionally confirming), confirm, capture (full, partial,
+// multicapture), cancel, retrieve and list, with Stripe's state rules and decline behaviour.
+
+import { invalidParam, resourceMissing, StripeRequestFailure, stateError } from './errors.ts';
+import type { StripeErrorBody } from './errors.ts';
+import type { OperationContext } from './context.ts';
+import type { FormParams } from './form-encoding.ts';
+import { stripeId } from './ids.ts';
+import { renderCharge, renderList, renderPaymentIntent } from './objects.ts';
+import type { StripeObject } from './objects.ts';
+import {
+  assertKnownParams, readAmount, readBoolean, readCardOption, readCurrency, readEnum, readExpand, readInteger, readMetadata, readString, required,
+} from './params.ts';
+import type { CaptureMethod, ChargeRecord, PaymentIntentRecord, PaymentIntentStatus } from './state.ts';
+import { testPaymentMethod } from './test-payment-methods.ts';
+import type { TestPaymentMethod } from './test-payment-methods.ts';
+
+const CONFIRM_PARAMS = ['payment_method', 'payment_method_options', 'return_url', 'off_session', 'error_on_requires_action', 'expand', 'capture_method', 'receipt_email', 'setup_future_usage', 'mandate_data', 'use_stripe_sdk'];
+const CREATE_PARAMS = new Set([
+  ...CONFIRM_PARAMS, 'amount', 'currency', 'confirm', 'metadata', 'description', 'customer', 'statement_descriptor', 'statement_descriptor_suffix',
+  'automatic_payment_methods', 'allowed_payment_method_types', 'excluded_payment_method_types', 'payment_method_types', 'confirmation_method', 'transfer_group',
+]);
+const CAPTURE_PARAMS = new Set(['amount_to_capture', 'final_capture', 'metadata', 'expand', 'statement_descriptor', 'statement_descriptor_suffix']);
+const CANCEL_PARAMS = new Set(['cancellation_reason', 'expand']);
+const CAPTURE_METHODS: readonly CaptureMethod[] = ['automatic', 'automatic_async', 'manual'];
+const CANCELLABLE: readonly PaymentIntentStatus[] = ['requires_payment_method', 'requires_confirmation', 'requires_action', 'requires_capture', 'processing'];
+const MAX_MULTICAPTURES = 50;
+
+export function createPaymentIntent(ctx: OperationContext, params: FormParams): StripeObject {
+  assertKnownParams(params, CREATE_PARAMS);
+  const amount = required(readAmount(params, 'amount'), 'amount');
+  const currency = required(readCurrency(params, 'currency'), 'currency');
+  const confirm = readBoolean(params, 'confirm') ?? false;
+  const paymentMethod = readPaymentMethod(params);
+  if (confirm && paymentMethod === undefined) throw invalidParam('payment_method', 'You must provide a payment_method when confirm=true.', 'parameter_missing');
+  const id = stripeId('pi');
+  const pi: PaymentIntentRecord = {
+    id,
+    created: ctx.now,
+    clientSecret: `${id}_secret_${stripeId('s').slice(2)}`,
+    amount,
+    currency,
+    captureMethod: readEnum(params, 'capture_method', CAPTURE_METHODS) ?? 'automatic',
+    status: paymentMethod === undefined ? 'requires_payment_method' : 'requires_confirmation',
+    paymentMethod: paymentMethod?.id ?? null,
+    metadata: readMetadata(params, 'metadata'),
+    description: readString(params, 'description') ?? null,
+    amountCapturable: 0,
+    amountReceived: 0,
+    latestCharge: null,
+    lastPaymentError: null,
+    canceledAt: null,
+    cancellationReason: null,
+    requestMulticapture: readCardOption(params, 'request_multicapture') === 'if_available',
+  };
+  ctx.state.paymentIntents.set(id, pi);
+  ctx.emit('payment_intent.created', renderPaymentIntent(pi, ctx.state));
+  if (confirm && paymentMethod !== undefined) authorize(ctx, pi, paymentMethod);
+  return renderPaymentIntent(pi, ctx.state, readExpand(params));
+}
+
+export function confirmPaymentIntent(ctx: OperationContext, id: string, params: FormParams): StripeObject {
+  assertKnownParams(params, new Set(CONFIRM_PARAMS));
+  const pi = findPaymentIntent(ctx, id);
+  const given = readPaymentMethod(params);
+  if (pi.status !== 'requires_payment_method' && pi.status !== 'requires_confirmation') {
+    throw unexpectedState(ctx, pi, 'confirm', ['requires_payment_method', 'requires_confirmation']);
+  }
+  const paymentMethod = given ?? (pi.paymentMethod === null ? undefined : testPaymentMethod(pi.paymentMethod));
+  if (paymentMethod === undefined) throw invalidParam('payment_method', 'You cannot confirm this PaymentIntent because it is missing a payment method.', 'payment_intent_unexpected_state');
+  const captureMethod = readEnum(params, 'capture_method', CAPTURE_METHODS);
+  if (captureMethod !== undefined) pi.captureMethod = captureMethod;
+  if (readCardOption(params, 'request_multicapture') === 'if_available') pi.requestMulticapture = true;
+  authorize(ctx, pi, paymentMethod);
+  return renderPaymentIntent(pi, ctx.state, readExpand(params));
+}
+
+/** Asks the (simulated) issuer; a decline leaves the PI requires_payment_method and answers 402. */
+function authorize(ctx: OperationContext, pi: PaymentIntentRecord, pm: TestPaymentMethod): void {
+  pi.paymentMethod = pm.id;
+  const behaviour = pm.behaviour;
+  let authorized = pi.amount;
+  let failure: ChargeRecord['failure'] = null;
+  if (behaviour.kind === 'decline') failure = { code: behaviour.code, declineCode: behaviour.declineCode, message: behaviour.message };
+  if (behaviour.kind === 'partial') authorized = Math.floor((pi.amount * behaviour.fraction.numerator) / behaviour.fraction.denominator);
+  const automatic = pi.captureMethod !== 'manual';
+  const charge: ChargeRecord = {
+    id: stripeId('ch'),
+    created: ctx.now,
+    paymentIntent: pi.id,
+    amount: pi.amount,
+    currency: pi.currency,
+    card: pm,
+    status: failure === null ? 'succeeded' : 'failed',
+    failure,
+    metadata: { ...pi.metadata },
+    amountAuthorized: failure === null ? authorized : 0,
+    multicapture: pi.requestMulticapture && !automatic ? 'available' : 'unavailable',
+    amountCaptured: failure === null && automatic ? authorized : 0,
+    amountRefunded: 0,
+    captured: failure === null && automatic,
+    captureCount: failure === null && automatic ? 1 : 0,
+    disputed: false,
+    refunds: [],
+  };
+  ctx.state.charges.set(charge.id, charge);
+  pi.latestCharge = charge.id;
+  if (failure !== null) {
+    const error: StripeErrorBody = {
+      type: 'card_error',
+      code: failure.code,
+      ...(failure.declineCode !== null && { decline_code: failure.declineCode }),
+      message: failure.message,
+      charge: charge.id,
+      doc_url: `https://stripe.com/docs/error-codes/${failure.code.replaceAll('_', '-')}`,
+    };
+    pi.status = 'requires_payment_method';
+    pi.paymentMethod = null;
+    pi.lastPaymentError = error;
+    ctx.emit('charge.failed', renderCharge(charge, ctx.state));
+    ctx.emit('payment_intent.payment_failed', renderPaymentIntent(pi, ctx.state));
+    throw new StripeRequestFailure(402, { ...error, payment_intent: renderPaymentIntent(pi, ctx.state) }, true);
+  }
+  pi.lastPaymentError = null;
+  ctx.emit('charge.succeeded', renderCharge(charge, ctx.state));
+  if (automatic) {
+    pi.status = 'succeeded';
+    pi.amountReceived = authorized;
+    ctx.emit('payment_intent.succeeded', renderPaymentIntent(pi, ctx.state));
+  } else {
+    pi.status = 'requires_capture';
+    pi.amountCapturable = authorized;
+    ctx.emit('payment_intent.amount_capturable_updated', renderPaymentIntent(pi, ctx.state));
+  }
+}
+
+export function capturePaymentIntent(ctx: OperationContext, id: string, params: FormParams): StripeObject {
+  assertKnownParams(params, CAPTURE_PARAMS);
+  const pi = findPaymentIntent(ctx, id);
+  const requested = readAmount(params, 'amount_to_capture');
+  const final = readBoolean(params, 'final_capture') ?? true;
+  const metadata = readMetadata(params, 'metadata', pi.metadata);
+  if (pi.status !== 'requires_capture') throw unexpectedState(ctx, pi, 'capture', ['requires_capture']);
+  const charge = ctx.state.charges.get(pi.latestCharge ?? '');
+  if (charge === undefined) throw unexpectedState(ctx, pi, 'capture', ['requires_capture']);
+  const amount = requested ?? pi.amountCapturable;
+  if (amount > pi.amountCapturable) {
+    throw stateError('amount_too_large', `The amount to capture (${amount}) is greater than the amount capturable (${pi.amountCapturable}).`, { param: 'amount_to_capture' });
+  }
+  if (!final && charge.multicapture !== 'available') {
+    throw stateError('capture_unauthorized_payment', 'final_capture=false is only allowed when multicapture is available on the charge.', { param: 'final_capture' });
+  }
+  if (charge.captureCount >= MAX_MULTICAPTURES) throw stateError('charge_exceeds_transaction_limit', `A charge can be captured at most ${MAX_MULTICAPTURES} times.`);
+  pi.metadata = metadata;
+  charge.amountCaptured += amount;
+  charge.captured = true;
+  charge.captureCount += 1;
+  pi.amountReceived += amount;
+  // A final capture releases whatever was not captured.
+  pi.amountCapturable = final ? 0 : pi.amountCapturable - amount;
+  if (pi.amountCapturable === 0) pi.status = 'succeeded';
+  ctx.emit('charge.captured', renderCharge(charge, ctx.state));
+  ctx.emit(pi.status === 'succeeded' ? 'payment_intent.succeeded' : 'payment_intent.amount_capturable_updated', renderPaymentIntent(pi, ctx.state));
+  return renderPaymentIntent(pi, ctx.state, readExpand(params));
+}
+
+export function cancelPaymentIntent(ctx: OperationContext, id: string, params: FormParams): StripeObject {
+  assertKnownParams(params, CANCEL_PARAMS);
+  const pi = findPaymentIntent(ctx, id);
+  const reason = readEnum(params, 'cancellation_reason', ['duplicate', 'fraudulent', 'requested_by_customer', 'abandoned'] as const);
+  if (!CANCELLABLE.includes(pi.status)) throw unexpectedState(ctx, pi, 'cancel', CANCELLABLE);
+  pi.status = 'canceled';
+  pi.canceledAt = ctx.now;
+  pi.cancellationReason = reason ?? null;
+  pi.amountCapturable = 0;
+  ctx.emit('payment_intent.canceled', renderPaymentIntent(pi, ctx.state));
+  return renderPaymentIntent(pi, ctx.state, readExpand(params));
+}
+
+export function retrievePaymentIntent(ctx: OperationContext, id: string, params: FormParams): StripeObject {
+  return renderPaymentIntent(findPaymentIntent(ctx, id), ctx.state, readExpand(params));
+}
+
+/** Newest first, like Stripe; `created` filters on the sandbox clock. */
+export function listPaymentIntents(ctx: OperationContext, params: FormParams): StripeObject {
+  const limit = readInteger(params, 'limit', 1, 100) ?? 10;
+  const startingAfter = readString(params, 'starting_after');
+  const matches = createdFilter(params);
+  let all = [...ctx.state.paymentIntents.values()].reverse().sort((a, b) => b.created - a.created).filter((pi) => matches(pi.created));
+  if (startingAfter !== undefined) {
+    const index = all.findIndex((pi) => pi.id === startingAfter);
+    if (index < 0) throw resourceMissing('payment_intent', startingAfter, 'starting_after');
+    all = all.slice(index + 1);
+  }
+  const page = all.slice(0, limit).map((pi) => renderPaymentIntent(pi, ctx.state, readExpand(params)));
+  return renderList('/v1/payment_intents', page, all.length > limit);
+}
+
+function createdFilter(params: FormParams): (created: number) => boolean {
+  const created = params['created'];
+  if (created === undefined) return () => true;
+  if (typeof created === 'string') {
+    const exact = readInteger(params, 'created', 0, Number.MAX_SAFE_INTEGER);
+    return (c) => c === exact;
+  }
+  if (Array.isArray(created)) throw invalidParam('created', 'Invalid created filter.');
+  const bound = (op: string): number | undefined => readInteger(created, op, 0, Number.MAX_SAFE_INTEGER);
+  const [gt, gte, lt, lte] = [bound('gt'), bound('gte'), bound('lt'), bound('lte')];
+  return (c) => (gt === undefined || c > gt) && (gte === undefined || c >= gte) && (lt === undefined || c < lt) && (lte === undefined || c <= lte);
+}
+
+export function findPaymentIntent(ctx: OperationContext, id: string): PaymentIntentRecord {
+  const pi = ctx.state.paymentIntents.get(id);
+  if (pi === undefined) throw resourceMissing('payment_intent', id);
+  return pi;
+}
+
+function readPaymentMethod(params: FormParams): TestPaymentMethod | undefined {
+  const id = readString(params, 'payment_method');
+  if (id === undefined) return undefined;
+  const pm = testPaymentMethod(id);
+  if (pm === undefined) throw resourceMissing('PaymentMethod', id, 'payment_method');
+  return pm;
+}
+
+function unexpectedState(ctx: OperationContext, pi: PaymentIntentRecord, action: string, allowed: readonly string[]): StripeRequestFailure {
+  return stateError(
+    'payment_intent_unexpected_state',
+    `This PaymentIntent's ${action} could not be performed because it has a status of ${pi.status}. Only a PaymentIntent with one of the following statuses may be used: ${allowed.join(', ')}.`,
+    { payment_intent: renderPaymentIntent(pi, ctx.state) },
+  );
+}

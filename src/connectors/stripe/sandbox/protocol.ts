@@ -1,0 +1,163 @@
+// How the Stripe sandbox answers one HTTP request: authentication, routing, form parsing, Stripe's
+// idempotency (replay, mismatch, in-flight conflict) around the operation, and the response headers
+// stripe-node reads (Request-Id, echoed Idempotency-Key, Stripe-Version).
+
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { SandboxClock } from '../../sandbox/clock.ts';
+import type { FaultOp } from '../../sandbox/control.ts';
+import type { ExecutionOptions, ProviderProtocol, ProviderReply, ProviderRequest } from '../../sandbox/provider-listener.ts';
+import type { OutgoingEvent } from '../../sandbox/webhook-dispatcher.ts';
+import type { OperationContext } from './context.ts';
+import { authenticationFailure, idempotencyKeyInUse, idempotencyMismatch, invalidParam, serverError, StripeRequestFailure, unrecognizedUrl } from './errors.ts';
+import { buildStripeEvent, STRIPE_API_VERSION } from './events.ts';
+import type { EventOrigin } from './events.ts';
+import { canonicalParams, FormEncodingError, parseStripeForm } from './form-encoding.ts';
+import type { FormParams } from './form-encoding.ts';
+import type { IdempotencyStore } from './idempotency.ts';
+import { matchStripeRoute } from './routes.ts';
+import type { StripeRoute } from './routes.ts';
+import type { StripeSandboxState } from './state.ts';
+
+export interface StripeProtocolDeps {
+  readonly state: StripeSandboxState;
+  readonly clock: SandboxClock;
+  readonly idempotency: IdempotencyStore;
+  readonly secretKey: string;
+  readonly publish: (event: OutgoingEvent) => void;
+}
+
+/** Stripe documents keys of up to 255 characters; connectors must shorten longer ones by hashing. */
+const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
+interface Outcome {
+  readonly status: number;
+  readonly body: string;
+  readonly storable: boolean;
+}
+
+export class StripeProtocol implements ProviderProtocol {
+  constructor(private readonly deps: StripeProtocolDeps) {}
+
+  faultOpOf(req: ProviderRequest): FaultOp | null {
+    const matched = matchStripeRoute(req.method, req.path);
+    if (matched === null) return null;
+    try {
+      return matched.route.faultOp(this.paramsOf(req));
+    } catch {
+      return null;
+    }
+  }
+
+  unavailableReply(req: ProviderRequest): ProviderReply {
+    const failure = new StripeRequestFailure(503, { type: 'api_error', message: 'The Stripe API is temporarily unavailable (sandbox fault).' }, false);
+    return this.reply(req, newRequestId(), { status: failure.status, body: errorBody(failure), storable: false });
+  }
+
+  async process(req: ProviderRequest, options: ExecutionOptions): Promise<ProviderReply> {
+    const requestId = newRequestId();
+    const key = req.method === 'POST' ? idempotencyKeyOf(req) : null;
+    let route: StripeRoute;
+    let id: string;
+    let params: FormParams;
+    try {
+      if (req.headers.authorization !== `Bearer ${this.deps.secretKey}`) throw authenticationFailure();
+      if (key !== null && key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+        throw invalidParam('Idempotency-Key', `Idempotency keys can be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters long.`, 'idempotency_key_too_long');
+      }
+      const matched = matchStripeRoute(req.method, req.path);
+      if (matched === null) throw unrecognizedUrl(req.method, req.path);
+      ({ route, id } = matched);
+      params = this.paramsOf(req);
+    } catch (err) {
+      return this.reply(req, requestId, failureOutcome(err));
+    }
+    const origin: EventOrigin = { requestId, idempotencyKey: key };
+    if (key === null) {
+      if (options.executionDelayMs > 0) await sleep(options.executionDelayMs);
+      return this.reply(req, requestId, this.execute(route, id, params, origin, options));
+    }
+    const verdict = this.deps.idempotency.begin(key, `${req.method} ${req.path} ${canonicalParams(params)}`);
+    switch (verdict.kind) {
+      case 'replay':
+        return this.reply(req, requestId, { status: verdict.reply.status, body: verdict.reply.body, storable: false }, {
+          'idempotent-replayed': 'true',
+          'original-request': verdict.reply.requestId,
+        });
+      case 'mismatch':
+        return this.reply(req, requestId, failureOutcome(idempotencyMismatch(key)));
+      case 'in_flight':
+        return this.reply(req, requestId, failureOutcome(idempotencyKeyInUse(key)));
+      case 'execute': {
+        if (options.executionDelayMs > 0) await sleep(options.executionDelayMs);
+        const outcome = this.execute(route, id, params, origin, options);
+        if (outcome.storable) this.deps.idempotency.complete(key, { status: outcome.status, body: outcome.body, requestId });
+        else this.deps.idempotency.release(key);
+        return this.reply(req, requestId, outcome);
+      }
+    }
+  }
+
+  /** Runs an operation against the state; events go out only after it has finished. */
+  private execute(route: StripeRoute, id: string, params: FormParams, origin: EventOrigin, options: ExecutionOptions): Outcome {
+    const events: { type: string; object: Record<string, unknown> }[] = [];
+    const ctx: OperationContext = { state: this.deps.state, now: this.deps.clock.nowSeconds(), emit: (type, object) => events.push({ type, object }) };
+    let outcome: Outcome;
+    try {
+      outcome = { status: 200, body: toJson(route.run(ctx, id, params)), storable: true };
+    } catch (err) {
+      outcome = failureOutcome(err);
+    }
+    if (options.failAfterProcessing) outcome = failureOutcome(serverError('An unknown error occurred while processing the request (sandbox fault).'));
+    for (const event of events) this.deps.publish(buildStripeEvent(event.type, event.object, ctx.now, origin));
+    return outcome;
+  }
+
+  private paramsOf(req: ProviderRequest): FormParams {
+    try {
+      return req.method === 'GET' ? parseStripeForm(req.query) : parseStripeForm(req.rawBody.toString('utf8'));
+    } catch (err) {
+      if (err instanceof FormEncodingError) throw invalidParam('body', err.message);
+      throw err;
+    }
+  }
+
+  private reply(req: ProviderRequest, requestId: string, outcome: Outcome, extra: Record<string, string> = {}): ProviderReply {
+    const key = req.method === 'POST' ? idempotencyKeyOf(req) : null;
+    const version = req.headers['stripe-version'];
+    return {
+      status: outcome.status,
+      headers: {
+        'content-type': 'application/json',
+        'request-id': requestId,
+        'stripe-version': typeof version === 'string' ? version : STRIPE_API_VERSION,
+        ...(key !== null && { 'idempotency-key': key }),
+        ...extra,
+      },
+      body: outcome.body,
+    };
+  }
+}
+
+function failureOutcome(err: unknown): Outcome {
+  // Anything unexpected is Stripe's 500: it began executing, so it is stored and replayed.
+  const failure = err instanceof StripeRequestFailure ? err : serverError(`An unknown error occurred: ${String(err)}`);
+  return { status: failure.status, body: errorBody(failure), storable: failure.storable };
+}
+
+function errorBody(failure: StripeRequestFailure): string {
+  return toJson({ error: failure.error });
+}
+
+function toJson(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+function idempotencyKeyOf(req: ProviderRequest): string | null {
+  const key = req.headers['idempotency-key'];
+  return typeof key === 'string' && key !== '' ? key : null;
+}
+
+function newRequestId(): string {
+  return `req_${randomBytes(7).toString('hex')}`;
+}

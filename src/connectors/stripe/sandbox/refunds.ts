@@ -1,0 +1,123 @@
+// Refunds (create, retrieve, fail later), charges (retrieve) and disputes (open from code): the
+// money that comes back after a capture.
+
+import type { OperationContext } from './context.ts';
+import { invalidParam, missingParam, resourceMissing, stateError } from './errors.ts';
+import type { FormParams } from './form-encoding.ts';
+import { stripeId } from './ids.ts';
+import { renderCharge, renderDispute, renderRefund } from './objects.ts';
+import type { StripeObject } from './objects.ts';
+import { findPaymentIntent } from './payment-intents.ts';
+import { assertKnownParams, readAmount, readEnum, readExpand, readMetadata, readString } from './params.ts';
+import type { ChargeRecord, DisputeRecord, RefundRecord } from './state.ts';
+
+const REFUND_PARAMS = new Set(['payment_intent', 'charge', 'amount', 'reason', 'metadata', 'expand', 'refund_application_fee', 'reverse_transfer', 'instructions_email']);
+
+export function createRefund(ctx: OperationContext, params: FormParams): StripeObject {
+  assertKnownParams(params, REFUND_PARAMS);
+  const paymentIntentId = readString(params, 'payment_intent');
+  const chargeId = readString(params, 'charge');
+  const requested = readAmount(params, 'amount');
+  const reason = readEnum(params, 'reason', ['duplicate', 'fraudulent', 'requested_by_customer'] as const) ?? null;
+  const metadata = readMetadata(params, 'metadata');
+  if (paymentIntentId === undefined && chargeId === undefined) throw missingParam('payment_intent');
+  if (paymentIntentId !== undefined && !ctx.state.paymentIntents.has(paymentIntentId)) throw resourceMissing('payment_intent', paymentIntentId, 'payment_intent');
+  const charge = chargeId !== undefined ? findCharge(ctx, chargeId, 'charge') : capturedChargeOf(ctx, paymentIntentId ?? '');
+  if (!charge.captured) {
+    throw stateError('charge_not_refundable', `This charge (${charge.id}) has not been captured; cancel the PaymentIntent instead.`);
+  }
+  const refundable = charge.amountCaptured - charge.amountRefunded;
+  if (refundable === 0) throw stateError('charge_already_refunded', `Charge ${charge.id} has already been refunded.`);
+  const amount = requested ?? refundable;
+  if (amount > refundable) {
+    throw stateError('amount_too_large', `Refund amount (${amount}) is greater than unrefunded amount on charge (${refundable}).`, { param: 'amount' });
+  }
+  const refund: RefundRecord = {
+    id: stripeId('re'),
+    created: ctx.now,
+    charge: charge.id,
+    paymentIntent: charge.paymentIntent,
+    amount,
+    currency: charge.currency,
+    reason,
+    metadata,
+    status: 'succeeded',
+    failureReason: null,
+  };
+  ctx.state.refunds.set(refund.id, refund);
+  charge.refunds.push(refund.id);
+  charge.amountRefunded += amount;
+  ctx.emit('refund.created', renderRefund(refund));
+  ctx.emit('charge.refunded', renderCharge(charge, ctx.state));
+  return renderRefund(refund);
+}
+
+export function retrieveRefund(ctx: OperationContext, id: string, params: FormParams): StripeObject {
+  readExpand(params);
+  const refund = ctx.state.refunds.get(id);
+  if (refund === undefined) throw resourceMissing('refund', id);
+  return renderRefund(refund);
+}
+
+export function retrieveCharge(ctx: OperationContext, id: string, params: FormParams): StripeObject {
+  readExpand(params);
+  return renderCharge(findCharge(ctx, id), ctx.state);
+}
+
+export function retrieveDispute(ctx: OperationContext, id: string): StripeObject {
+  const dispute = ctx.state.disputes.get(id);
+  if (dispute === undefined) throw resourceMissing('dispute', id);
+  return renderDispute(dispute, ctx.state);
+}
+
+/** A refund that succeeded and later failed (e.g. the card was closed): the money is back with the merchant. */
+export function failRefund(ctx: OperationContext, refundId: string, failureReason: string): StripeObject {
+  const refund = ctx.state.refunds.get(refundId);
+  if (refund === undefined) throw resourceMissing('refund', refundId);
+  if (refund.status !== 'succeeded' && refund.status !== 'pending') throw stateError('refund_not_failable', `Refund ${refundId} is ${refund.status}.`);
+  const charge = findCharge(ctx, refund.charge);
+  refund.status = 'failed';
+  refund.failureReason = failureReason;
+  charge.amountRefunded -= refund.amount;
+  ctx.emit('refund.updated', renderRefund(refund));
+  ctx.emit('refund.failed', renderRefund(refund));
+  return renderRefund(refund);
+}
+
+export function openDispute(ctx: OperationContext, paymentIntentId: string, options: { amount?: number; reason?: string }): StripeObject {
+  const charge = capturedChargeOf(ctx, paymentIntentId);
+  const amount = options.amount ?? charge.amountCaptured;
+  if (!Number.isInteger(amount) || amount < 1 || amount > charge.amountCaptured) {
+    throw invalidParam('amount', `A dispute amount must be an integer between 1 and ${charge.amountCaptured}.`);
+  }
+  const dispute: DisputeRecord = {
+    id: stripeId('dp'),
+    created: ctx.now,
+    charge: charge.id,
+    paymentIntent: paymentIntentId,
+    amount,
+    currency: charge.currency,
+    reason: options.reason ?? 'fraudulent',
+    status: 'needs_response',
+  };
+  ctx.state.disputes.set(dispute.id, dispute);
+  charge.disputed = true;
+  const rendered = renderDispute(dispute, ctx.state);
+  ctx.emit('charge.dispute.created', rendered);
+  return rendered;
+}
+
+function findCharge(ctx: OperationContext, id: string, param?: string): ChargeRecord {
+  const charge = ctx.state.charges.get(id);
+  if (charge === undefined) throw resourceMissing('charge', id, param);
+  return charge;
+}
+
+function capturedChargeOf(ctx: OperationContext, paymentIntentId: string): ChargeRecord {
+  const pi = findPaymentIntent(ctx, paymentIntentId);
+  const charge = pi.latestCharge === null ? undefined : ctx.state.charges.get(pi.latestCharge);
+  if (charge === undefined || charge.status !== 'succeeded') {
+    throw stateError('charge_not_refundable', `This PaymentIntent (${pi.id}) does not have a successful charge to refund.`);
+  }
+  return charge;
+}

@@ -1,0 +1,48 @@
+// The Stripe v1 endpoints the sandbox serves and the fault op each one counts as.
+
+import type { FaultOp } from '../../sandbox/control.ts';
+import type { OperationContext } from './context.ts';
+import type { FormParams } from './form-encoding.ts';
+import type { StripeObject } from './objects.ts';
+import {
+  cancelPaymentIntent, capturePaymentIntent, confirmPaymentIntent, createPaymentIntent, listPaymentIntents, retrievePaymentIntent,
+} from './payment-intents.ts';
+import { createRefund, retrieveCharge, retrieveDispute, retrieveRefund } from './refunds.ts';
+
+export interface StripeRoute {
+  readonly method: 'GET' | 'POST';
+  readonly pattern: RegExp;
+  faultOp(params: FormParams): FaultOp | null;
+  run(ctx: OperationContext, id: string, params: FormParams): StripeObject;
+}
+
+const ID = '([A-Za-z0-9_]+)';
+const none = (): null => null;
+
+export const STRIPE_ROUTES: readonly StripeRoute[] = [
+  {
+    method: 'POST',
+    pattern: /^\/v1\/payment_intents$/,
+    // Creating with confirm=true authorizes: it is the authorize fault's target too.
+    faultOp: (params) => (params['confirm'] === 'true' ? 'authorize' : 'create'),
+    run: (ctx, _id, params) => createPaymentIntent(ctx, params),
+  },
+  { method: 'GET', pattern: /^\/v1\/payment_intents$/, faultOp: none, run: (ctx, _id, params) => listPaymentIntents(ctx, params) },
+  { method: 'GET', pattern: new RegExp(`^/v1/payment_intents/${ID}$`), faultOp: none, run: retrievePaymentIntent },
+  { method: 'POST', pattern: new RegExp(`^/v1/payment_intents/${ID}/confirm$`), faultOp: () => 'authorize', run: confirmPaymentIntent },
+  { method: 'POST', pattern: new RegExp(`^/v1/payment_intents/${ID}/capture$`), faultOp: () => 'capture', run: capturePaymentIntent },
+  { method: 'POST', pattern: new RegExp(`^/v1/payment_intents/${ID}/cancel$`), faultOp: () => 'void', run: cancelPaymentIntent },
+  { method: 'POST', pattern: /^\/v1\/refunds$/, faultOp: () => 'refund', run: (ctx, _id, params) => createRefund(ctx, params) },
+  { method: 'GET', pattern: new RegExp(`^/v1/refunds/${ID}$`), faultOp: none, run: retrieveRefund },
+  { method: 'GET', pattern: new RegExp(`^/v1/charges/${ID}$`), faultOp: none, run: retrieveCharge },
+  { method: 'GET', pattern: new RegExp(`^/v1/disputes/${ID}$`), faultOp: none, run: (ctx, id) => retrieveDispute(ctx, id) },
+];
+
+export function matchStripeRoute(method: string, path: string): { route: StripeRoute; id: string } | null {
+  for (const route of STRIPE_ROUTES) {
+    if (route.method !== method) continue;
+    const match = route.pattern.exec(path);
+    if (match) return { route, id: match[1] ?? '' };
+  }
+  return null;
+}

@@ -1,0 +1,119 @@
+// What the Stripe sandbox knows: PaymentIntents, charges, refunds and disputes as mutable records,
+// and the ledger derived from them — the ground truth the chaos checks compare the gateway with.
+
+import type { SandboxLedgerEntry } from '../../sandbox/control.ts';
+import type { StripeErrorBody } from './errors.ts';
+import type { TestPaymentMethod } from './test-payment-methods.ts';
+
+export type PaymentIntentStatus =
+  | 'requires_payment_method'
+  | 'requires_confirmation'
+  | 'requires_action'
+  | 'processing'
+  | 'requires_capture'
+  | 'canceled'
+  | 'succeeded';
+
+export type CaptureMethod = 'automatic' | 'automatic_async' | 'manual';
+
+export interface PaymentIntentRecord {
+  readonly id: string;
+  readonly created: number;
+  readonly clientSecret: string;
+  amount: number;
+  currency: string;
+  captureMethod: CaptureMethod;
+  status: PaymentIntentStatus;
+  paymentMethod: string | null;
+  metadata: Record<string, string>;
+  description: string | null;
+  amountCapturable: number;
+  amountReceived: number;
+  latestCharge: string | null;
+  lastPaymentError: StripeErrorBody | null;
+  canceledAt: number | null;
+  cancellationReason: string | null;
+  requestMulticapture: boolean;
+}
+
+export interface ChargeRecord {
+  readonly id: string;
+  readonly created: number;
+  readonly paymentIntent: string;
+  readonly amount: number;
+  readonly currency: string;
+  readonly card: TestPaymentMethod;
+  readonly status: 'succeeded' | 'failed';
+  readonly failure: { readonly code: string; readonly declineCode: string | null; readonly message: string } | null;
+  readonly metadata: Record<string, string>;
+  /** What the issuer approved: the amount, or less for a partial authorization; 0 when failed. */
+  readonly amountAuthorized: number;
+  readonly multicapture: 'available' | 'unavailable';
+  amountCaptured: number;
+  amountRefunded: number;
+  captured: boolean;
+  captureCount: number;
+  disputed: boolean;
+  readonly refunds: string[];
+}
+
+export type RefundStatus = 'pending' | 'succeeded' | 'failed' | 'canceled';
+
+export interface RefundRecord {
+  readonly id: string;
+  readonly created: number;
+  readonly charge: string;
+  readonly paymentIntent: string;
+  readonly amount: number;
+  readonly currency: string;
+  readonly reason: string | null;
+  readonly metadata: Record<string, string>;
+  status: RefundStatus;
+  failureReason: string | null;
+}
+
+export interface DisputeRecord {
+  readonly id: string;
+  readonly created: number;
+  readonly charge: string;
+  readonly paymentIntent: string;
+  readonly amount: number;
+  readonly currency: string;
+  readonly reason: string;
+  status: string;
+}
+
+export class StripeSandboxState {
+  readonly paymentIntents = new Map<string, PaymentIntentRecord>();
+  readonly charges = new Map<string, ChargeRecord>();
+  readonly refunds = new Map<string, RefundRecord>();
+  readonly disputes = new Map<string, DisputeRecord>();
+
+  chargesOf(paymentIntentId: string): ChargeRecord[] {
+    return [...this.charges.values()].filter((c) => c.paymentIntent === paymentIntentId);
+  }
+
+  ledger(): SandboxLedgerEntry[] {
+    return [...this.paymentIntents.values()].map((pi) => {
+      const charges = this.chargesOf(pi.id).filter((c) => c.status === 'succeeded');
+      const refunded = charges
+        .flatMap((c) => c.refunds)
+        .map((id) => this.refunds.get(id))
+        .filter((r): r is RefundRecord => r !== undefined && (r.status === 'succeeded' || r.status === 'pending'))
+        .reduce((sum, r) => sum + r.amount, 0);
+      return {
+        id: pi.id,
+        reference: pi.metadata['attempt_id'] ?? '',
+        ...(pi.metadata['payment_id'] !== undefined && { payment_id: pi.metadata['payment_id'] }),
+        status: pi.status,
+        amount: pi.amount,
+        currency: pi.currency,
+        authorized: charges.reduce((sum, c) => sum + c.amountAuthorized, 0),
+        captured: charges.reduce((sum, c) => sum + c.amountCaptured, 0),
+        refunded,
+        cancelled: pi.status === 'canceled',
+        created_at: new Date(pi.created * 1000).toISOString(),
+      };
+    });
+  }
+}

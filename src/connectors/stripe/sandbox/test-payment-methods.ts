@@ -1,0 +1,64 @@
+// Stripe's documented test PaymentMethods (docs.stripe.com/testing) and what each one does on confirm.
+
+export type TestCardBehaviour =
+  | { readonly kind: 'approve' }
+  /** Approves only part of the amount (sandbox-only PM: stripe@23.1 has no partial-authorization option). */
+  | { readonly kind: 'partial'; readonly fraction: { readonly numerator: number; readonly denominator: number } }
+  | { readonly kind: 'decline'; readonly code: string; readonly declineCode: string | null; readonly message: string };
+
+export interface TestPaymentMethod {
+  readonly id: string;
+  readonly cardNumber: string;
+  readonly brand: 'visa' | 'mastercard' | 'amex';
+  readonly last4: string;
+  readonly behaviour: TestCardBehaviour;
+}
+
+const DECLINED = 'Your card was declined.';
+
+function card(id: string, cardNumber: string, brand: TestPaymentMethod['brand'], behaviour: TestCardBehaviour): TestPaymentMethod {
+  return { id, cardNumber, brand, last4: cardNumber.slice(-4), behaviour };
+}
+
+function decline(code: string, declineCode: string | null, message: string): TestCardBehaviour {
+  return { kind: 'decline', code, declineCode, message };
+}
+
+export const STRIPE_TEST_PAYMENT_METHODS: readonly TestPaymentMethod[] = [
+  card('pm_card_visa', '4242424242424242', 'visa', { kind: 'approve' }),
+  card('pm_card_mastercard', '5555555555554444', 'mastercard', { kind: 'approve' }),
+  card('pm_card_amex', '378282246310005', 'amex', { kind: 'approve' }),
+  card('pm_card_visa_chargeDeclined', '4000000000000002', 'visa', decline('card_declined', 'generic_decline', DECLINED)),
+  card('pm_card_visa_chargeDeclinedInsufficientFunds', '4000000000009995', 'visa', decline('card_declined', 'insufficient_funds', 'Your card has insufficient funds.')),
+  card('pm_card_visa_chargeDeclinedLostCard', '4000000000009987', 'visa', decline('card_declined', 'lost_card', DECLINED)),
+  card('pm_card_visa_chargeDeclinedStolenCard', '4000000000009979', 'visa', decline('card_declined', 'stolen_card', DECLINED)),
+  card(
+    'pm_card_visa_chargeDeclinedVelocityLimitExceeded',
+    '4000000000006975',
+    'visa',
+    decline('card_declined', 'card_velocity_exceeded', 'Your card was declined for making repeated attempts too frequently or exceeding its amount limit.'),
+  ),
+  // Stripe's table lists no decline_code for these three: the error code says it all.
+  card('pm_card_chargeDeclinedExpiredCard', '4000000000000069', 'visa', decline('expired_card', null, 'Your card has expired.')),
+  card('pm_card_chargeDeclinedIncorrectCvc', '4000000000000127', 'visa', decline('incorrect_cvc', null, "Your card's security code is incorrect.")),
+  card(
+    'pm_card_chargeDeclinedProcessingError',
+    '4000000000000119',
+    'visa',
+    decline('processing_error', null, 'An error occurred while processing your card. Try again in a little bit.'),
+  ),
+  // Sandbox-only: authorizes half the amount, so connectors meet amount_capturable < amount.
+  card('pm_card_visa_partialAuthorization', '4000000000000515', 'visa', { kind: 'partial', fraction: { numerator: 1, denominator: 2 } }),
+];
+
+const BY_ID = new Map(STRIPE_TEST_PAYMENT_METHODS.map((pm) => [pm.id, pm]));
+const BY_NUMBER = new Map(STRIPE_TEST_PAYMENT_METHODS.map((pm) => [pm.cardNumber, pm]));
+
+export function testPaymentMethod(id: string): TestPaymentMethod | undefined {
+  return BY_ID.get(id);
+}
+
+/** For connectors translating a documented test card number into the PaymentMethod to send. */
+export function testPaymentMethodForCard(cardNumber: string): TestPaymentMethod | undefined {
+  return BY_NUMBER.get(cardNumber.replace(/\s+/g, ''));
+}

@@ -1,0 +1,120 @@
+// Stripe's idempotency semantics in the sandbox: replay, mismatch, in-flight conflict, expiry.
+
+import { setTimeout as sleep } from 'node:timers/promises';
+import Stripe from 'stripe';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StripeSandbox } from '../../../src/connectors/stripe/sandbox/index.ts';
+import { rejectionOf, SECRET_KEY, startSandbox, stripeFor } from './helpers.ts';
+
+let sandbox: StripeSandbox;
+let stripe: Stripe;
+
+beforeAll(async () => {
+  sandbox = await startSandbox();
+  stripe = stripeFor(sandbox);
+});
+afterAll(() => sandbox.close());
+
+const paymentsWithReference = (reference: string) => sandbox.ledger().filter((entry) => entry.reference === reference);
+
+const params = (reference: string, payment_method = 'pm_card_visa'): Stripe.PaymentIntentCreateParams => ({
+  amount: 1500,
+  currency: 'usd',
+  capture_method: 'manual',
+  confirm: true,
+  payment_method,
+  metadata: { attempt_id: reference },
+});
+
+async function postRaw(path: string, body: string, idempotencyKey: string): Promise<{ status: number; body: string; headers: Headers }> {
+  const response = await fetch(`${sandbox.url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${SECRET_KEY}`, 'content-type': 'application/x-www-form-urlencoded', 'idempotency-key': idempotencyKey },
+    body,
+  });
+  return { status: response.status, body: await response.text(), headers: response.headers };
+}
+
+describe('idempotency', () => {
+  it('replays the same object for the same key and parameters, creating nothing new', async () => {
+    const first = await stripe.paymentIntents.create(params('att_replay'), { idempotencyKey: 'key-replay' });
+    const second = await stripe.paymentIntents.create(params('att_replay'), { idempotencyKey: 'key-replay' });
+    expect(second.id).toBe(first.id);
+    expect(second.lastResponse.idempotencyKey).toBe('key-replay');
+    expect(second.lastResponse.headers['idempotent-replayed']).toBe('true');
+    expect(second.lastResponse.headers['original-request']).toBe(first.lastResponse.requestId);
+    expect(paymentsWithReference('att_replay')).toHaveLength(1);
+  });
+
+  it('replays a stored 402 decline byte for byte', async () => {
+    const body = 'amount=900&currency=usd&confirm=true&payment_method=pm_card_visa_chargeDeclined&metadata[attempt_id]=att_402';
+    const first = await postRaw('/v1/payment_intents', body, 'key-402');
+    const second = await postRaw('/v1/payment_intents', body, 'key-402');
+    expect(first.status).toBe(402);
+    expect(second.status).toBe(402);
+    expect(second.body).toBe(first.body);
+    expect(second.headers.get('idempotency-key')).toBe('key-402');
+    expect(paymentsWithReference('att_402')).toHaveLength(1);
+  });
+
+  it('replays a stored 500 without performing the operation again', async () => {
+    sandbox.scheduleFault({ op: 'authorize', mode: 'error_500_after_processing', count: 1 });
+    const first = await rejectionOf(stripe.paymentIntents.create(params('att_500'), { idempotencyKey: 'key-500' }));
+    expect(first).toBeInstanceOf(Stripe.errors.StripeAPIError);
+    expect(first).toMatchObject({ statusCode: 500 });
+    const replay = await rejectionOf(stripe.paymentIntents.create(params('att_500'), { idempotencyKey: 'key-500' }));
+    expect(replay).toMatchObject({ statusCode: 500, message: (first as Error).message });
+    // The operation ran once, before the 500: the ledger has exactly that authorization.
+    expect(paymentsWithReference('att_500')).toMatchObject([{ authorized: 1500 }]);
+  });
+
+  it('refuses the same key with other parameters', async () => {
+    await stripe.paymentIntents.create(params('att_mismatch'), { idempotencyKey: 'key-mismatch' });
+    const err = await rejectionOf(stripe.paymentIntents.create({ ...params('att_mismatch'), amount: 1600 }, { idempotencyKey: 'key-mismatch' }));
+    expect(err).toBeInstanceOf(Stripe.errors.StripeIdempotencyError);
+    expect(err).toMatchObject({ statusCode: 400, rawType: 'idempotency_error' });
+    const otherEndpoint = await rejectionOf(stripe.refunds.create({ payment_intent: 'pi_x' }, { idempotencyKey: 'key-mismatch' }));
+    expect(otherEndpoint).toBeInstanceOf(Stripe.errors.StripeIdempotencyError);
+    expect(paymentsWithReference('att_mismatch')).toHaveLength(1);
+  });
+
+  it('answers 409 to the same key while the first request is still executing', async () => {
+    sandbox.scheduleFault({ op: 'authorize', mode: 'latency', count: 1, latencyMs: 400, process: 'after' });
+    const first = stripe.paymentIntents.create(params('att_409'), { idempotencyKey: 'key-409' });
+    await sleep(100);
+    const err = await rejectionOf(stripe.paymentIntents.create(params('att_409'), { idempotencyKey: 'key-409' }));
+    expect(err).toBeInstanceOf(Stripe.errors.StripeAPIError);
+    expect(err).toMatchObject({ statusCode: 409, code: 'idempotency_key_in_use' });
+    const created = await first;
+    const replay = await stripe.paymentIntents.create(params('att_409'), { idempotencyKey: 'key-409' });
+    expect(replay.id).toBe(created.id);
+    expect(paymentsWithReference('att_409')).toHaveLength(1);
+  });
+
+  it('stores nothing when the parameters fail validation', async () => {
+    const invalid = await rejectionOf(stripe.paymentIntents.create({ currency: 'usd' } as Stripe.PaymentIntentCreateParams, { idempotencyKey: 'key-invalid' }));
+    expect(invalid).toMatchObject({ code: 'parameter_missing' });
+    const valid = await stripe.paymentIntents.create(params('att_invalid'), { idempotencyKey: 'key-invalid' });
+    expect(valid.status).toBe('requires_capture');
+  });
+
+  it('refuses keys longer than 255 characters', async () => {
+    expect((await stripe.paymentIntents.create({ amount: 100, currency: 'usd' }, { idempotencyKey: 'k'.repeat(255) })).object).toBe('payment_intent');
+    const err = await rejectionOf(stripe.paymentIntents.create({ amount: 100, currency: 'usd' }, { idempotencyKey: 'k'.repeat(256) }));
+    expect(err).toBeInstanceOf(Stripe.errors.StripeInvalidRequestError);
+    expect(err).toMatchObject({ statusCode: 400, param: 'Idempotency-Key' });
+  });
+
+  it('forgets keys after keyTtlMs on the sandbox clock', async () => {
+    const own = await startSandbox({ keyTtlMs: 24 * 3600 * 1000 });
+    const client = stripeFor(own);
+    const first = await client.paymentIntents.create(params('att_ttl'), { idempotencyKey: 'key-ttl' });
+    own.advanceClock(23 * 3600);
+    expect((await client.paymentIntents.create(params('att_ttl'), { idempotencyKey: 'key-ttl' })).id).toBe(first.id);
+    own.advanceClock(3600);
+    const after = await client.paymentIntents.create(params('att_ttl'), { idempotencyKey: 'key-ttl' });
+    expect(after.id).not.toBe(first.id);
+    expect(own.ledger().filter((entry) => entry.reference === 'att_ttl')).toHaveLength(2);
+    await own.close();
+  });
+});

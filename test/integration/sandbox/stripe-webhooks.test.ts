@@ -1,0 +1,134 @@
+// Webhooks from the Stripe sandbox, verified with the SDK's own verifier (stripe.webhooks.constructEvent).
+
+import Stripe from 'stripe';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { StripeSandbox } from '../../../src/connectors/stripe/sandbox/index.ts';
+import { rejectionOf, startSandbox, startWebhookReceiver, stripeFor, WEBHOOK_SECRET } from './helpers.ts';
+import type { ReceivedWebhook, WebhookReceiver } from './helpers.ts';
+
+let sandbox: StripeSandbox;
+let stripe: Stripe;
+let receiver: WebhookReceiver;
+
+beforeEach(async () => {
+  receiver = await startWebhookReceiver();
+  sandbox = await startSandbox({ webhook: { url: receiver.url, secret: WEBHOOK_SECRET }, webhookRetry: { baseMs: 20 } });
+  stripe = stripeFor(sandbox);
+});
+afterEach(async () => {
+  await sandbox.close();
+  await receiver.close();
+});
+
+const verify = (webhook: ReceivedWebhook): Stripe.Event => stripe.webhooks.constructEvent(webhook.body, webhook.signature, WEBHOOK_SECRET);
+
+const authorize = () =>
+  stripe.paymentIntents.create(
+    { amount: 1000, currency: 'usd', capture_method: 'manual', confirm: true, payment_method: 'pm_card_visa', metadata: { attempt_id: 'att_wh' } },
+    { idempotencyKey: 'key-wh' },
+  );
+
+describe('webhook delivery', () => {
+  it('sends each state change as a signed Stripe event, in order', async () => {
+    const pi = await authorize();
+    await stripe.paymentIntents.capture(pi.id);
+    const events = (await receiver.waitFor(5)).map(verify);
+    expect(events.map((e) => e.type)).toEqual([
+      'payment_intent.created',
+      'charge.succeeded',
+      'payment_intent.amount_capturable_updated',
+      'charge.captured',
+      'payment_intent.succeeded',
+    ]);
+    const [created] = events;
+    expect(created).toMatchObject({ object: 'event', livemode: false, api_version: expect.any(String) as string, request: { idempotency_key: 'key-wh' } });
+    expect(created?.id).toMatch(/^evt_/);
+    expect(created?.data.object).toMatchObject({ object: 'payment_intent', id: pi.id, metadata: { attempt_id: 'att_wh' } });
+    expect(events[4]?.data.object).toMatchObject({ status: 'succeeded', amount_received: 1000 });
+  });
+
+  it('signs the exact bytes: a tampered body or another secret fails verification', async () => {
+    await stripe.paymentIntents.create({ amount: 100, currency: 'usd' });
+    const [webhook] = await receiver.waitFor(1);
+    if (webhook === undefined) throw new Error('no webhook');
+    expect(() => stripe.webhooks.constructEvent(webhook.body.replace('100', '999'), webhook.signature, WEBHOOK_SECRET)).toThrow(
+      Stripe.errors.StripeSignatureVerificationError,
+    );
+    expect(() => stripe.webhooks.constructEvent(webhook.body, webhook.signature, 'whsec_other')).toThrow(Stripe.errors.StripeSignatureVerificationError);
+    expect(webhook.signature).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+  });
+
+  it('reports declines, cancels, refunds, refund failures and disputes', async () => {
+    await rejectionOf(stripe.paymentIntents.create({ amount: 500, currency: 'usd', confirm: true, payment_method: 'pm_card_visa_chargeDeclined' }));
+    const voided = await authorize();
+    await stripe.paymentIntents.cancel(voided.id);
+    const pi = await stripe.paymentIntents.create({ amount: 800, currency: 'usd', confirm: true, payment_method: 'pm_card_mastercard' });
+    const refund = await stripe.refunds.create({ payment_intent: pi.id, amount: 300 });
+    sandbox.failRefund(refund.id);
+    sandbox.createDispute(pi.id);
+    await sandbox.webhooksIdle();
+    const types = receiver.received.map(verify).map((e) => e.type);
+    expect(types).toEqual(
+      expect.arrayContaining([
+        'charge.failed',
+        'payment_intent.payment_failed',
+        'payment_intent.canceled',
+        'payment_intent.succeeded',
+        'refund.created',
+        'charge.refunded',
+        'refund.updated',
+        'refund.failed',
+        'charge.dispute.created',
+      ]),
+    );
+    const dispute = receiver.received.map(verify).find((e) => e.type === 'charge.dispute.created');
+    expect(dispute?.data.object).toMatchObject({ object: 'dispute', amount: 800, payment_intent: pi.id });
+  });
+
+  it('retries a non-2xx answer with a short backoff', async () => {
+    receiver.answerWith([500, 503]);
+    await stripe.paymentIntents.create({ amount: 100, currency: 'usd' });
+    await sandbox.webhooksIdle();
+    expect(receiver.received).toHaveLength(3);
+    expect(new Set(receiver.received.map((w) => verify(w).id)).size).toBe(1);
+    expect(sandbox.webhookDeliveries().map((d) => d.status)).toEqual([500, 503, 200]);
+  });
+
+  it('gives up after a bounded number of attempts', async () => {
+    receiver.answerWith([500, 500, 500, 500, 500, 500]);
+    await stripe.paymentIntents.create({ amount: 100, currency: 'usd' });
+    await sandbox.webhooksIdle();
+    expect(receiver.received).toHaveLength(5);
+  });
+});
+
+describe('webhook settings', () => {
+  it('sends nothing when disabled', async () => {
+    sandbox.configureWebhooks({ enabled: false });
+    await authorize();
+    await sandbox.webhooksIdle();
+    expect(receiver.received).toHaveLength(0);
+  });
+
+  it('duplicates every event when duplicate is 1', async () => {
+    sandbox.configureWebhooks({ duplicate: 1 });
+    await stripe.paymentIntents.create({ amount: 100, currency: 'usd' });
+    const [first, second] = (await receiver.waitFor(2)).map(verify);
+    expect(second?.id).toBe(first?.id);
+  });
+
+  it('reorders the events of a burst', async () => {
+    sandbox.configureWebhooks({ reorder: true });
+    await authorize();
+    const types = (await receiver.waitFor(3)).map(verify).map((e) => e.type);
+    expect(types).toEqual(['payment_intent.amount_capturable_updated', 'charge.succeeded', 'payment_intent.created']);
+  });
+
+  it('delays delivery by delay_ms', async () => {
+    sandbox.configureWebhooks({ delayMs: 300 });
+    const sentAt = Date.now();
+    await stripe.paymentIntents.create({ amount: 100, currency: 'usd' });
+    const [webhook] = await receiver.waitFor(1);
+    expect((webhook?.at ?? 0) - sentAt).toBeGreaterThanOrEqual(290);
+  });
+});
