@@ -1,0 +1,100 @@
+// One opossum breaker per connector account per process, created once. Connectors return values
+// and opossum counts only rejections, so availability outcomes become a tagged rejection inside the
+// breaker and are unwrapped outside. Declines pass through as successes: a decline is the provider
+// working. opossum's own timeout stays off: the SDK's timeout governs, and a breaker that gave up
+// while the call was still in flight would report a guess.
+
+import CircuitBreaker from 'opossum';
+import type { CallOutcome } from '../core/outcome.ts';
+
+export interface BreakerSettings {
+  readonly error_threshold_pct: number;
+  readonly volume_threshold: number;
+  readonly reset_ms: number;
+  readonly rolling_window_ms: number;
+}
+
+export type BreakerState = 'closed' | 'open' | 'half_open';
+
+const AVAILABILITY_UNKNOWNS = new Set(['timeout', 'connection_reset', 'truncated_body', 'server_error', 'unparseable']);
+
+/** Outcomes that say the provider is not available (as opposed to answering, even with a no). */
+export function isAvailabilityFailure(o: CallOutcome): boolean {
+  if (o.kind === 'not_sent') return o.reason === 'connection_refused';
+  if (o.kind === 'unknown') return AVAILABILITY_UNKNOWNS.has(o.reason);
+  return false;
+}
+
+class AvailabilityFailure extends Error {
+  override readonly name = 'AvailabilityFailure';
+  constructor(readonly outcome: CallOutcome) {
+    super(`provider unavailable: ${outcome.kind}`);
+  }
+}
+
+type Call = () => Promise<CallOutcome>;
+
+export class ConnectorBreakers {
+  private readonly breakers = new Map<string, CircuitBreaker<[Call], CallOutcome>>();
+
+  constructor(
+    settings: Readonly<Record<string, BreakerSettings>>,
+    private readonly log: (line: string) => void = () => {},
+  ) {
+    for (const [account, s] of Object.entries(settings)) this.breakers.set(account, this.create(account, s));
+  }
+
+  private create(account: string, s: BreakerSettings): CircuitBreaker<[Call], CallOutcome> {
+    const action = async (call: Call): Promise<CallOutcome> => {
+      const outcome = await call();
+      if (isAvailabilityFailure(outcome)) throw new AvailabilityFailure(outcome);
+      return outcome;
+    };
+    const b = new CircuitBreaker(action, {
+      timeout: false,
+      errorThresholdPercentage: s.error_threshold_pct,
+      volumeThreshold: s.volume_threshold,
+      resetTimeout: s.reset_ms,
+      rollingCountTimeout: s.rolling_window_ms,
+      name: account,
+    });
+    b.on('open', () => this.log(`breaker ${account}: open`));
+    b.on('halfOpen', () => this.log(`breaker ${account}: half-open`));
+    b.on('close', () => this.log(`breaker ${account}: closed`));
+    return b;
+  }
+
+  /** Runs a provider call through the account's breaker; only an open breaker turns into not_sent{breaker_open}. */
+  async call(account: string, call: Call): Promise<CallOutcome> {
+    const b = this.breakers.get(account);
+    if (b === undefined) return call();
+    try {
+      return await b.fire(call);
+    } catch (err) {
+      if (err instanceof AvailabilityFailure) return err.outcome;
+      if ((err as { code?: string }).code === 'EOPENBREAKER') return { kind: 'not_sent', reason: 'breaker_open', detail: `breaker for ${account} is open` };
+      throw err;
+    }
+  }
+
+  state(account: string): BreakerState {
+    const b = this.breakers.get(account);
+    if (b === undefined || b.closed) return 'closed';
+    return b.halfOpen ? 'half_open' : 'open';
+  }
+
+  states(): Record<string, BreakerState> {
+    const out: Record<string, BreakerState> = {};
+    for (const a of this.breakers.keys()) out[a] = this.state(a);
+    return out;
+  }
+
+  /** Accounts whose breaker is open now: routing skips them, failover records why. */
+  openAccounts(): Set<string> {
+    return new Set([...this.breakers.keys()].filter((a) => this.state(a) === 'open'));
+  }
+
+  shutdown(): void {
+    for (const b of this.breakers.values()) b.shutdown();
+  }
+}

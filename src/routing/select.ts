@@ -1,0 +1,107 @@
+// select(): the pure routing interpreter. Rules are data; the result names the rule, the
+// candidates in order and every skipped candidate with its reason, so each decision can be explained.
+
+import { createHash } from 'node:crypto';
+import type { RouteRule, RouteStrategy } from './config-schema.ts';
+import type { RoutingSnapshot } from './snapshot.ts';
+
+export interface RouteFacts {
+  readonly paymentId: string;
+  readonly amount: number;
+  readonly currency: string;
+  readonly merchantId: string;
+  readonly country?: string | undefined;
+  readonly brand?: string | undefined;
+  readonly metadata?: Readonly<Record<string, string>> | undefined;
+  /** Payment-method tokens by connector account. */
+  readonly tokens?: Readonly<Record<string, string>> | undefined;
+  /** Sandbox only: a documented test card number. */
+  readonly testCard?: string | undefined;
+}
+
+export interface RouteSkip {
+  readonly connector: string;
+  readonly reason: string;
+}
+
+export interface RouteDecision {
+  readonly snapshot: string;
+  readonly rule: string;
+  readonly candidates: readonly string[];
+  readonly skipped: readonly RouteSkip[];
+}
+
+export type SelectResult =
+  | { readonly ok: true; readonly decision: RouteDecision }
+  | { readonly ok: false; readonly code: 'test_card_not_allowed' | 'no_candidate'; readonly message: string; readonly decision: RouteDecision };
+
+export function ruleMatches(rule: RouteRule, f: RouteFacts): boolean {
+  const w = rule.when;
+  if (w.currency !== undefined && !(w.currency as readonly string[]).includes(f.currency)) return false;
+  if (w.amount !== undefined) {
+    const a = w.amount;
+    if (a.gte !== undefined && !(f.amount >= a.gte)) return false;
+    if (a.gt !== undefined && !(f.amount > a.gt)) return false;
+    if (a.lte !== undefined && !(f.amount <= a.lte)) return false;
+    if (a.lt !== undefined && !(f.amount < a.lt)) return false;
+  }
+  if (w.country !== undefined && (f.country === undefined || !w.country.includes(f.country))) return false;
+  if (w.brand !== undefined && (f.brand === undefined || !w.brand.includes(f.brand.toLowerCase()))) return false;
+  if (w.merchant !== undefined && !w.merchant.includes(f.merchantId)) return false;
+  if (w.metadata !== undefined) {
+    for (const [k, v] of Object.entries(w.metadata)) if (f.metadata?.[k] !== v) return false;
+  }
+  return true;
+}
+
+/** A number in [0, 1) fixed by the payment id and rule, so a replay routes the same way. */
+export function stableFraction(paymentId: string, ruleName: string): number {
+  const h = createHash('sha256').update(`${paymentId}\u0000${ruleName}`).digest();
+  return h.readUInt32BE(0) / 0x1_0000_0000;
+}
+
+export function orderCandidates(strategy: RouteStrategy, paymentId: string, ruleName: string): string[] {
+  if (strategy.priority !== undefined) return [...strategy.priority];
+  const weights = Object.entries(strategy.weighted ?? {});
+  const total = weights.reduce((s, [, w]) => s + w, 0);
+  let point = stableFraction(paymentId, ruleName) * total;
+  let chosen = weights[weights.length - 1]?.[0];
+  for (const [name, w] of weights) {
+    if (point < w) {
+      chosen = name;
+      break;
+    }
+    point -= w;
+  }
+  // The chosen one first; the others follow as failover, heaviest first.
+  const rest = weights.filter(([n]) => n !== chosen).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([n]) => n);
+  return chosen === undefined ? rest : [chosen, ...rest];
+}
+
+export function select(snapshot: RoutingSnapshot, facts: RouteFacts): SelectResult {
+  const rule = snapshot.rules.find((r) => ruleMatches(r, facts));
+  const ruleName = rule?.name ?? 'default';
+  const ordered = orderCandidates(rule ?? snapshot.default, facts.paymentId, ruleName);
+  const candidates: string[] = [];
+  const skipped: RouteSkip[] = [];
+  for (const name of ordered) {
+    const c = snapshot.connectors[name];
+    if (c === undefined) {
+      skipped.push({ connector: name, reason: 'connector account not configured' });
+      continue;
+    }
+    const hasToken = facts.tokens?.[name] !== undefined;
+    if (!hasToken && !(facts.testCard !== undefined && c.sandbox)) {
+      skipped.push({ connector: name, reason: facts.testCard !== undefined ? 'test_card given but this connector is live' : 'no payment method token for this connector' });
+      continue;
+    }
+    candidates.push(name);
+  }
+  const decision: RouteDecision = { snapshot: snapshot.version, rule: ruleName, candidates, skipped };
+  // Switchyard never takes card numbers in live mode.
+  if (facts.testCard !== undefined && ordered.some((n) => snapshot.connectors[n]?.sandbox === false)) {
+    return { ok: false, code: 'test_card_not_allowed', message: 'test_card is accepted only when every candidate connector is a sandbox', decision };
+  }
+  if (candidates.length === 0) return { ok: false, code: 'no_candidate', message: 'no connector can take this payment', decision };
+  return { ok: true, decision };
+}

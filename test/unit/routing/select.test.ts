@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import { parseConfigText } from '../../../src/routing/config-loader.ts';
+import { select, stableFraction } from '../../../src/routing/select.ts';
+import type { RoutingSnapshot } from '../../../src/routing/snapshot.ts';
+
+const BASE = `
+connectors:
+  stripe_eu: { type: stripe, secret_key: sk, webhook_secrets: [whsec] }
+  adyen_eu: { type: adyen, api_key: k, merchant_account: M, hmac_keys: ["AB12"], basic_auth: { username: u, password: p } }
+  stripe_live: { type: stripe, endpoint: "https://api.stripe.com", secret_key: sk, webhook_secrets: [whsec] }
+routing:
+  rules:
+    - name: eur-large
+      when: { currency: [EUR], amount: { gte: 100000 } }
+      priority: [adyen_eu, stripe_eu]
+    - name: de-visa
+      when: { country: [DE], brand: [visa] }
+      priority: [stripe_eu]
+    - name: vip
+      when: { merchant: [mer_vip], metadata: { tier: gold } }
+      priority: [adyen_eu]
+    - name: usd-split
+      when: { currency: [USD] }
+      weighted: { stripe_eu: 70, adyen_eu: 30 }
+    - name: gbp-live
+      when: { currency: [GBP] }
+      priority: [stripe_live, stripe_eu]
+  default: { priority: [stripe_eu, adyen_eu] }
+`;
+
+function snapshot(text = BASE): RoutingSnapshot {
+  const r = parseConfigText(text, 'test.yaml', {});
+  if (!r.ok) throw new Error(JSON.stringify(r.problems));
+  return r.snapshot;
+}
+
+const facts = { paymentId: 'pay_1', amount: 1000, currency: 'EUR', merchantId: 'mer_1', testCard: '4242424242424242' };
+
+describe('select', () => {
+  it('first matching rule wins, in file order', () => {
+    const s = snapshot();
+    const r = select(s, { ...facts, amount: 150_000, country: 'DE', brand: 'visa' });
+    expect(r.ok && r.decision.rule).toBe('eur-large');
+    expect(r.ok && r.decision.candidates).toEqual(['adyen_eu', 'stripe_eu']);
+    const r2 = select(s, { ...facts, country: 'DE', brand: 'VISA' });
+    expect(r2.ok && r2.decision.rule).toBe('de-visa');
+  });
+
+  it('matches merchant and metadata; falls back to the default', () => {
+    const s = snapshot();
+    expect(select(s, { ...facts, merchantId: 'mer_vip', metadata: { tier: 'gold' } }).decision.rule).toBe('vip');
+    expect(select(s, { ...facts, merchantId: 'mer_vip', metadata: { tier: 'silver' } }).decision.rule).toBe('default');
+    expect(select(s, { ...facts, country: 'FR', brand: 'visa' }).decision.rule).toBe('default');
+  });
+
+  it('amount bounds are inclusive or exclusive as written', () => {
+    const s = snapshot();
+    expect(select(s, { ...facts, amount: 99_999 }).decision.rule).toBe('default');
+    expect(select(s, { ...facts, amount: 100_000 }).decision.rule).toBe('eur-large');
+  });
+
+  it('skips a candidate without a token, with the reason', () => {
+    const s = snapshot();
+    const r = select(s, { paymentId: 'p', amount: 1, currency: 'EUR', merchantId: 'm', tokens: { adyen_eu: 'tok' } });
+    expect(r.decision.candidates).toEqual(['adyen_eu']);
+    expect(r.decision.skipped).toEqual([{ connector: 'stripe_eu', reason: 'no payment method token for this connector' }]);
+    const none = select(s, { paymentId: 'p', amount: 1, currency: 'EUR', merchantId: 'm' });
+    expect(none).toMatchObject({ ok: false, code: 'no_candidate' });
+  });
+
+  it('refuses a test card when a candidate is live', () => {
+    const r = select(snapshot(), { ...facts, currency: 'GBP' });
+    expect(r).toMatchObject({ ok: false, code: 'test_card_not_allowed' });
+  });
+
+  it('weighted split is deterministic per payment id and within 2% over 10,000 ids', () => {
+    const s = snapshot();
+    let stripeFirst = 0;
+    for (let i = 0; i < 10_000; i++) {
+      const f = { ...facts, currency: 'USD', paymentId: `pay_${i}` };
+      const a = select(s, f);
+      const b = select(s, f);
+      expect(a.decision.candidates).toEqual(b.decision.candidates);
+      expect(a.decision.candidates).toHaveLength(2);
+      if (a.decision.candidates[0] === 'stripe_eu') stripeFirst++;
+    }
+    expect(Math.abs(stripeFirst / 10_000 - 0.7)).toBeLessThan(0.02);
+  });
+
+  it('stableFraction is in [0, 1)', () => {
+    for (let i = 0; i < 1000; i++) {
+      const f = stableFraction(`p${i}`, 'r');
+      expect(f).toBeGreaterThanOrEqual(0);
+      expect(f).toBeLessThan(1);
+    }
+  });
+
+  it('the snapshot version is a content hash: same content, same version; other content, other version', () => {
+    expect(snapshot().version).toBe(snapshot().version);
+    expect(snapshot(BASE.replace('gte: 100000', 'gte: 100001')).version).not.toBe(snapshot().version);
+    // Secrets are not part of the snapshot: rotating a key does not change the routing version.
+    expect(snapshot(BASE.replace('secret_key: sk,', 'secret_key: sk2,')).version).toBe(snapshot().version);
+    expect(JSON.stringify(snapshot())).not.toContain('whsec');
+  });
+});
