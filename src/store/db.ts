@@ -18,19 +18,26 @@ export interface Database {
   close(): Promise<void>;
 }
 
-export function createPool(url: string, max = 10): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max });
+export interface DatabaseOptions {
+  readonly max?: number;
+  /** Connection-level errors (a backend terminated while idle); the pool drops that client itself. */
+  readonly onConnectionError?: (err: Error) => void;
+}
+
+export function createPool(url: string, options: DatabaseOptions = {}): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10 });
   // A terminated backend (failover, pg_terminate_backend) makes its client emit 'error'; the
   // query in flight rejects on its own, and an unheard 'error' event would crash the process.
-  pool.on('error', () => undefined);
+  const onError = options.onConnectionError ?? (() => undefined);
+  pool.on('error', onError);
   pool.on('connect', (client) => {
-    client.on('error', () => undefined);
+    client.on('error', onError);
   });
   return pool;
 }
 
-export function createDatabase(url: string = databaseUrlFromEnv(), options: { max?: number } = {}): Database {
-  const pool = createPool(url, options.max);
+export function createDatabase(url: string = databaseUrlFromEnv(), options: DatabaseOptions = {}): Database {
+  const pool = createPool(url, options);
   const db = drizzle({ client: pool, schema });
   return { url, pool, db, close: () => pool.end() };
 }

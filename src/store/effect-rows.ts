@@ -3,6 +3,7 @@
 // and go straight to their table.
 
 import type { Effect } from '../core/effects.ts';
+import type { Payment } from '../core/payment.ts';
 import { assertNever } from '../core/states.ts';
 import type { StepEnv } from '../core/step.ts';
 import type { DbOrTx } from './db.ts';
@@ -13,15 +14,16 @@ type DiscrepancyInsert = typeof discrepancies.$inferInsert;
 
 export type OutboxKind = 'provider_call' | 'timer' | 'merchant_event' | 'ledger';
 
-function outboxRow(e: Exclude<Effect, { type: 'discrepancy' }>, paymentId: string, transitionId: number, now: Date): OutboxInsert {
-  const base = { paymentId, transitionId, kind: e.type satisfies OutboxKind, payload: e, runAt: now };
+function outboxRow(e: Exclude<Effect, { type: 'discrepancy' }>, payment: Payment, transitionId: number, now: Date): OutboxInsert {
+  const base = { paymentId: payment.id, transitionId, kind: e.type satisfies OutboxKind, payload: e, runAt: now };
   switch (e.type) {
     case 'provider_call':
       return { ...base, connector: e.connector, providerKey: e.providerKey, runAt: e.runAt === undefined ? now : new Date(e.runAt) };
     case 'timer':
       return { ...base, runAt: new Date(e.runAt) };
     case 'merchant_event':
-      return base;
+      // The event describes the payment as it was at this version, not as it is when delivered.
+      return { ...base, payload: { ...e, payment } };
     case 'ledger':
       return { ...base, connector: e.connector };
     default:
@@ -33,15 +35,15 @@ function outboxRow(e: Exclude<Effect, { type: 'discrepancy' }>, paymentId: strin
 export async function writeEffects(
   tx: DbOrTx,
   effects: readonly Effect[],
-  ctx: { paymentId: string; transitionId: number; now: Date; newId: StepEnv['newId'] },
+  ctx: { payment: Payment; transitionId: number; now: Date; newId: StepEnv['newId'] },
 ): Promise<number[]> {
   const rows: OutboxInsert[] = [];
   const found: DiscrepancyInsert[] = [];
   for (const e of effects) {
     if (e.type === 'discrepancy') {
-      found.push({ id: ctx.newId('discrepancy'), paymentId: ctx.paymentId, attemptId: e.attemptId ?? null, kind: e.kind, detail: e.detail, createdAt: ctx.now });
+      found.push({ id: ctx.newId('discrepancy'), paymentId: ctx.payment.id, attemptId: e.attemptId ?? null, kind: e.kind, detail: e.detail, createdAt: ctx.now });
     } else {
-      rows.push(outboxRow(e, ctx.paymentId, ctx.transitionId, ctx.now));
+      rows.push(outboxRow(e, ctx.payment, ctx.transitionId, ctx.now));
     }
   }
   if (found.length > 0) await tx.insert(discrepancies).values(found);

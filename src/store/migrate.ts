@@ -11,7 +11,7 @@ import { INSTALLED_GUARD_SQL, isGuardCurrent, renderEdgeGuardSql } from './edge-
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
 
-/** Arbitrary but fixed: every Switchyard process migrating any database contends on this key. */
+/** Arbitrary but fixed. Advisory locks are per database: processes migrating the same database take turns. */
 const MIGRATION_LOCK_KEY = 7_420_511_001;
 
 const MIGRATION_FILE = /^(\d{4})_[a-z0-9_]+\.sql$/;

@@ -192,7 +192,7 @@ async function attemptOnce(
       .values({ ...log, fromState: result.from, toState: result.to, outcome: 'applied', version: next.version, reason: result.note })
       .returning({ id: paymentTransitions.id });
     const transitionId = row!.id;
-    const outboxIds = await writeEffects(tx, result.effects, { paymentId, transitionId, now, newId: env.newId });
+    const outboxIds = await writeEffects(tx, result.effects, { payment: next, transitionId, now, newId: env.newId });
     if (opts.hooks?.beforeCommit !== undefined) await opts.hooks.beforeCommit({ backendPid: await backendPid(tx) });
     return { kind: 'applied', payment: next, effects: result.effects, outboxIds, from: result.from, to: result.to, note: result.note, transitionId };
   });
@@ -258,7 +258,7 @@ export async function createPayment(db: Db, req: NewPaymentRequest, env: StepEnv
       })
       .returning({ id: paymentTransitions.id });
     const transitionId = row!.id;
-    const outboxIds = await writeEffects(tx, effects, { paymentId: payment.id, transitionId, now, newId: env.newId });
+    const outboxIds = await writeEffects(tx, effects, { payment, transitionId, now, newId: env.newId });
     return { payment, effects, outboxIds, transitionId };
   });
   await committed(opts, result.outboxIds);

@@ -56,6 +56,19 @@ describe('payment store', () => {
     expect(timeline).toMatchObject([{ from: 'created', to: 'authorizing', origin: 'api', outcome: 'applied', version: 1 }]);
   });
 
+  it('creates a payment straight into failed when no connector can take it', async () => {
+    const allOpen = { ...env, openBreakers: new Set(['direct_a', 'direct_b']) };
+    const created = await createPayment(t.db, paymentRequest(merchantId), allOpen);
+    expect(created.payment).toMatchObject({ state: 'failed', attempts: [] });
+    expect(await loadPayment(t.db, merchantId, created.payment.id)).toEqual(created.payment);
+    const events = await t.pool.query<{ payload: { event: string; payment: { state: string; version: number } } }>(
+      `SELECT payload FROM outbox WHERE payment_id = $1 AND kind = 'merchant_event'`,
+      [created.payment.id],
+    );
+    // Merchant events carry the payment as it was at that version.
+    expect(events.rows.map((r) => r.payload)).toMatchObject([{ event: 'payment.failed', payment: { state: 'failed', version: 1 } }]);
+  });
+
   it('round-trips the aggregate through transitions: what transition() returns is what loadPayment() reads', async () => {
     const p = await authorized();
     expect(p.state).toBe('authorized');

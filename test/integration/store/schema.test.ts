@@ -2,6 +2,7 @@
 
 import { getTableConfig, PgTable } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PAYMENT_STATES, TERMINAL_STATES } from '../../../src/core/states.ts';
 import * as schema from '../../../src/store/schema.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import type { TestDatabase } from '../helpers/db.ts';
@@ -42,6 +43,13 @@ describe('drizzle schema vs migrated database', () => {
       .flatMap((tbl) => tbl.columns.map((c) => `${tbl.name}.${c.name} ${normalizeType(c.getSQLType())}${c.notNull ? '' : ' null'}`))
       .sort();
     expect(ts).toEqual(db);
+  });
+
+  it('leaves exactly the terminal states of core out of the in-flight index', async () => {
+    const r = await t.pool.query<{ def: string }>(`SELECT indexdef AS def FROM pg_indexes WHERE indexname = 'payments_in_flight_idx'`);
+    const def = r.rows[0]?.def ?? '';
+    const excluded = PAYMENT_STATES.filter((s) => def.includes(`'${s}'`));
+    expect(excluded.sort()).toEqual([...TERMINAL_STATES].sort());
   });
 
   it('declares the same indexes (by name)', async () => {
