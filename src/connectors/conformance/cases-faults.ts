@@ -77,6 +77,34 @@ export function registerFaultCases<S extends ConformanceSandbox>(subject: Confor
       expect(q, JSON.stringify(q)).toMatchObject({ kind: 'succeeded', amount: 1000 });
     });
 
+    it('a query for an authorization that never arrived is unknown: no trace is not proof', async () => {
+      const { connector } = kit();
+      const req = authorizeRequest(connector);
+      const none = await connector.query({ attemptId: req.attemptId, providerRef: null, amount: req.amount, currency: req.currency });
+      expect(none.kind).toBe('unknown');
+      if (connector.prepare === undefined) return;
+      const prepared = await connector.prepare({ ...req, idempotencyKey: keyFor(connector, req.paymentId, 'prepare') });
+      const ref = 'providerRef' in prepared ? prepared.providerRef ?? null : null;
+      const q = await connector.query({ attemptId: req.attemptId, providerRef: ref, amount: req.amount, currency: req.currency });
+      expect(q, JSON.stringify(q)).toMatchObject({ kind: 'unknown', reason: 'not_found' });
+    });
+
+    it('a fence before the authorization arrives holds: a late authorize never charges and a query proves no charge', async () => {
+      const { connector, ledgerOf } = kit();
+      if (connector.prepare === undefined) return;
+      const req = authorizeRequest(connector);
+      const prepared = await connector.prepare({ ...req, idempotencyKey: keyFor(connector, req.paymentId, 'prepare') });
+      expect(prepared.kind).toBe('succeeded');
+      const ref = 'providerRef' in prepared ? prepared.providerRef ?? '' : '';
+      const fence = await connector.void({ paymentId: req.paymentId, attemptId: req.attemptId, providerRef: ref, amount: req.amount, currency: req.currency, idempotencyKey: keyFor(connector, req.paymentId, 'fence') });
+      expect(fence.kind).toBe('succeeded');
+      const late = await connector.authorize({ ...req, providerRef: ref });
+      expect(['not_sent', 'declined'], JSON.stringify(late)).toContain(late.kind);
+      const q = await connector.query({ attemptId: req.attemptId, providerRef: ref, amount: req.amount, currency: req.currency });
+      expect(q, JSON.stringify(q)).toMatchObject({ kind: 'declined', retryElsewhere: true });
+      expect(ledgerOf(req.attemptId).every((e) => e.authorized === 0 && e.cancelled)).toBe(true);
+    });
+
     it('a replay with the same key returns the same answer and never charges twice', async () => {
       const { connector, ledgerOf } = kit();
       const req = authorizeRequest(connector);

@@ -3,6 +3,7 @@
 // both the previous and the current secret are accepted.
 
 import { describe, expect, it } from 'vitest';
+import type { NormalizedEvent } from '../contract.ts';
 import { useSandbox } from './context.ts';
 import { authorizePayment } from './harness.ts';
 import type { ConformanceSandbox, ConformanceSubject } from './subject.ts';
@@ -18,18 +19,24 @@ export function registerWebhookCases<S extends ConformanceSandbox>(subject: Conf
       const delivery = await receiver.waitFor(p.attemptId);
       expect(delivery, 'the sandbox delivered an event for the attempt').not.toBeNull();
       if (delivery === null) return;
-      const verified = connector.verifyWebhook(delivery.rawBody, delivery.headers, new Date());
-      expect(verified.ok, JSON.stringify(verified)).toBe(true);
-      if (!verified.ok) return;
-      expect(verified.events.length).toBeGreaterThan(0);
-      for (const e of verified.events) expect(e.connectorType).toBe(connector.type);
-      const named = verified.events.filter((e) => e.kind !== 'ignored');
-      for (const e of named) expect({ attemptId: e.attemptId, providerRef: e.providerRef }).toEqual({ attemptId: p.attemptId, providerRef: p.providerRef });
-      // Every delivery for this attempt verifies; none is reported as another attempt's.
-      for (const d of receiver.received.filter((r) => r.rawBody.includes(p.attemptId))) {
-        const v = connector.verifyWebhook(d.rawBody, d.headers, new Date());
-        expect(v.ok).toBe(true);
+      // Deliveries are asynchronous: collect until the authorization itself has been reported.
+      const until = Date.now() + 5_000;
+      let authorization: NormalizedEvent | undefined;
+      while (authorization === undefined && Date.now() < until) {
+        const events: NormalizedEvent[] = [];
+        for (const d of receiver.received.filter((r) => r.rawBody.includes(p.attemptId))) {
+          const v = connector.verifyWebhook(d.rawBody, d.headers, new Date());
+          expect(v.ok, JSON.stringify(v)).toBe(true);
+          if (v.ok) events.push(...v.events);
+        }
+        for (const e of events) expect(e.connectorType).toBe(connector.type);
+        for (const e of events.filter((x) => x.kind !== 'ignored')) {
+          expect({ attemptId: e.attemptId, providerRef: e.providerRef }).toEqual({ attemptId: p.attemptId, providerRef: p.providerRef });
+        }
+        authorization = events.find((e) => e.kind === 'authorization');
+        if (authorization === undefined) await new Promise((r) => setTimeout(r, 50));
       }
+      expect(authorization, 'an authorization event for the attempt').toMatchObject({ kind: 'authorization', outcome: { kind: 'succeeded', amount: 1000 } });
     });
 
     it('refuses a tampered body', async () => {
