@@ -162,6 +162,25 @@ export function registerPaymentCases<S extends ConformanceSandbox>(subject: Conf
     });
   });
 
+  describe('reconciliation', () => {
+    const kit = useSandbox(subject);
+    it('reports every payment of the window with the amounts the sandbox ledger holds', async () => {
+      const { connector, ledgerOf } = kit();
+      const from = new Date(Date.now() - 60_000);
+      const held = await authorizePayment(connector, { amount: 1000 });
+      const taken = await authorizePayment(connector, { amount: 2000, captureMethod: 'automatic' });
+      succeeded(await refund(connector, taken, 500));
+      await new Promise((r) => setTimeout(r, connector.reconciliationDelayMs));
+      const records = await connector.fetchReconciliationRecords({ from, to: new Date(Date.now() + 60_000) });
+      for (const [p, expected] of [[held, { authorized: 1000, captured: 0, refunded: 0 }], [taken, { authorized: 2000, captured: 2000, refunded: 500 }]] as const) {
+        const mine = records.filter((r) => r.attemptId === p.attemptId);
+        expect(mine).toMatchObject([{ providerRef: p.providerRef, amount: p.amount, currency: p.currency, ...expected }]);
+        const ledger = ledgerOf(p.attemptId)[0];
+        expect({ captured: mine[0]?.captured, refunded: mine[0]?.refunded }).toEqual({ captured: ledger?.captured, refunded: ledger?.refunded });
+      }
+    });
+  });
+
   describe('declared capabilities', () => {
     const kit = useSandbox(subject);
     it('match the methods the connector has and its policy is usable', () => {

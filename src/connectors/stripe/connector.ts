@@ -153,6 +153,15 @@ export function createStripeConnector(account: string, options: StripeConnectorO
     return queryFailure(failed(call, id));
   }
 
+  /** Refunds live on the charge; fetch it when the list did not expand it and money was received. */
+  async function unexpandedCharge(pi: Stripe.PaymentIntent): Promise<Stripe.Charge | null> {
+    const id = pi.latest_charge;
+    if (typeof id !== 'string' || pi.amount_received === 0) return null;
+    const ch = await settle(() => stripe.charges.retrieve(id));
+    if (!ch.ok) throw new ReconciliationFetchError(`Stripe charge ${id} could not be read: ${String((ch.error as Error).message)}`, { cause: ch.error });
+    return ch.value;
+  }
+
   async function fetchReconciliationRecords(window: ReconciliationWindow): Promise<readonly ReconciliationRecord[]> {
     const created = { gte: Math.floor(window.from.getTime() / 1000), lt: Math.ceil(window.to.getTime() / 1000) };
     const records: ReconciliationRecord[] = [];
@@ -161,7 +170,7 @@ export function createStripeConnector(account: string, options: StripeConnectorO
       const params: Stripe.PaymentIntentListParams = { created, limit: 100, expand: ['data.latest_charge'], ...(startingAfter !== undefined ? { starting_after: startingAfter } : {}) };
       const page = await settle(() => stripe.paymentIntents.list(params));
       if (!page.ok) throw new ReconciliationFetchError(`Stripe list failed: ${String((page.error as Error).message)}`, { cause: page.error });
-      for (const pi of page.value.data) records.push(reconciliationRecord(pi));
+      for (const pi of page.value.data) records.push(reconciliationRecord(pi, await unexpandedCharge(pi)));
       const last = page.value.data[page.value.data.length - 1];
       if (!page.value.has_more || last === undefined) return records;
       startingAfter = last.id;

@@ -164,8 +164,9 @@ function toMinor(wire: number, wireCurrency: string): number {
   return fromStripeAmount(wire, wireCurrency)?.amount ?? wire;
 }
 
-export function reconciliationRecord(pi: Stripe.PaymentIntent): ReconciliationRecord {
-  const charge = typeof pi.latest_charge === 'object' && pi.latest_charge !== null ? pi.latest_charge : null;
+/** `charge`: the PaymentIntent's latest charge when it was fetched separately (not expanded). */
+export function reconciliationRecord(pi: Stripe.PaymentIntent, fetchedCharge: Stripe.Charge | null = null): ReconciliationRecord {
+  const charge = typeof pi.latest_charge === 'object' && pi.latest_charge !== null ? pi.latest_charge : fetchedCharge;
   const captured = toMinor(pi.amount_received, pi.currency);
   const capturable = toMinor(pi.amount_capturable, pi.currency);
   return {
