@@ -1,7 +1,7 @@
 // The connector contract. A connector translates between the gateway and one provider: it owns no
 // state and no retries, returns CallOutcome values, and throws only for programming errors.
 
-import type { CallOutcome, DeclineClass } from '../core/outcome.ts';
+import type { CallOutcome, DeclineClass, NotSentReason, UnknownReason } from '../core/outcome.ts';
 import type { ConnectorCapabilities, ConnectorPolicy } from '../core/policy.ts';
 
 export type { CallOutcome } from '../core/outcome.ts';
@@ -137,15 +137,15 @@ export const FAILURE_SITUATIONS = [
 export type FailureSituation = (typeof FAILURE_SITUATIONS)[number];
 
 /** One row of a connector's normative error-classification table (docs/connectors.md; checked by the kit). */
-export interface ErrorClassificationRow {
+export type ErrorClassificationRow = {
   readonly situation: FailureSituation;
   /** What the provider shows in this situation, for people. */
   readonly signal: string;
-  readonly outcome: CallOutcome['kind'];
-  /** The NotSentReason / UnknownReason carried by the outcome ('decline_table' for declines). */
-  readonly reason: string;
-  readonly alert?: boolean;
-}
+} & (
+  | { readonly outcome: 'not_sent'; readonly reason: NotSentReason }
+  | { readonly outcome: 'unknown'; readonly reason: UnknownReason; readonly alert?: boolean }
+  | { readonly outcome: 'declined'; readonly reason: 'decline_table' }
+);
 
 export interface DeclineRule {
   readonly class: DeclineClass;

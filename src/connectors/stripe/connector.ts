@@ -20,7 +20,7 @@ import type {
   VoidRequest,
 } from '../contract.ts';
 import { mergeDeclineTable } from '../decline-table.ts';
-import type { AttemptResult, RecordedCall } from './attempt-recorder.ts';
+import type { AttemptResult } from './attempt-recorder.ts';
 import { AttemptRecordingHttpClient, recordAttempts } from './attempt-recorder.ts';
 import type { StripeConnectorOptions } from './config.ts';
 import { parseStripeAccountConfig } from './config.ts';
@@ -28,7 +28,6 @@ import { STRIPE_DEFAULT_DECLINES, STRIPE_POLICY } from './defaults.ts';
 import { outcomeForFailure, STRIPE_ERROR_CLASSIFICATION } from './error-classification.ts';
 import { capturedOutcome, paymentIntentOutcome, preparedOutcome, refundOutcome, voidedOutcome } from './status-map.ts';
 import { captureParams, paymentIntentCreateParams, reconciliationRecord, refundParams, resolvePaymentMethod, toStripeAmount } from './transformers.ts';
-import type { StripeAmount } from './transformers.ts';
 import { verifyStripeWebhook } from './webhook.ts';
 
 export interface StripeConnectorDeps {
@@ -42,10 +41,6 @@ export class ReconciliationFetchError extends Error {
 
 function localRefusal(detail: string): NotSent {
   return { kind: 'not_sent', reason: 'local_validation', detail };
-}
-
-function wireAmount(amount: number, currency: string): StripeAmount {
-  return toStripeAmount(amount, currency);
 }
 
 /** A query answers about the authorization, so a failed query is never "not sent" or "declined": it is unknown. */
@@ -79,38 +74,34 @@ export function createStripeConnector(account: string, options: StripeConnectorO
     return outcomeForFailure(call.error, call.attempts, { declineTable, ...(providerRef !== undefined ? { providerRef } : {}) });
   }
 
-  async function settle<T>(call: () => Promise<T>): Promise<RecordedCall<T>> {
-    return recordAttempts(call);
-  }
-
   async function prepare(req: PrepareRequest): Promise<CallOutcome> {
-    const wire = wireAmount(req.amount, req.currency);
+    const wire = toStripeAmount(req.amount, req.currency);
     if (!wire.ok) return localRefusal(wire.problem);
     const pm = resolvePaymentMethod(req.paymentMethod, options.sandbox);
     if (!pm.ok) return pm.outcome;
     const params = paymentIntentCreateParams(req, wire, pm.paymentMethod);
-    const call = await settle(() => stripe.paymentIntents.create(params, { idempotencyKey: req.idempotencyKey }));
+    const call = await recordAttempts(() => stripe.paymentIntents.create(params, { idempotencyKey: req.idempotencyKey }));
     return call.ok ? preparedOutcome(call.value, req) : failed(call);
   }
 
   async function authorize(req: AuthorizeRequest): Promise<CallOutcome> {
     if (req.providerRef === null) return localRefusal('Stripe authorizes a prepared PaymentIntent: prepare first');
-    const wire = wireAmount(req.amount, req.currency);
+    const wire = toStripeAmount(req.amount, req.currency);
     if (!wire.ok) return localRefusal(wire.problem);
     const id = req.providerRef;
-    const call = await settle(() => stripe.paymentIntents.confirm(id, {}, { idempotencyKey: req.idempotencyKey }));
+    const call = await recordAttempts(() => stripe.paymentIntents.confirm(id, {}, { idempotencyKey: req.idempotencyKey }));
     return call.ok ? paymentIntentOutcome(call.value, req, declineTable) : failed(call, id);
   }
 
   /** Multicapture is per charge: a non-final capture goes out only when the charge says it is available. */
   async function multicaptureAvailable(piId: string): Promise<boolean | string> {
-    const pi = await settle(() => stripe.paymentIntents.retrieve(piId));
+    const pi = await recordAttempts(() => stripe.paymentIntents.retrieve(piId));
     if (!pi.ok) return `could not check multicapture: ${String((pi.error as Error).message)}`;
     const latest = pi.value.latest_charge;
     if (latest === null) return 'the PaymentIntent has no charge';
     let charge: Stripe.Charge;
     if (typeof latest === 'string') {
-      const ch = await settle(() => stripe.charges.retrieve(latest));
+      const ch = await recordAttempts(() => stripe.charges.retrieve(latest));
       if (!ch.ok) return `could not check multicapture: ${String((ch.error as Error).message)}`;
       charge = ch.value;
     } else {
@@ -120,25 +111,25 @@ export function createStripeConnector(account: string, options: StripeConnectorO
   }
 
   async function capture(req: CaptureRequest): Promise<CallOutcome> {
-    const wire = wireAmount(req.amount, req.currency);
+    const wire = toStripeAmount(req.amount, req.currency);
     if (!wire.ok) return localRefusal(wire.problem);
     if (!req.final) {
       const available = await multicaptureAvailable(req.providerRef);
       if (available !== true) return localRefusal(available === false ? 'multicapture is not available on this charge' : available);
     }
-    const call = await settle(() => stripe.paymentIntents.capture(req.providerRef, captureParams(req, wire.amount), { idempotencyKey: req.idempotencyKey }));
+    const call = await recordAttempts(() => stripe.paymentIntents.capture(req.providerRef, captureParams(req, wire.amount), { idempotencyKey: req.idempotencyKey }));
     return call.ok ? capturedOutcome(call.value, req, req.alreadyCaptured ?? 0) : failed(call, req.providerRef);
   }
 
   async function voidAuthorization(req: VoidRequest): Promise<CallOutcome> {
-    const call = await settle(() => stripe.paymentIntents.cancel(req.providerRef, {}, { idempotencyKey: req.idempotencyKey }));
+    const call = await recordAttempts(() => stripe.paymentIntents.cancel(req.providerRef, {}, { idempotencyKey: req.idempotencyKey }));
     return call.ok ? voidedOutcome(call.value, req) : failed(call, req.providerRef);
   }
 
   async function refund(req: RefundRequest): Promise<CallOutcome> {
-    const wire = wireAmount(req.amount, req.currency);
+    const wire = toStripeAmount(req.amount, req.currency);
     if (!wire.ok) return localRefusal(wire.problem);
-    const call = await settle(() => stripe.refunds.create(refundParams(req, wire.amount), { idempotencyKey: req.idempotencyKey }));
+    const call = await recordAttempts(() => stripe.refunds.create(refundParams(req, wire.amount), { idempotencyKey: req.idempotencyKey }));
     return call.ok ? refundOutcome(call.value, req, declineTable) : failed(call, req.providerRef);
   }
 
@@ -147,7 +138,7 @@ export function createStripeConnector(account: string, options: StripeConnectorO
       return { kind: 'unknown', reason: 'not_found', detail: 'Stripe is queried by PaymentIntent id; none is known for this attempt' };
     }
     const id = req.providerRef;
-    const call = await settle(() => stripe.paymentIntents.retrieve(id));
+    const call = await recordAttempts(() => stripe.paymentIntents.retrieve(id));
     if (call.ok) return paymentIntentOutcome(call.value, req, declineTable);
     if (isMissingResource(call.error)) return { kind: 'unknown', reason: 'not_found', providerRef: id, detail: 'Stripe does not know this PaymentIntent' };
     return queryFailure(failed(call, id));
@@ -157,7 +148,7 @@ export function createStripeConnector(account: string, options: StripeConnectorO
   async function unexpandedCharge(pi: Stripe.PaymentIntent): Promise<Stripe.Charge | null> {
     const id = pi.latest_charge;
     if (typeof id !== 'string' || pi.amount_received === 0) return null;
-    const ch = await settle(() => stripe.charges.retrieve(id));
+    const ch = await recordAttempts(() => stripe.charges.retrieve(id));
     if (!ch.ok) throw new ReconciliationFetchError(`Stripe charge ${id} could not be read: ${String((ch.error as Error).message)}`, { cause: ch.error });
     return ch.value;
   }
@@ -168,7 +159,7 @@ export function createStripeConnector(account: string, options: StripeConnectorO
     let startingAfter: string | undefined;
     for (;;) {
       const params: Stripe.PaymentIntentListParams = { created, limit: 100, expand: ['data.latest_charge'], ...(startingAfter !== undefined ? { starting_after: startingAfter } : {}) };
-      const page = await settle(() => stripe.paymentIntents.list(params));
+      const page = await recordAttempts(() => stripe.paymentIntents.list(params));
       if (!page.ok) throw new ReconciliationFetchError(`Stripe list failed: ${String((page.error as Error).message)}`, { cause: page.error });
       for (const pi of page.value.data) records.push(reconciliationRecord(pi, await unexpandedCharge(pi)));
       const last = page.value.data[page.value.data.length - 1];

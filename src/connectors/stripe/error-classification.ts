@@ -3,7 +3,7 @@
 // no charge, so it is given only when every attempt provably never reached Stripe, or Stripe
 // refused the request before processing it and no earlier attempt could have reached it.
 
-import type { CallOutcome, NotSentReason, UnknownReason } from '../../core/outcome.ts';
+import type { CallOutcome } from '../../core/outcome.ts';
 import { assertNever } from '../../core/states.ts';
 import type { DeclineTable, ErrorClassificationRow, FailureSituation } from '../contract.ts';
 import { declinedOutcome } from '../decline-table.ts';
@@ -82,27 +82,6 @@ function rowFor(situation: FailureSituation): ErrorClassificationRow {
   return row;
 }
 
-function notSentReason(situation: FailureSituation): NotSentReason | null {
-  switch (situation) {
-    case 'connection_refused': return 'connection_refused';
-    case 'validation': return 'validation';
-    case 'authentication': return 'authentication';
-    case 'permission': return 'permission';
-    case 'rate_limited': return 'rate_limited';
-    case 'card_declined':
-    case 'idempotency_mismatch':
-    case 'in_progress':
-    case 'server_error':
-    case 'connection_reset':
-    case 'timeout':
-    case 'truncated_body':
-    case 'unparseable':
-      return null;
-    default:
-      return assertNever(situation, 'failure situation');
-  }
-}
-
 function describe(error: unknown): string {
   const message = field(error, 'message');
   const type = field(error, 'type');
@@ -120,20 +99,19 @@ export function outcomeForFailure(error: unknown, attempts: readonly AttemptResu
   const ref = ctx.providerRef !== undefined ? { providerRef: ctx.providerRef } : {};
   const situation = failureSituation(error, attempts);
   if (situation === null) return { kind: 'unknown', reason: 'unexpected', ...ref, detail: describe(error) };
-  if (situation === 'card_declined') return declinedOutcome(ctx.declineTable, stripeDeclineFacts(error, ctx.providerRef));
   const row = rowFor(situation);
-  const reason = notSentReason(situation);
-  if (reason !== null) {
-    // A refusal on the last attempt says nothing about an earlier attempt that connected and was reset.
-    const earlierMayHaveReached = attempts.slice(0, -1).some((a) => !attemptNeverConnected(a));
-    if (!earlierMayHaveReached) return { kind: 'not_sent', reason, ...ref, detail: describe(error) };
-    return { kind: 'unknown', reason: 'connection_reset', ...ref, detail: `an earlier attempt may have reached Stripe; last: ${describe(error)}` };
+  switch (row.outcome) {
+    case 'declined':
+      return declinedOutcome(ctx.declineTable, stripeDeclineFacts(error, ctx.providerRef));
+    case 'not_sent': {
+      // A refusal on the last attempt says nothing about an earlier attempt that connected and was reset.
+      const earlierMayHaveReached = attempts.slice(0, -1).some((a) => !attemptNeverConnected(a));
+      if (!earlierMayHaveReached) return { kind: 'not_sent', reason: row.reason, ...ref, detail: describe(error) };
+      return { kind: 'unknown', reason: 'connection_reset', ...ref, detail: `an earlier attempt may have reached Stripe; last: ${describe(error)}` };
+    }
+    case 'unknown':
+      return { kind: 'unknown', reason: row.reason, ...ref, detail: describe(error), ...(row.alert === true ? { alert: true } : {}) };
+    default:
+      return assertNever(row, 'classification row');
   }
-  return {
-    kind: 'unknown',
-    reason: row.reason as UnknownReason,
-    ...ref,
-    detail: describe(error),
-    ...(row.alert === true ? { alert: true } : {}),
-  };
 }
