@@ -108,20 +108,27 @@ export function registerPaymentCases<S extends ConformanceSandbox>(subject: Conf
       expect(ledgerOf(p.attemptId)).toMatchObject([{ captured: 1000 }]);
     });
 
-    it('captures part of the authorization when partialCapture is declared; the rest cannot be captured after a final capture', async () => {
+    it('captures part of the authorization when partialCapture is declared (refuses it otherwise); the rest cannot be captured after a final capture', async () => {
       const { connector, ledgerOf } = kit();
-      if (!connector.capabilities.partialCapture) return;
       const p = await authorizePayment(connector, { amount: 1000 });
+      if (!connector.capabilities.partialCapture) {
+        expect((await capture(connector, p, 600)).kind).not.toBe('succeeded');
+        expect(ledgerOf(p.attemptId)).toMatchObject([{ captured: 0 }]);
+        return;
+      }
       expect(succeeded(await capture(connector, p, 600))).toMatchObject({ amount: 600 });
       const again = await capture(connector, p, 400, true, 2, 600);
       expect(again.kind).not.toBe('succeeded');
       expect(ledgerOf(p.attemptId)).toMatchObject([{ captured: 600 }]);
     });
 
-    it('captures several times when multicapture is declared', async () => {
+    it('captures several times when multicapture is declared (refuses a non-final capture otherwise)', async () => {
       const { connector, ledgerOf } = kit();
-      if (!connector.capabilities.multicapture) return;
       const p = await authorizePayment(connector, { amount: 1000 });
+      if (!connector.capabilities.multicapture) {
+        expect((await capture(connector, p, 300, false)).kind).not.toBe('succeeded');
+        return;
+      }
       expect(succeeded(await capture(connector, p, 300, false, 1, 0))).toMatchObject({ amount: 300 });
       expect(succeeded(await capture(connector, p, 200, false, 2, 300))).toMatchObject({ amount: 200 });
       expect(succeeded(await capture(connector, p, 500, true, 3, 500))).toMatchObject({ amount: 500 });
@@ -144,10 +151,13 @@ export function registerPaymentCases<S extends ConformanceSandbox>(subject: Conf
       expect(ledgerOf(p.attemptId)).toMatchObject([{ captured: 1000, refunded: 1000 }]);
     });
 
-    it('refunds partially, several times, and never beyond the captured amount', async () => {
+    it('refunds partially, several times, and never beyond the captured amount (refuses partial refunds when undeclared)', async () => {
       const { connector, ledgerOf } = kit();
-      if (!connector.capabilities.partialRefund) return;
       const p = await authorizePayment(connector, { amount: 1000, captureMethod: 'automatic' });
+      if (!connector.capabilities.partialRefund) {
+        expect((await refund(connector, p, 300)).kind).not.toBe('succeeded');
+        return;
+      }
       for (const [i, amount] of [300, 300, 400].entries()) expect(succeeded(await refund(connector, p, amount, i + 1))).toMatchObject({ amount });
       expect((await refund(connector, p, 10, 4)).kind).not.toBe('succeeded');
       expect(ledgerOf(p.attemptId)).toMatchObject([{ refunded: 1000 }]);
