@@ -12,3 +12,4 @@ export * from './failover.ts';
 export { step, newPayment } from './step.ts';
 export type { NewPaymentRequest } from './step.ts';
 export type { StepEnv, StepResult, IllegalCode } from './draft.ts';
+export * from './effect-wanted.ts';

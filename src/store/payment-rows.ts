@@ -7,6 +7,8 @@ import type { CaptureState, PaymentState, RefundState } from '../core/states.ts'
 import type { captures, paymentAttempts, payments, refunds } from './schema.ts';
 
 export type PaymentRow = typeof payments.$inferSelect;
+/** The columns the aggregate owns; the payment method is written once at creation and never by a transition. */
+export type PaymentStateRow = Omit<PaymentRow, 'paymentMethod'>;
 export type AttemptRow = typeof paymentAttempts.$inferSelect;
 export type CaptureRow = typeof captures.$inferSelect;
 export type RefundRow = typeof refunds.$inferSelect;
@@ -19,7 +21,7 @@ const date = (s: string): Date => {
 };
 
 /** The payments row for an aggregate; `updatedAt` is when this version was written. */
-export function paymentRow(p: Payment, updatedAt: Date): PaymentRow {
+export function paymentRow(p: Payment, updatedAt: Date): PaymentStateRow {
   return {
     id: p.id,
     merchantId: p.merchantId,

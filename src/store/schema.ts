@@ -72,6 +72,7 @@ export const payments = pgTable(
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),
     deadlineAt: ts('deadline_at').notNull(),
+    paymentMethod: jsonb('payment_method'),
   },
   (t) => [
     unique('payments_merchant_id_id_key').on(t.merchantId, t.id),
@@ -190,9 +191,13 @@ export const outbox = pgTable(
     lastError: text('last_error'),
     createdAt: ts('created_at').notNull().defaultNow(),
     doneAt: ts('done_at'),
+    publishedAt: ts('published_at'),
+    claimedUntil: ts('claimed_until'),
+    claimedBy: text('claimed_by'),
   },
   (t) => [
     index('outbox_due_idx').on(t.runAt).where(sql`status = 'pending'`),
+    index('outbox_publish_idx').on(t.runAt, t.id).where(sql`status = 'pending'`),
     index('outbox_payment_idx').on(t.paymentId, t.id),
   ],
 );

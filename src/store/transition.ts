@@ -41,6 +41,8 @@ export interface TransitionOptions {
   readonly maxTries?: number;
   /** Called after COMMIT with the new outbox ids (the relay kick); the relay's sweep covers a failure here. */
   readonly onCommitted?: (outboxIds: readonly number[]) => void | Promise<void>;
+  /** More writes in the same transaction, whatever step() decided (a worker marks its outbox row done here). */
+  readonly inTransaction?: (tx: DbOrTx) => Promise<void>;
   readonly hooks?: TransitionHooks;
 }
 
@@ -170,6 +172,7 @@ async function attemptOnce(
         })
         .returning({ id: paymentTransitions.id });
       const written = { payment: loaded, transitionId: row!.id, effects: [] as const, outboxIds: [] as const };
+      await opts.inTransaction?.(tx);
       if (opts.hooks?.beforeCommit !== undefined) await opts.hooks.beforeCommit({ backendPid: await backendPid(tx) });
       return result.kind === 'noop'
         ? { kind: 'noop', reason: result.reason, ...written }
@@ -193,6 +196,7 @@ async function attemptOnce(
       .returning({ id: paymentTransitions.id });
     const transitionId = row!.id;
     const outboxIds = await writeEffects(tx, result.effects, { payment: next, transitionId, now, newId: env.newId });
+    await opts.inTransaction?.(tx);
     if (opts.hooks?.beforeCommit !== undefined) await opts.hooks.beforeCommit({ backendPid: await backendPid(tx) });
     return { kind: 'applied', payment: next, effects: result.effects, outboxIds, from: result.from, to: result.to, note: result.note, transitionId };
   });
@@ -231,6 +235,10 @@ export async function transition(
 
 export interface CreatePaymentOptions {
   readonly origin?: TransitionOrigin;
+  /** What the worker sends to the provider: tokens by connector account, or a sandbox test card. */
+  readonly paymentMethod?: unknown;
+  /** More writes in the creating transaction (the API records the payment id on its idempotency key here). */
+  readonly inTransaction?: (tx: DbOrTx) => Promise<void>;
   readonly now?: () => Date;
   readonly onCommitted?: (outboxIds: readonly number[]) => void | Promise<void>;
 }
@@ -247,7 +255,7 @@ export async function createPayment(db: Db, req: NewPaymentRequest, env: StepEnv
   const now = opts.now?.() ?? new Date();
   const { payment, effects, to } = newPayment(req, now, env);
   const result = await db.transaction(async (tx) => {
-    await tx.insert(payments).values(paymentRow(payment, now));
+    await tx.insert(payments).values({ ...paymentRow(payment, now), paymentMethod: opts.paymentMethod ?? null });
     const empty: Payment = { ...payment, attempts: [], captures: [], refunds: [] };
     await writeChildren(tx, empty, payment, now);
     const [row] = await tx
@@ -259,6 +267,7 @@ export async function createPayment(db: Db, req: NewPaymentRequest, env: StepEnv
       .returning({ id: paymentTransitions.id });
     const transitionId = row!.id;
     const outboxIds = await writeEffects(tx, effects, { payment, transitionId, now, newId: env.newId });
+    await opts.inTransaction?.(tx);
     return { payment, effects, outboxIds, transitionId };
   });
   await committed(opts, result.outboxIds);

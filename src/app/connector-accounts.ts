@@ -1,0 +1,107 @@
+// From the config file's connector accounts to connector instances. In-process sandboxes are
+// started here when an account's endpoint is "sandbox"; a URL endpoint names an external sandbox
+// (switchyard sandbox) or the live API.
+
+import type { Connector, ConnectorAccountConfig, DeclineRule } from '../connectors/contract.ts';
+import { createConnector } from '../connectors/registry.ts';
+import type { SandboxControl } from '../connectors/sandbox/control.ts';
+import { startStripeSandbox } from '../connectors/stripe/sandbox/index.ts';
+import type { ConnectorAccountConfig as YamlAccount, SwitchyardConfig } from '../routing/config-schema.ts';
+import { parseDuration } from '../routing/duration.ts';
+import { isSandboxEndpoint } from '../routing/snapshot.ts';
+
+export interface Endpoint {
+  readonly host: string;
+  readonly port: number;
+  readonly protocol: 'http' | 'https';
+}
+
+export function parseEndpoint(url: string): Endpoint {
+  const u = new URL(url);
+  const protocol = u.protocol === 'https:' ? 'https' : 'http';
+  return { host: u.hostname, port: u.port === '' ? (protocol === 'https' ? 443 : 80) : Number(u.port), protocol };
+}
+
+function declineTable(config: SwitchyardConfig, type: string): Record<string, DeclineRule> {
+  const rows = config.declines[type] ?? {};
+  return Object.fromEntries(Object.entries(rows).map(([code, r]) => [code, { class: r.class, retryElsewhere: r.retry_elsewhere }]));
+}
+
+/** The account settings each connector factory validates. */
+export function accountConfig(config: SwitchyardConfig, account: YamlAccount, endpoint: Endpoint, sandbox: boolean): ConnectorAccountConfig {
+  const retention = account.idempotency.retention;
+  const keyRetentionMs = retention === undefined ? undefined : (parseDuration(retention) ?? undefined);
+  const common = { type: account.type, sandbox, declineTable: declineTable(config, account.type), ...(keyRetentionMs === undefined ? {} : { keyRetentionMs }) };
+  switch (account.type) {
+    case 'stripe':
+      return {
+        ...common,
+        settings: { secretKey: account.secret_key, webhookSecrets: account.webhook_secrets, apiHost: endpoint.host, apiPort: endpoint.port, apiProtocol: endpoint.protocol, timeoutMs: account.timeout_ms },
+      };
+    case 'adyen':
+      return {
+        ...common,
+        settings: {
+          apiKey: account.api_key, merchantAccount: account.merchant_account, hmacKeys: account.hmac_keys, basicAuth: account.basic_auth,
+          baseUrl: `${endpoint.protocol}://${endpoint.host}:${endpoint.port}`, timeoutMs: account.timeout_ms,
+          ...(account.certificate_dir === undefined ? {} : { certificateDir: account.certificate_dir }),
+        },
+      };
+  }
+}
+
+export interface ConnectorSet {
+  readonly connectors: Map<string, Connector>;
+  /** In-process sandboxes, by account (empty in live mode). */
+  readonly sandboxes: SandboxControl[];
+  close(): Promise<void>;
+}
+
+export interface ConnectorSetOptions {
+  /** Where in-process sandboxes send their webhooks (the gateway's own intake), by account. */
+  readonly webhookUrl?: (account: string) => string | undefined;
+}
+
+export async function buildConnectorSet(config: SwitchyardConfig, opts: ConnectorSetOptions = {}): Promise<ConnectorSet> {
+  const connectors = new Map<string, Connector>();
+  const sandboxes: SandboxControl[] = [];
+  try {
+    for (const [name, account] of Object.entries(config.connectors)) {
+      let endpoint: Endpoint;
+      let sandbox: boolean;
+      if (account.endpoint === 'sandbox') {
+        const started = await startInProcessSandbox(name, account, opts.webhookUrl?.(name));
+        sandboxes.push(started.control);
+        endpoint = started.endpoint;
+        sandbox = true;
+      } else {
+        endpoint = parseEndpoint(account.endpoint);
+        sandbox = isSandboxEndpoint(account.endpoint);
+      }
+      connectors.set(name, createConnector(name, accountConfig(config, account, endpoint, sandbox)));
+    }
+  } catch (err) {
+    await Promise.all(sandboxes.map((s) => s.close()));
+    throw err;
+  }
+  return {
+    connectors,
+    sandboxes,
+    async close() {
+      await Promise.all([...connectors.values()].map((c) => c.close()));
+      await Promise.all(sandboxes.map((s) => s.close()));
+    },
+  };
+}
+
+async function startInProcessSandbox(name: string, account: YamlAccount, webhookUrl: string | undefined): Promise<{ control: SandboxControl; endpoint: Endpoint }> {
+  switch (account.type) {
+    case 'stripe': {
+      const secret = account.webhook_secrets[0]!;
+      const sb = await startStripeSandbox({ account: name, secretKey: account.secret_key, port: 0, ...(webhookUrl === undefined ? {} : { webhook: { url: webhookUrl, secret } }) });
+      return { control: sb, endpoint: { host: sb.host, port: sb.port, protocol: 'http' } };
+    }
+    case 'adyen':
+      throw new Error(`connectors.${name}: the in-process Adyen sandbox is not available yet`);
+  }
+}

@@ -1,0 +1,133 @@
+// The runtime every gateway process shares: database, config, connectors (and in-process
+// sandboxes), breakers, the relay and — for the worker role — the outbox workers. The API layer
+// and the CLI build on it; src/main.ts is the composition root that starts it.
+
+import type { Connector } from '../connectors/contract.ts';
+import type { SandboxControl } from '../connectors/sandbox/control.ts';
+import { ConnectorBreakers } from '../routing/breakers.ts';
+import { ConfigHolder } from '../routing/config-holder.ts';
+import { formatProblems } from '../routing/config-loader.ts';
+import type { CorePolicy } from '../core/policy.ts';
+import { createDatabase } from '../store/db.ts';
+import type { Database } from '../store/db.ts';
+import { RoutingSnapshotStore, saveRoutingSnapshot } from '../store/routing-snapshots.ts';
+import type { ProcessorDeps, ProcessResult } from '../jobs/outbox-processor.ts';
+import { QueueSet, TIMER_QUEUE, callQueueName, redisConnection } from '../jobs/queues.ts';
+import { OutboxRelay } from '../jobs/relay.ts';
+import { StepEnvFactory } from '../jobs/step-env.ts';
+import { WorkerPool } from '../jobs/workers.ts';
+import { buildConnectorSet } from './connector-accounts.ts';
+import type { Redis } from 'ioredis';
+
+export type Role = 'api' | 'worker' | 'all';
+
+export interface RuntimeOptions {
+  readonly role: Role;
+  readonly databaseUrl: string;
+  readonly redisUrl: string;
+  readonly configFile: string;
+  /** BullMQ key prefix: tests give each file its own. */
+  readonly queuePrefix?: string;
+  readonly now?: () => Date;
+  readonly core?: CorePolicy;
+  readonly log?: (line: string) => void;
+  /** Base URL of this gateway, where in-process sandboxes send webhooks (`${base}/webhooks/${account}`). */
+  readonly webhookBaseUrl?: string;
+  readonly relaySweepMs?: number;
+  readonly aroundCall?: ProcessorDeps['aroundCall'];
+  readonly onProcessed?: (outboxId: number, result: ProcessResult) => void;
+  readonly dbPoolMax?: number;
+}
+
+export interface Runtime {
+  readonly role: Role;
+  readonly database: Database;
+  readonly config: ConfigHolder;
+  readonly connectors: ReadonlyMap<string, Connector>;
+  readonly sandboxes: readonly SandboxControl[];
+  readonly breakers: ConnectorBreakers;
+  readonly envs: StepEnvFactory;
+  readonly snapshots: RoutingSnapshotStore;
+  readonly relay: OutboxRelay;
+  readonly queues: QueueSet;
+  readonly workers: WorkerPool | null;
+  readonly now: () => Date;
+  stop(): Promise<void>;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
+  const log = opts.log ?? ((l: string) => console.error(l));
+  const now = opts.now ?? (() => new Date());
+  const holder = ConfigHolder.open(opts.configFile, { log });
+  if (!(holder instanceof ConfigHolder)) throw new ConfigError(formatProblems(holder));
+  const { config, snapshot } = holder.current();
+
+  const database = createDatabase(opts.databaseUrl, { max: opts.dbPoolMax ?? 20, onConnectionError: (e) => log(`postgres: ${e.message}`) });
+  const snapshots = new RoutingSnapshotStore();
+  const cleanups: (() => Promise<unknown>)[] = [() => database.close()];
+  try {
+    await saveRoutingSnapshot(database.db, snapshot);
+    snapshots.remember(snapshot);
+    holder.onChange((s) => {
+      snapshots.remember(s.snapshot);
+      void saveRoutingSnapshot(database.db, s.snapshot).catch((e: unknown) => log(`routing snapshot not stored: ${(e as Error).message}`));
+    });
+
+    const set = await buildConnectorSet(config, { webhookUrl: (a) => (opts.webhookBaseUrl === undefined ? undefined : `${opts.webhookBaseUrl}/webhooks/${a}`) });
+    cleanups.unshift(() => set.close());
+    const breakerSettings = Object.fromEntries(Object.entries(config.connectors).map(([n, c]) => [n, c.breaker]));
+    const breakers = new ConnectorBreakers(breakerSettings, log);
+    cleanups.unshift(() => Promise.resolve(breakers.shutdown()));
+    const envs = new StepEnvFactory({ connectors: set.connectors, breakers, snapshots, ...(opts.core === undefined ? {} : { core: opts.core }) });
+
+    const producer: Redis = redisConnection(opts.redisUrl, 'producer');
+    cleanups.push(() => producer.quit().catch(() => producer.disconnect()));
+    const prefix = opts.queuePrefix ?? 'sy';
+    const queues = new QueueSet(producer, prefix);
+    cleanups.unshift(() => queues.close());
+    const accounts = new Set(Object.keys(config.connectors));
+    const relay = new OutboxRelay(
+      database.pool,
+      queues,
+      (row) => (row.kind === 'timer' ? TIMER_QUEUE : row.connector !== null && accounts.has(row.connector) ? callQueueName(row.connector) : null),
+      ['provider_call', 'timer'],
+      { now, log, ...(opts.relaySweepMs === undefined ? {} : { sweepIntervalMs: opts.relaySweepMs }) },
+    );
+    cleanups.unshift(() => relay.stop());
+
+    let workers: WorkerPool | null = null;
+    if (opts.role !== 'api') {
+      const workerConnection = redisConnection(opts.redisUrl, 'worker');
+      cleanups.push(() => workerConnection.quit().catch(() => workerConnection.disconnect()));
+      const limits = Object.fromEntries(Object.entries(config.connectors).map(([n, c]) => [n, { concurrency: c.queue.concurrency, ratePerS: c.queue.rate_per_s }]));
+      workers = new WorkerPool(
+        {
+          db: database.db, connectors: set.connectors, breakers, envs, kick: () => relay.kick(), now,
+          ...(opts.aroundCall === undefined ? {} : { aroundCall: opts.aroundCall }),
+        },
+        { connection: workerConnection, prefix, accounts: limits, log, ...(opts.onProcessed === undefined ? {} : { onProcessed: opts.onProcessed }) },
+      );
+      cleanups.unshift(() => workers!.close());
+      await workers.waitUntilReady();
+    }
+    relay.start();
+
+    let stopped = false;
+    return {
+      role: opts.role, database, config: holder, connectors: set.connectors, sandboxes: set.sandboxes, breakers, envs, snapshots, relay, queues, workers, now,
+      async stop() {
+        if (stopped) return;
+        stopped = true;
+        holder.close();
+        for (const c of cleanups) await c().catch((e: unknown) => log(`shutdown: ${(e as Error).message}`));
+      },
+    };
+  } catch (err) {
+    for (const c of cleanups) await c().catch(() => undefined);
+    throw err;
+  }
+}

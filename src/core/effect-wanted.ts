@@ -1,0 +1,40 @@
+// Before a worker sends a provider call it asks whether the payment still wants it. A delayed
+// resend must never go out after the attempt was fenced, decided or failed over: with an expired
+// key it would be a fresh charge.
+
+import type { ProviderCallEffect } from './effects.ts';
+import type { Payment } from './payment.ts';
+
+export type Wanted = { readonly wanted: true } | { readonly wanted: false; readonly reason: string };
+
+const YES: Wanted = { wanted: true };
+const no = (reason: string): Wanted => ({ wanted: false, reason });
+
+export function isCallStillWanted(p: Payment, e: ProviderCallEffect): Wanted {
+  const attempt = p.attempts.find((a) => a.id === e.attemptId);
+  if (attempt === undefined) return no(`attempt ${e.attemptId} not found`);
+  switch (e.op) {
+    case 'prepare':
+      return attempt.status === 'preparing' ? YES : no(`attempt is ${attempt.status}`);
+    case 'authorize':
+      if (attempt.status !== 'authorizing' && attempt.status !== 'unknown') return no(`attempt is ${attempt.status}`);
+      // Only the newest send is live: an older delayed send is superseded by it.
+      return e.sendNo === undefined || e.sendNo === attempt.sends ? YES : no(`send ${e.sendNo} superseded by send ${attempt.sends}`);
+    case 'query':
+      return attempt.status === 'unknown' || attempt.status === 'authorizing' || attempt.status === 'review' ? YES : no(`attempt is ${attempt.status}`);
+    case 'fence':
+      return attempt.status === 'fencing' ? YES : no(`attempt is ${attempt.status}`);
+    case 'release':
+      return attempt.status === 'releasing' ? YES : no(`attempt is ${attempt.status}`);
+    case 'capture': {
+      const c = p.captures.find((x) => x.id === e.captureId);
+      return c !== undefined && (c.status === 'requested' || c.status === 'pending') ? YES : no(`capture is ${c?.status ?? 'missing'}`);
+    }
+    case 'refund': {
+      const r = p.refunds.find((x) => x.id === e.refundId);
+      return r !== undefined && (r.status === 'requested' || r.status === 'pending') ? YES : no(`refund is ${r?.status ?? 'missing'}`);
+    }
+    case 'void':
+      return p.state === 'voiding' && p.voidOp?.providerKey === e.providerKey ? YES : no(`payment is ${p.state}`);
+  }
+}

@@ -1,0 +1,85 @@
+// Turns one provider-call effect into a connector call. Pure mapping plus the call itself: the
+// worker decides whether to send, and the core decides what the answer means.
+
+import type { ProviderCallEffect } from '../core/effects.ts';
+import type { OperationRef } from '../core/inputs.ts';
+import type { CallOutcome } from '../core/outcome.ts';
+import type { Attempt, Payment } from '../core/payment.ts';
+import type { Connector, PaymentMethodInput } from '../connectors/contract.ts';
+
+export interface StoredPaymentMethod {
+  readonly tokens?: Readonly<Record<string, string>>;
+  readonly test_card?: string;
+  readonly brand?: string;
+  readonly country?: string;
+}
+
+export function paymentMethodFor(pm: StoredPaymentMethod | null, account: string): PaymentMethodInput {
+  const token = pm?.tokens?.[account];
+  return { ...(token === undefined ? {} : { token }), ...(pm?.test_card === undefined ? {} : { testCard: pm.test_card }) };
+}
+
+/** The operation an answer belongs to, as the core names it. */
+export function operationRef(e: ProviderCallEffect): OperationRef {
+  switch (e.op) {
+    case 'capture':
+      return { op: 'capture', captureId: e.captureId ?? '' };
+    case 'refund':
+      return { op: 'refund', refundId: e.refundId ?? '' };
+    case 'void':
+      return { op: 'void' };
+    case 'authorize':
+      return { op: 'authorize', attemptId: e.attemptId, ...(e.sendNo === undefined ? {} : { sendNo: e.sendNo }) };
+    case 'prepare':
+    case 'query':
+    case 'fence':
+    case 'release':
+      return { op: e.op, attemptId: e.attemptId };
+  }
+}
+
+function missingRef(what: string): CallOutcome {
+  // Nothing was sent: the request could not even be built.
+  return { kind: 'not_sent', reason: 'local_validation', detail: `${what}: no provider reference` };
+}
+
+export async function executeCall(connector: Connector, p: Payment, attempt: Attempt, e: ProviderCallEffect, pm: StoredPaymentMethod | null): Promise<CallOutcome> {
+  const key = e.providerKey ?? '';
+  const base = { paymentId: p.id, attemptId: attempt.id, amount: e.amount, currency: e.currency, idempotencyKey: key };
+  switch (e.op) {
+    case 'prepare':
+      if (connector.prepare === undefined) return { kind: 'not_sent', reason: 'local_validation', detail: 'connector has no prepare' };
+      return connector.prepare({ ...base, captureMethod: p.captureMethod, paymentMethod: paymentMethodFor(pm, attempt.connector) });
+    case 'authorize':
+      return connector.authorize({ ...base, captureMethod: p.captureMethod, paymentMethod: paymentMethodFor(pm, attempt.connector), providerRef: attempt.providerRef });
+    case 'query':
+      return connector.query({ attemptId: attempt.id, providerRef: attempt.providerRef, amount: e.amount, currency: e.currency });
+    case 'fence':
+      // Void by the provider's reference when we have one; otherwise cancel by our merchant reference.
+      if (attempt.providerRef !== null) return connector.void({ ...base, providerRef: attempt.providerRef, amount: p.amount });
+      if (connector.cancelByReference === undefined) return missingRef('fence');
+      return connector.cancelByReference({ attemptId: attempt.id, idempotencyKey: key });
+    case 'release':
+      if (attempt.providerRef === null) return missingRef('release');
+      if (p.captureMethod === 'automatic') return connector.refund({ ...base, providerRef: attempt.providerRef, refundId: `${attempt.id}_release`, reason: 'duplicate' });
+      return connector.void({ ...base, providerRef: attempt.providerRef });
+    case 'capture': {
+      if (attempt.providerRef === null) return missingRef('capture');
+      const alreadyCaptured = p.captures.filter((c) => c.status === 'succeeded').reduce((s, c) => s + c.amount, 0);
+      return connector.capture({ ...base, captureId: e.captureId ?? '', providerRef: attempt.providerRef, final: e.final ?? true, alreadyCaptured });
+    }
+    case 'void':
+      if (attempt.providerRef === null) return missingRef('void');
+      return connector.void({ ...base, providerRef: attempt.providerRef });
+    case 'refund': {
+      if (attempt.providerRef === null) return missingRef('refund');
+      const refund = p.refunds.find((r) => r.id === e.refundId);
+      return connector.refund({ ...base, providerRef: attempt.providerRef, refundId: e.refundId ?? '', reason: refund?.reason ?? null });
+    }
+  }
+}
+
+/** Operations that bring new business go through the breaker; resolution work (query, fence, release) always goes out. */
+export function usesBreaker(op: ProviderCallEffect['op']): boolean {
+  return op === 'prepare' || op === 'authorize' || op === 'capture' || op === 'void' || op === 'refund';
+}

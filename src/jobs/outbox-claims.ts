@@ -1,0 +1,57 @@
+// A worker claims its outbox row with a lease before any provider call, and marks it done in the
+// same transaction that applies the answer. A row already done is skipped: job ids vanish when
+// Redis is flushed, so this check, not BullMQ, is the last guard against running an effect twice.
+
+import { sql } from 'drizzle-orm';
+import type { Db, DbOrTx } from '../store/db.ts';
+
+export interface ClaimedRow {
+  readonly id: number;
+  readonly paymentId: string | null;
+  readonly kind: string;
+  readonly payload: unknown;
+  readonly attempts: number;
+}
+
+export type Claim = { readonly ok: true; readonly row: ClaimedRow } | { readonly ok: false; readonly reason: 'done' | 'claimed' | 'missing' };
+
+/** Takes the row for `leaseMs` unless it is done or another live worker holds it. */
+export async function claimOutboxRow(db: Db, id: number, claimant: string, now: Date, leaseMs: number): Promise<Claim> {
+  const until = new Date(now.getTime() + leaseMs);
+  const res = await db.execute<{ id: string; payment_id: string | null; kind: string; payload: unknown; attempts: number }>(sql`
+    UPDATE outbox SET claimed_until = ${until}, claimed_by = ${claimant}, attempts = attempts + 1
+     WHERE id = ${id} AND status = 'pending'
+       AND (claimed_until IS NULL OR claimed_until < ${now} OR claimed_by = ${claimant})
+     RETURNING id, payment_id, kind, payload, attempts`);
+  const row = res.rows[0];
+  if (row !== undefined) return { ok: true, row: { id: Number(row.id), paymentId: row.payment_id, kind: row.kind, payload: row.payload, attempts: row.attempts } };
+  const probe = await db.execute<{ status: string }>(sql`SELECT status FROM outbox WHERE id = ${id}`);
+  const status = probe.rows[0]?.status;
+  if (status === undefined) return { ok: false, reason: 'missing' };
+  return { ok: false, reason: status === 'pending' ? 'claimed' : 'done' };
+}
+
+export async function markOutboxDone(tx: DbOrTx, id: number, now: Date, note: string | null = null): Promise<void> {
+  await tx.execute(sql`UPDATE outbox SET status = 'done', done_at = ${now}, claimed_until = NULL, last_error = ${note} WHERE id = ${id}`);
+}
+
+/** Gives the row back after an infrastructure failure, so the next try need not wait for the lease. */
+export async function releaseOutboxRow(db: Db, id: number, claimant: string, error: string): Promise<void> {
+  await db.execute(sql`UPDATE outbox SET claimed_until = NULL, last_error = ${error.slice(0, 500)} WHERE id = ${id} AND claimed_by = ${claimant} AND status = 'pending'`);
+}
+
+/** A job that exhausted its infrastructure retries: visible, counted and replayable. */
+export async function markOutboxDead(db: Db, id: number, error: string): Promise<void> {
+  await db.execute(sql`UPDATE outbox SET status = 'dead', claimed_until = NULL, last_error = ${error.slice(0, 500)} WHERE id = ${id} AND status = 'pending'`);
+}
+
+/** Replay of a dead row goes through the same path as any row: the relay publishes it, the worker checks it. */
+export async function reviveOutboxRow(db: Db, id: number): Promise<boolean> {
+  const res = await db.execute(sql`UPDATE outbox SET status = 'pending', published_at = NULL, claimed_until = NULL, attempts = 0 WHERE id = ${id} AND status = 'dead' RETURNING id`);
+  return res.rows.length === 1;
+}
+
+export async function loadPaymentMethod(db: DbOrTx, paymentId: string): Promise<unknown> {
+  const res = await db.execute<{ payment_method: unknown }>(sql`SELECT payment_method FROM payments WHERE id = ${paymentId}`);
+  return res.rows[0]?.payment_method ?? null;
+}

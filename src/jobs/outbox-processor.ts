@@ -1,0 +1,105 @@
+// Executes one outbox row: claim it, check the payment still wants it, call the provider through
+// its breaker, and apply the answer with transition() — marking the row done in that same
+// transaction. A crash anywhere leaves the row pending, and a rerun uses the same provider key.
+
+import { isCallStillWanted } from '../core/effect-wanted.ts';
+import type { ProviderCallEffect, TimerEffect } from '../core/effects.ts';
+import type { CallOutcome } from '../core/outcome.ts';
+import type { Connector } from '../connectors/contract.ts';
+import type { ConnectorBreakers } from '../routing/breakers.ts';
+import type { Db } from '../store/db.ts';
+import { loadAggregate } from '../store/payment-load.ts';
+import { transition } from '../store/transition.ts';
+import { executeCall, operationRef, usesBreaker } from './call-executor.ts';
+import type { StoredPaymentMethod } from './call-executor.ts';
+import { claimOutboxRow, loadPaymentMethod, markOutboxDone, releaseOutboxRow } from './outbox-claims.ts';
+import type { ClaimedRow } from './outbox-claims.ts';
+import type { StepEnvFactory } from './step-env.ts';
+
+export interface ProcessorDeps {
+  readonly db: Db;
+  readonly connectors: ReadonlyMap<string, Connector>;
+  readonly breakers: ConnectorBreakers;
+  readonly envs: StepEnvFactory;
+  /** Called after each commit that wrote outbox rows (the relay kick). */
+  readonly kick: () => void;
+  readonly now?: () => Date;
+  /** Longer than any provider call can take, so a live worker never loses its claim. */
+  readonly leaseMs?: number;
+  /** Test seam: wraps the provider call (the chaos harness plants bugs here). */
+  readonly aroundCall?: (effect: ProviderCallEffect, call: () => Promise<CallOutcome>) => Promise<CallOutcome>;
+}
+
+export type ProcessResult =
+  | { readonly kind: 'skipped'; readonly reason: string }
+  | { readonly kind: 'applied' | 'noop' | 'illegal'; readonly op: string; readonly outcome?: CallOutcome['kind'] };
+
+export async function processOutboxRow(deps: ProcessorDeps, outboxId: number, claimant: string): Promise<ProcessResult> {
+  const now = deps.now ?? (() => new Date());
+  const claim = await claimOutboxRow(deps.db, outboxId, claimant, now(), deps.leaseMs ?? 120_000);
+  if (!claim.ok) return { kind: 'skipped', reason: claim.reason };
+  try {
+    switch (claim.row.kind) {
+      case 'provider_call':
+        return await runProviderCall(deps, claim.row, now);
+      case 'timer':
+        return await runTimer(deps, claim.row, now);
+      default:
+        return { kind: 'skipped', reason: `no consumer for ${claim.row.kind}` };
+    }
+  } catch (err) {
+    await releaseOutboxRow(deps.db, outboxId, claimant, (err as Error).message).catch(() => undefined);
+    throw err;
+  }
+}
+
+async function skip(deps: ProcessorDeps, row: ClaimedRow, now: () => Date, reason: string): Promise<ProcessResult> {
+  await markOutboxDone(deps.db, row.id, now(), `skipped: ${reason}`);
+  return { kind: 'skipped', reason };
+}
+
+async function runProviderCall(deps: ProcessorDeps, row: ClaimedRow, now: () => Date): Promise<ProcessResult> {
+  const effect = row.payload as ProviderCallEffect;
+  if (row.paymentId === null) return skip(deps, row, now, 'no payment');
+  const payment = await loadAggregate(deps.db, row.paymentId);
+  if (payment === null) return skip(deps, row, now, 'payment missing');
+  const wanted = isCallStillWanted(payment, effect);
+  if (!wanted.wanted) return skip(deps, row, now, wanted.reason);
+  const attempt = payment.attempts.find((a) => a.id === effect.attemptId)!;
+  const connector = deps.connectors.get(effect.connector);
+  let outcome: CallOutcome;
+  if (connector === undefined) {
+    // The account left the config: nothing can be sent to it.
+    outcome = { kind: 'not_sent', reason: 'local_validation', detail: `connector account ${effect.connector} is not configured` };
+  } else {
+    const pm = (await loadPaymentMethod(deps.db, payment.id)) as StoredPaymentMethod | null;
+    const call = () => executeCall(connector, payment, attempt, effect, pm);
+    const guarded = usesBreaker(effect.op) ? () => deps.breakers.call(effect.connector, call) : call;
+    outcome = deps.aroundCall === undefined ? await guarded() : await deps.aroundCall(effect, guarded);
+  }
+  // Breaker states and time are read after the call: they are what the decision sees.
+  const env = await deps.envs.forSnapshot(deps.db, payment.routing.snapshot);
+  const result = await transition(deps.db, payment.id, { type: 'call_result', ref: operationRef(effect), outcome }, 'worker', env, {
+    rawProvider: outcome,
+    attemptId: attempt.id,
+    now,
+    inTransaction: (tx) => markOutboxDone(tx, row.id, now()),
+    onCommitted: () => deps.kick(),
+  });
+  return { kind: result.kind, op: effect.op, outcome: outcome.kind };
+}
+
+async function runTimer(deps: ProcessorDeps, row: ClaimedRow, now: () => Date): Promise<ProcessResult> {
+  const timer = row.payload as TimerEffect;
+  if (row.paymentId === null) return skip(deps, row, now, 'no payment');
+  const payment = await loadAggregate(deps.db, row.paymentId);
+  if (payment === null) return skip(deps, row, now, 'payment missing');
+  const env = await deps.envs.forSnapshot(deps.db, payment.routing.snapshot);
+  const input = { type: 'timer_fired' as const, timer: timer.timer, ...(timer.attemptId === undefined ? {} : { attemptId: timer.attemptId }) };
+  const result = await transition(deps.db, payment.id, input, 'timer', env, {
+    now,
+    inTransaction: (tx) => markOutboxDone(tx, row.id, now()),
+    onCommitted: () => deps.kick(),
+  });
+  return { kind: result.kind, op: `timer:${timer.timer}` };
+}

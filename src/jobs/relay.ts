@@ -1,0 +1,149 @@
+// The outbox relay: moves due outbox rows from Postgres to BullMQ. Kicked after each commit; a
+// sweep on an interval is the safety net (a kick lost in a crash, a Redis flush, a row whose
+// job vanished). Rows are read with FOR UPDATE SKIP LOCKED so several relays share the work.
+
+import type pg from 'pg';
+import { OUTBOX_JOB_OPTIONS, outboxJobId } from './queues.ts';
+import type { QueueSet } from './queues.ts';
+
+export interface RelayRow {
+  readonly id: number;
+  readonly kind: string;
+  readonly connector: string | null;
+  readonly runAt: Date;
+}
+
+export interface RelayOptions {
+  /** Rows due within this horizon are published as delayed jobs; later ones wait in Postgres. */
+  readonly horizonMs?: number;
+  /** A row published this long ago and still pending is published again (its job may be gone). */
+  readonly republishAfterMs?: number;
+  readonly batchSize?: number;
+  readonly sweepIntervalMs?: number;
+  readonly now?: () => Date;
+  readonly log?: (line: string) => void;
+}
+
+export class OutboxRelay {
+  private running: Promise<number> | null = null;
+  private again = false;
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+  private readonly horizonMs: number;
+  private readonly republishAfterMs: number;
+  private readonly batchSize: number;
+  private readonly sweepIntervalMs: number;
+  private readonly now: () => Date;
+  private readonly log: (line: string) => void;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly queues: QueueSet,
+    /** The queue for a row, or null when no consumer exists for its kind yet. */
+    private readonly queueFor: (row: RelayRow) => string | null,
+    private readonly kinds: readonly string[],
+    opts: RelayOptions = {},
+  ) {
+    this.horizonMs = opts.horizonMs ?? 60_000;
+    this.republishAfterMs = opts.republishAfterMs ?? 30_000;
+    this.batchSize = opts.batchSize ?? 500;
+    this.sweepIntervalMs = opts.sweepIntervalMs ?? 2_000;
+    this.now = opts.now ?? (() => new Date());
+    this.log = opts.log ?? ((l) => console.error(l));
+  }
+
+  /** Publish what is due now; coalesces kicks that arrive while a pass runs. */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.running !== null) {
+      this.again = true;
+      return;
+    }
+    void this.publishDue().catch((err: unknown) => this.log(`relay: publish failed (the sweep will retry): ${(err as Error).message}`));
+  }
+
+  async publishDue(): Promise<number> {
+    if (this.running !== null) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = this.drain();
+    try {
+      return await this.running;
+    } finally {
+      this.running = null;
+      if (this.again && !this.stopped) {
+        this.again = false;
+        this.kick();
+      }
+    }
+  }
+
+  private async drain(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const { seen, published } = await this.publishBatch();
+      total += published;
+      // A full batch with nothing publishable (rows for an unknown connector) must not spin.
+      if (seen < this.batchSize || published === 0) return total;
+    }
+  }
+
+  private async publishBatch(): Promise<{ seen: number; published: number }> {
+    const now = this.now();
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const { rows } = await client.query<{ id: string; kind: string; connector: string | null; run_at: Date }>(
+        `SELECT id, kind, connector, run_at FROM outbox
+          WHERE status = 'pending' AND kind = ANY($1::text[]) AND run_at <= $2
+            AND (published_at IS NULL OR published_at < $3)
+          ORDER BY run_at, id LIMIT $4 FOR UPDATE SKIP LOCKED`,
+        [this.kinds, new Date(now.getTime() + this.horizonMs), new Date(now.getTime() - this.republishAfterMs), this.batchSize],
+      );
+      const byQueue = new Map<string, { name: string; data: { outboxId: number }; opts: typeof OUTBOX_JOB_OPTIONS }[]>();
+      const published: number[] = [];
+      for (const r of rows) {
+        const row: RelayRow = { id: Number(r.id), kind: r.kind, connector: r.connector, runAt: r.run_at };
+        const queue = this.queueFor(row);
+        if (queue === null) continue;
+        const delay = Math.max(0, row.runAt.getTime() - now.getTime());
+        const jobs = byQueue.get(queue) ?? [];
+        jobs.push({ name: row.kind, data: { outboxId: row.id }, opts: { ...OUTBOX_JOB_OPTIONS, jobId: outboxJobId(row.id), delay } });
+        byQueue.set(queue, jobs);
+        published.push(row.id);
+      }
+      for (const [queue, jobs] of byQueue) await this.queues.get(queue).addBulk(jobs);
+      if (published.length > 0) await client.query('UPDATE outbox SET published_at = $1 WHERE id = ANY($2::bigint[])', [now, published]);
+      await client.query('COMMIT');
+      return { seen: rows.length, published: published.length };
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  start(): void {
+    this.stopped = false;
+    const tick = (): void => {
+      this.timer = setTimeout(() => {
+        this.publishDue()
+          .catch((err: unknown) => this.log(`relay: sweep failed: ${(err as Error).message}`))
+          .finally(() => {
+            if (!this.stopped) tick();
+          });
+      }, this.sweepIntervalMs);
+    };
+    tick();
+    this.kick();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.running !== null) await this.running.catch(() => undefined);
+  }
+}

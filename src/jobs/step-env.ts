@@ -1,0 +1,42 @@
+// Builds the StepEnv a transition needs, from data loaded before deciding: connector policies,
+// the breakers' states now, and the routing snapshot the payment was routed with.
+
+import { DEFAULT_CORE_POLICY } from '../core/policy.ts';
+import type { ConnectorPolicy, CorePolicy } from '../core/policy.ts';
+import { newId } from '../core/ids.ts';
+import type { StepEnv } from '../core/step.ts';
+import type { Connector } from '../connectors/contract.ts';
+import type { ConnectorBreakers } from '../routing/breakers.ts';
+import type { DbOrTx } from '../store/db.ts';
+import type { RoutingSnapshotStore } from '../store/routing-snapshots.ts';
+
+export interface StepEnvDeps {
+  readonly connectors: ReadonlyMap<string, Connector>;
+  readonly breakers: ConnectorBreakers;
+  readonly snapshots: RoutingSnapshotStore;
+  readonly core?: CorePolicy;
+  readonly defaultMaxAttempts?: number;
+}
+
+export class StepEnvFactory {
+  readonly core: CorePolicy;
+  private readonly policies: Readonly<Record<string, ConnectorPolicy>>;
+
+  constructor(private readonly deps: StepEnvDeps) {
+    this.core = deps.core ?? DEFAULT_CORE_POLICY;
+    const policies: Record<string, ConnectorPolicy> = {};
+    for (const [name, c] of deps.connectors) policies[name] = c.policy;
+    this.policies = policies;
+  }
+
+  /** For a new payment routed by the current snapshot. */
+  current(maxAttempts: number): StepEnv {
+    return { policies: this.policies, openBreakers: this.deps.breakers.openAccounts(), core: this.core, maxAttempts, newId: (k) => newId(k) };
+  }
+
+  /** For an existing payment: max attempts come from the snapshot it was routed with. */
+  async forSnapshot(db: DbOrTx, version: string): Promise<StepEnv> {
+    const snapshot = await this.deps.snapshots.load(db, version);
+    return this.current(snapshot?.maxAttempts ?? this.deps.defaultMaxAttempts ?? 3);
+  }
+}

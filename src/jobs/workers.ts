@@ -1,0 +1,78 @@
+// BullMQ workers over the outbox queues: one per connector account (its own concurrency and rate
+// limit) and one for timers. BullMQ retries cover only our own infrastructure failures; a job that
+// exhausts them marks its outbox row dead, where `switchyard dlq` finds it.
+
+import { Worker } from 'bullmq';
+import type { ConnectionOptions, Job } from 'bullmq';
+import type { Db } from '../store/db.ts';
+import { markOutboxDead } from './outbox-claims.ts';
+import { processOutboxRow } from './outbox-processor.ts';
+import type { ProcessorDeps, ProcessResult } from './outbox-processor.ts';
+import { OUTBOX_JOB_OPTIONS, TIMER_QUEUE, callQueueName } from './queues.ts';
+import type { OutboxJobData } from './queues.ts';
+
+export interface QueueLimits {
+  readonly concurrency: number;
+  readonly ratePerS: number;
+}
+
+export interface WorkerPoolOptions {
+  readonly connection: ConnectionOptions;
+  readonly prefix: string;
+  readonly accounts: Readonly<Record<string, QueueLimits>>;
+  readonly timerConcurrency?: number;
+  readonly log?: (line: string) => void;
+  /** Called with every processed job (tests, metrics). */
+  readonly onProcessed?: (outboxId: number, result: ProcessResult) => void;
+}
+
+export class WorkerPool {
+  private readonly workers: Worker<OutboxJobData, ProcessResult>[] = [];
+
+  constructor(
+    private readonly deps: ProcessorDeps & { readonly db: Db },
+    private readonly opts: WorkerPoolOptions,
+  ) {
+    const log = opts.log ?? ((l) => console.error(l));
+    for (const [account, limits] of Object.entries(opts.accounts)) {
+      this.workers.push(this.worker(callQueueName(account), limits.concurrency, { max: limits.ratePerS, duration: 1_000 }));
+    }
+    this.workers.push(this.worker(TIMER_QUEUE, opts.timerConcurrency ?? 8));
+    for (const w of this.workers) {
+      w.on('failed', (job, err) => {
+        if (job === undefined) return;
+        const exhausted = job.attemptsMade >= (OUTBOX_JOB_OPTIONS.attempts ?? 1);
+        log(`worker ${w.name}: job ${job.id} failed (try ${job.attemptsMade}): ${err.message}${exhausted ? ' — dead letter' : ''}`);
+        if (exhausted) void markOutboxDead(deps.db, job.data.outboxId, err.message).catch(() => undefined);
+      });
+      w.on('error', (err) => log(`worker ${w.name}: ${err.message}`));
+    }
+  }
+
+  private worker(queue: string, concurrency: number, limiter?: { max: number; duration: number }): Worker<OutboxJobData, ProcessResult> {
+    const process = async (job: Job<OutboxJobData, ProcessResult>): Promise<ProcessResult> => {
+      // The claimant is the job id: a retry of the same job may take its own claim back at once.
+      const result = await processOutboxRow(this.deps, job.data.outboxId, job.id ?? `job-${job.data.outboxId}`);
+      this.opts.onProcessed?.(job.data.outboxId, result);
+      return result;
+    };
+    return new Worker<OutboxJobData, ProcessResult>(queue, process, {
+      connection: this.opts.connection,
+      prefix: this.opts.prefix,
+      concurrency,
+      ...(limiter === undefined ? {} : { limiter }),
+      // A job whose worker died is handed to another after this long; the outbox lease guards the rest.
+      stalledInterval: 5_000,
+      maxStalledCount: 1_000,
+    });
+  }
+
+  async waitUntilReady(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.waitUntilReady()));
+  }
+
+  /** Graceful stop: take no new jobs, let running ones finish (or release them), close connections. */
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.close()));
+  }
+}
