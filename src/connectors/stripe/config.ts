@@ -33,13 +33,21 @@ export function parseStripeAccountConfig(account: string, config: ConnectorAccou
     throw new ConnectorConfigError(problems.join('; '));
   }
   const settings = parsed.data;
-  const testKey = /^(sk|rk)_test_/.test(settings.secretKey);
-  if (config.sandbox !== testKey) {
-    throw new ConnectorConfigError(`connectors.${account}.sandbox: ${config.sandbox ? 'a sandbox account needs a test-mode key' : 'a live account may not use a test-mode key'}`);
+  // A sandbox account must hold a test-mode key. The converse is allowed: a Stripe test-mode account
+  // that the routing config does not call a sandbox simply refuses the gateway's test cards.
+  if (config.sandbox && !/^(sk|rk)_test_/.test(settings.secretKey)) {
+    throw new ConnectorConfigError(`connectors.${account}.sandbox: a sandbox account needs a test-mode key (sk_test_/rk_test_)`);
   }
   const keyRetentionMs = config.keyRetentionMs ?? STRIPE_POLICY.keyRetentionMs;
   if (keyRetentionMs <= 0 || keyRetentionMs > STRIPE_POLICY.keyRetentionMs) {
     throw new ConnectorConfigError(`connectors.${account}.keyRetentionMs: must be in (0, ${STRIPE_POLICY.keyRetentionMs}], Stripe may prune keys after 24 h`);
   }
   return { ...settings, sandbox: config.sandbox, keyRetentionMs };
+}
+
+/** Maps an endpoint URL from the routing config (http://127.0.0.1:12111) to the SDK's host/port/protocol settings. */
+export function stripeEndpointSettings(url: string): Pick<StripeSettings, 'apiHost' | 'apiPort' | 'apiProtocol'> {
+  const u = new URL(url);
+  const protocol = u.protocol === 'http:' ? 'http' : 'https';
+  return { apiHost: u.hostname, apiPort: u.port === '' ? (protocol === 'http' ? 80 : 443) : Number(u.port), apiProtocol: protocol };
 }

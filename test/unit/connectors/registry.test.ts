@@ -3,6 +3,7 @@ import { ConnectorConfigError } from '../../../src/connectors/contract.ts';
 import type { ConnectorAccountConfig } from '../../../src/connectors/contract.ts';
 import { declineRuleFor, mergeDeclineTable, UNLISTED_DECLINE_RULE } from '../../../src/connectors/decline-table.ts';
 import { connectorTypes, createConnector } from '../../../src/connectors/registry.ts';
+import { stripeEndpointSettings } from '../../../src/connectors/stripe/config.ts';
 import { STRIPE_DEFAULT_DECLINES } from '../../../src/connectors/stripe/defaults.ts';
 
 const stripe = (settings: Record<string, unknown>, extra: Partial<ConnectorAccountConfig> = {}): ConnectorAccountConfig => ({
@@ -24,9 +25,16 @@ describe('registry', () => {
     expect(() => createConnector('s', stripe({ bogus: 1 }))).toThrow(ConnectorConfigError);
   });
 
-  it('refuses a sandbox account with a live key and a live account with a test key', () => {
+  it('refuses a sandbox account with a live key; a test-mode key on a non-sandbox account refuses test cards', async () => {
     expect(() => createConnector('s', stripe({ secretKey: 'sk_live_abc' }))).toThrow(/sandbox/);
-    expect(() => createConnector('s', stripe({}, { sandbox: false }))).toThrow(/sandbox/);
+    const c = createConnector('s', stripe({}, { sandbox: false }));
+    expect(c.sandbox).toBe(false);
+    await c.close();
+  });
+
+  it('maps an endpoint URL to host, port and protocol (host without port)', () => {
+    expect(stripeEndpointSettings('http://127.0.0.1:12111')).toEqual({ apiHost: '127.0.0.1', apiPort: 12111, apiProtocol: 'http' });
+    expect(stripeEndpointSettings('https://api.stripe.com')).toEqual({ apiHost: 'api.stripe.com', apiPort: 443, apiProtocol: 'https' });
   });
 
   it('lets config shorten key retention but never lengthen it past the provider', async () => {
