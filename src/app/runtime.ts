@@ -34,6 +34,8 @@ export interface RuntimeOptions {
   /** Base URL of this gateway, where in-process sandboxes send webhooks (`${base}/webhooks/${account}`). */
   readonly webhookBaseUrl?: string;
   readonly relaySweepMs?: number;
+  /** A published row still pending after this long is published again (its job may be gone with a Redis flush). */
+  readonly relayRepublishMs?: number;
   readonly aroundCall?: ProcessorDeps['aroundCall'];
   readonly onProcessed?: (outboxId: number, result: ProcessResult) => void;
   readonly dbPoolMax?: number;
@@ -84,7 +86,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     cleanups.unshift(() => Promise.resolve(breakers.shutdown()));
     const envs = new StepEnvFactory({ connectors: set.connectors, breakers, snapshots, ...(opts.core === undefined ? {} : { core: opts.core }) });
 
-    const producer: Redis = redisConnection(opts.redisUrl, 'producer');
+    const producer: Redis = redisConnection(opts.redisUrl, 'producer', log);
     cleanups.push(() => producer.quit().catch(() => producer.disconnect()));
     const prefix = opts.queuePrefix ?? 'sy';
     const queues = new QueueSet(producer, prefix);
@@ -95,13 +97,17 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       queues,
       (row) => (row.kind === 'timer' ? TIMER_QUEUE : row.connector !== null && accounts.has(row.connector) ? callQueueName(row.connector) : null),
       ['provider_call', 'timer'],
-      { now, log, ...(opts.relaySweepMs === undefined ? {} : { sweepIntervalMs: opts.relaySweepMs }) },
+      {
+        now, log,
+        ...(opts.relaySweepMs === undefined ? {} : { sweepIntervalMs: opts.relaySweepMs }),
+        ...(opts.relayRepublishMs === undefined ? {} : { republishAfterMs: opts.relayRepublishMs }),
+      },
     );
     cleanups.unshift(() => relay.stop());
 
     let workers: WorkerPool | null = null;
     if (opts.role !== 'api') {
-      const workerConnection = redisConnection(opts.redisUrl, 'worker');
+      const workerConnection = redisConnection(opts.redisUrl, 'worker', log);
       cleanups.push(() => workerConnection.quit().catch(() => workerConnection.disconnect()));
       const limits = Object.fromEntries(Object.entries(config.connectors).map(([n, c]) => [n, { concurrency: c.queue.concurrency, ratePerS: c.queue.rate_per_s }]));
       workers = new WorkerPool(

@@ -1,7 +1,7 @@
 // The authorization path: attempts, their outcomes, resolving unknowns, fences and failover.
 
 import { backoffDelayMs, mayResend, providerIdempotencyKey } from './keys.ts';
-import { decideNext } from './failover.ts';
+import { decideNext, nextCandidate } from './failover.ts';
 import type { Draft } from './draft.ts';
 import type { Attempt } from './payment.ts';
 import type { CallOutcome, Declined, Succeeded } from './outcome.ts';
@@ -298,7 +298,10 @@ export function onPrepareOutcome(d: Draft, attempt: Attempt, o: CallOutcome): vo
     emitCall(d, a, 'authorize', a.authKey);
     return;
   }
-  if (attempt.prepareCalls <= d.env.core.maxResends && (o.kind === 'unknown' || o.kind === 'not_sent') && !isPastDeadline(d)) {
+  // No money moves in a prepare: fail over at once when another candidate can take the payment.
+  const next = nextCandidate({ attempts: d.attempts, candidates: d.p.routing.candidates, openBreakers: d.env.openBreakers, policies: d.env.policies, captureMethod: d.p.captureMethod });
+  const canFailOver = next.connector !== null && d.attempts.length < d.env.maxAttempts;
+  if (!canFailOver && attempt.prepareCalls <= d.env.core.maxResends && (o.kind === 'unknown' || o.kind === 'not_sent') && !isPastDeadline(d)) {
     const a = d.updateAttempt(attempt.id, { prepareCalls: attempt.prepareCalls + 1, ...(o.providerRef === undefined ? {} : { providerRef: o.providerRef }) });
     const policy = d.policy(a.connector);
     emitCall(d, a, 'prepare', providerIdempotencyKey(d.p.id, 'prepare', a.no, policy.maxKeyLength), d.at(delay(d, a, a.prepareCalls, 'prepare')));

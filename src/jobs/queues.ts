@@ -18,12 +18,22 @@ export function callQueueName(account: string): string {
 export const TIMER_QUEUE = 'timers';
 
 /** Workers need maxRetriesPerRequest null (BullMQ blocks on Redis); producers fail fast instead. */
-export function redisConnection(url: string, role: 'worker' | 'producer'): Redis {
-  return new Redis(url, {
+export function redisConnection(url: string, role: 'worker' | 'producer', log: (line: string) => void = () => undefined): Redis {
+  const redis = new Redis(url, {
     maxRetriesPerRequest: role === 'worker' ? null : 2,
     enableOfflineQueue: role === 'worker',
     lazyConnect: false,
   });
+  // ioredis reconnects by itself; an unheard 'error' event would only print noise.
+  let last = '';
+  redis.on('error', (err: Error) => {
+    if (err.message !== last) log(`redis ${role}: ${err.message}`);
+    last = err.message;
+  });
+  redis.on('ready', () => {
+    last = '';
+  });
+  return redis;
 }
 
 /** Job ids derive from the outbox id ("ob_<id>": BullMQ refuses all-digit custom ids), so a republish is a no-op. */
