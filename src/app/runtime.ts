@@ -12,7 +12,8 @@ import { createDatabase } from '../store/db.ts';
 import type { Database } from '../store/db.ts';
 import { RoutingSnapshotStore, saveRoutingSnapshot } from '../store/routing-snapshots.ts';
 import type { ProcessorDeps, ProcessResult } from '../jobs/outbox-processor.ts';
-import { QueueSet, TIMER_QUEUE, callQueueName, redisConnection } from '../jobs/queues.ts';
+import { OUTBOX_JOB_OPTIONS, QueueSet, TIMER_QUEUE, callQueueName, redisConnection } from '../jobs/queues.ts';
+import { RecoverySweeper } from '../jobs/recovery.ts';
 import { OutboxRelay } from '../jobs/relay.ts';
 import { StepEnvFactory } from '../jobs/step-env.ts';
 import { WorkerPool } from '../jobs/workers.ts';
@@ -39,6 +40,12 @@ export interface RuntimeOptions {
   readonly aroundCall?: ProcessorDeps['aroundCall'];
   readonly onProcessed?: (outboxId: number, result: ProcessResult) => void;
   readonly dbPoolMax?: number;
+  /** Infrastructure retries of a job before its row is dead-lettered. */
+  readonly jobAttempts?: number;
+  readonly jobBackoffMs?: number;
+  /** Recovery sweeper (worker role): how long a payment may sit untouched with nothing pending. */
+  readonly recoveryStaleMs?: number;
+  readonly recoveryIntervalMs?: number;
 }
 
 export interface Runtime {
@@ -54,6 +61,8 @@ export interface Runtime {
   readonly queues: QueueSet;
   readonly workers: WorkerPool | null;
   readonly now: () => Date;
+  /** The queue an outbox row of this kind and connector goes to (null: no consumer). */
+  queueFor(kind: string, connector: string | null): string | null;
   stop(): Promise<void>;
 }
 
@@ -92,15 +101,18 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     const queues = new QueueSet(producer, prefix);
     cleanups.unshift(() => queues.close());
     const accounts = new Set(Object.keys(config.connectors));
+    const queueFor = (kind: string, connector: string | null): string | null =>
+      kind === 'timer' ? TIMER_QUEUE : kind === 'provider_call' && connector !== null && accounts.has(connector) ? callQueueName(connector) : null;
     const relay = new OutboxRelay(
       database.pool,
       queues,
-      (row) => (row.kind === 'timer' ? TIMER_QUEUE : row.connector !== null && accounts.has(row.connector) ? callQueueName(row.connector) : null),
+      (row) => queueFor(row.kind, row.connector),
       ['provider_call', 'timer'],
       {
         now, log,
         ...(opts.relaySweepMs === undefined ? {} : { sweepIntervalMs: opts.relaySweepMs }),
         ...(opts.relayRepublishMs === undefined ? {} : { republishAfterMs: opts.relayRepublishMs }),
+        jobOptions: { ...OUTBOX_JOB_OPTIONS, attempts: opts.jobAttempts ?? OUTBOX_JOB_OPTIONS.attempts ?? 8, backoff: { type: 'exponential', delay: opts.jobBackoffMs ?? 500 } },
       },
     );
     cleanups.unshift(() => relay.stop());
@@ -119,12 +131,18 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       );
       cleanups.unshift(() => workers!.close());
       await workers.waitUntilReady();
+      const recovery = new RecoverySweeper(
+        { db: database.db, envs, kick: () => relay.kick() },
+        { staleMs: opts.recoveryStaleMs ?? 5 * 60_000, intervalMs: opts.recoveryIntervalMs ?? 30_000, perConnectorPerSweep: 50, now, log },
+      );
+      recovery.start();
+      cleanups.unshift(() => Promise.resolve(recovery.stop()));
     }
     relay.start();
 
     let stopped = false;
     return {
-      role: opts.role, database, config: holder, connectors: set.connectors, sandboxes: set.sandboxes, breakers, envs, snapshots, relay, queues, workers, now,
+      role: opts.role, database, config: holder, connectors: set.connectors, sandboxes: set.sandboxes, breakers, envs, snapshots, relay, queues, workers, now, queueFor,
       async stop() {
         if (stopped) return;
         stopped = true;

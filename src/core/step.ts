@@ -170,9 +170,15 @@ function onTimer(d: Draft, timer: TimerKind, attemptId: string | undefined): Ste
     case 'resend': {
       const attempt = attemptId === undefined ? undefined : d.attempt(attemptId);
       if (attempt === undefined) return noop('timer for no attempt');
-      const waiting = attempt.status === 'unknown' || (attempt.status === 'authorizing' && (attempt.lastOutcome === 'pending' || attempt.lastOutcome === 'action_required'));
-      if (!waiting) return noop(`timer for attempt in ${attempt.status}`);
-      resolveUnknown(d, d.updateAttempt(attempt.id, { status: 'unknown' }), false);
+      if (attempt.status === 'preparing') {
+        // Stalled before the authorize call was ever written: nothing can have been charged.
+        d.updateAttempt(attempt.id, { status: 'abandoned', proof: 'not_sent', notSentReason: 'prepare_stalled' });
+        afterProof(d);
+        return null;
+      }
+      if (attempt.status !== 'unknown' && attempt.status !== 'authorizing') return noop(`timer for attempt in ${attempt.status}`);
+      // Silence from the provider (or a stalled call) is treated as an unknown: ask, never guess.
+      resolveUnknown(d, d.updateAttempt(attempt.id, { status: 'unknown', maybeReached: true }), false);
       return null;
     }
     case 'fence_retry': {

@@ -2,6 +2,7 @@
 // sweep on an interval is the safety net (a kick lost in a crash, a Redis flush, a row whose
 // job vanished). Rows are read with FOR UPDATE SKIP LOCKED so several relays share the work.
 
+import type { JobsOptions } from 'bullmq';
 import type pg from 'pg';
 import { OUTBOX_JOB_OPTIONS, outboxJobId } from './queues.ts';
 import type { QueueSet } from './queues.ts';
@@ -22,6 +23,8 @@ export interface RelayOptions {
   readonly sweepIntervalMs?: number;
   readonly now?: () => Date;
   readonly log?: (line: string) => void;
+  /** BullMQ options for published jobs (infrastructure retries). */
+  readonly jobOptions?: JobsOptions;
 }
 
 export class OutboxRelay {
@@ -35,6 +38,7 @@ export class OutboxRelay {
   private readonly sweepIntervalMs: number;
   private readonly now: () => Date;
   private readonly log: (line: string) => void;
+  private readonly jobOptions: JobsOptions;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -50,6 +54,7 @@ export class OutboxRelay {
     this.sweepIntervalMs = opts.sweepIntervalMs ?? 2_000;
     this.now = opts.now ?? (() => new Date());
     this.log = opts.log ?? ((l) => console.error(l));
+    this.jobOptions = opts.jobOptions ?? OUTBOX_JOB_OPTIONS;
   }
 
   /** Publish what is due now; coalesces kicks that arrive while a pass runs. */
@@ -101,7 +106,7 @@ export class OutboxRelay {
           ORDER BY run_at, id LIMIT $4 FOR UPDATE SKIP LOCKED`,
         [this.kinds, new Date(now.getTime() + this.horizonMs), new Date(now.getTime() - this.republishAfterMs), this.batchSize],
       );
-      const byQueue = new Map<string, { name: string; data: { outboxId: number }; opts: typeof OUTBOX_JOB_OPTIONS }[]>();
+      const byQueue = new Map<string, { name: string; data: { outboxId: number }; opts: JobsOptions }[]>();
       const published: number[] = [];
       for (const r of rows) {
         const row: RelayRow = { id: Number(r.id), kind: r.kind, connector: r.connector, runAt: r.run_at };
@@ -109,7 +114,7 @@ export class OutboxRelay {
         if (queue === null) continue;
         const delay = Math.max(0, row.runAt.getTime() - now.getTime());
         const jobs = byQueue.get(queue) ?? [];
-        jobs.push({ name: row.kind, data: { outboxId: row.id }, opts: { ...OUTBOX_JOB_OPTIONS, jobId: outboxJobId(row.id), delay } });
+        jobs.push({ name: row.kind, data: { outboxId: row.id }, opts: { ...this.jobOptions, jobId: outboxJobId(row.id), delay } });
         byQueue.set(queue, jobs);
         published.push(row.id);
       }

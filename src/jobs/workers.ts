@@ -8,7 +8,7 @@ import type { Db } from '../store/db.ts';
 import { markOutboxDead } from './outbox-claims.ts';
 import { processOutboxRow } from './outbox-processor.ts';
 import type { ProcessorDeps, ProcessResult } from './outbox-processor.ts';
-import { OUTBOX_JOB_OPTIONS, TIMER_QUEUE, callQueueName } from './queues.ts';
+import { TIMER_QUEUE, callQueueName } from './queues.ts';
 import type { OutboxJobData } from './queues.ts';
 
 export interface QueueLimits {
@@ -41,7 +41,7 @@ export class WorkerPool {
     for (const w of this.workers) {
       w.on('failed', (job, err) => {
         if (job === undefined) return;
-        const exhausted = job.attemptsMade >= (OUTBOX_JOB_OPTIONS.attempts ?? 1);
+        const exhausted = job.attemptsMade >= (job.opts.attempts ?? 1);
         log(`worker ${w.name}: job ${job.id} failed (try ${job.attemptsMade}): ${err.message}${exhausted ? ' — dead letter' : ''}`);
         if (exhausted) void markOutboxDead(deps.db, job.data.outboxId, err.message).catch(() => undefined);
       });
