@@ -2,10 +2,12 @@
 
 import type { Connector, ConnectorAccountConfig, ConnectorFactory } from './contract.ts';
 import { ConnectorConfigError } from './contract.ts';
+import { adyenConnectorFactory } from './adyen/connector.ts';
 import { stripeConnectorFactory } from './stripe/connector.ts';
 
 export const CONNECTOR_FACTORIES: Readonly<Record<string, ConnectorFactory>> = Object.freeze({
   stripe: stripeConnectorFactory,
+  adyen: adyenConnectorFactory,
 });
 
 export function connectorTypes(): readonly string[] {

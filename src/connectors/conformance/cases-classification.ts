@@ -61,7 +61,8 @@ function sandboxDrivers<S extends ConformanceSandbox>(): Partial<Record<FailureS
       return second.outcome;
     },
     server_error: (ctx) => authorizeUnder(ctx, { op: 'authorize', mode: 'error_503', count: 1 }),
-    connection_reset: (ctx) => authorizeUnder(ctx, { op: 'authorize', mode: 'reset_before_processing', count: 2 }),
+    // Every request the SDK makes is reset (stripe-node resends a reset once by itself).
+    connection_reset: (ctx, subject) => authorizeUnder(ctx, { op: 'authorize', mode: 'reset_before_processing', count: 1 + (subject.sdkResendsAfterReset ?? 1) }),
     timeout: (ctx) => authorizeUnder(ctx, { op: 'authorize', mode: 'latency', latencyMs: 2500, process: 'before', count: 1 }, ctx.connectorWith({ timeoutMs: 800 })),
   };
 }
@@ -69,7 +70,7 @@ function sandboxDrivers<S extends ConformanceSandbox>(): Partial<Record<FailureS
 async function scripted<S extends ConformanceSandbox>(subject: ConformanceSubject<S>, situation: FailureSituation): Promise<CallOutcome | null> {
   const reply = subject.scriptedReply(situation);
   if (reply === null) return null;
-  const stub = await startWireStub(reply);
+  const stub = await startWireStub(reply, subject.wireTls);
   const connector = subject.makeConnectorAt(stub, { timeoutMs: 2000 });
   try {
     const req = authorizeRequest(connector);
@@ -116,7 +117,7 @@ export function registerClassificationCases<S extends ConformanceSandbox>(subjec
     }
 
     it('a reset followed by a refused retry is unknown: only the first attempt may have landed', async () => {
-      const stub = await startResetThenRefuse();
+      const stub = await startResetThenRefuse(subject.wireTls);
       const connector = subject.makeConnectorAt(stub);
       try {
         const req = authorizeRequest(connector);

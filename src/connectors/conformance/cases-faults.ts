@@ -43,12 +43,16 @@ export function registerFaultCases<S extends ConformanceSandbox>(subject: Confor
         for (const scenario of ['approved', 'insufficient_funds'] as const) {
           it(`${mode} x${count} on authorize (${scenario}) is unknown or the truth, never a guess`, async () => {
             const { connector, sandbox, ledgerOf } = kit();
+            // More firings than the SDK makes requests would linger and hit the next test.
+            if (count > 1 + (subject.sdkResendsAfterReset ?? 1)) return;
             const truth = scenario === 'approved' ? 'succeeded' : 'declined';
             sandbox.scheduleFault({ op: 'authorize', mode, count });
             const p = await authorizePayment(connector, { card: testCardNumber(scenario) });
             expect(ALLOWED_AFTER_FAULT(truth), JSON.stringify(p.outcome)).toContain(p.outcome.kind);
             const authorized = ledgerOf(p.attemptId).reduce((s, e) => s + e.authorized, 0);
-            expect(authorized).toBe(truth === 'succeeded' && (mode === 'accept_then_drop' || count === 1) ? 1000 : 0);
+            // A reset request lands only through the SDK's own resend, if it makes one.
+            const resends = subject.sdkResendsAfterReset ?? 1;
+            expect(authorized).toBe(truth === 'succeeded' && (mode === 'accept_then_drop' || count <= resends) ? 1000 : 0);
           });
         }
       }
@@ -60,7 +64,7 @@ export function registerFaultCases<S extends ConformanceSandbox>(subject: Confor
           const { connector, sandbox } = kit();
           if (op === 'create' && !connector.capabilities.preparesAuthorization) return;
           const p = op === 'create' ? null : await authorizePayment(connector, { amount: 1000, captureMethod: op === 'refund' ? 'automatic' : 'manual' });
-          sandbox.scheduleFault({ op, mode, count: 2 });
+          sandbox.scheduleFault({ op, mode, count: 1 + (subject.sdkResendsAfterReset ?? 1) });
           const o = await runOp(connector, op, p);
           expect(o, JSON.stringify(o)).toMatchObject({ kind: 'unknown' });
         });
@@ -70,7 +74,7 @@ export function registerFaultCases<S extends ConformanceSandbox>(subject: Confor
     it('a query after accept_then_drop finds the truth', async () => {
       const { connector, sandbox } = kit();
       if (!connector.capabilities.queryByReference) return;
-      sandbox.scheduleFault({ op: 'authorize', mode: 'accept_then_drop', count: 2 });
+      sandbox.scheduleFault({ op: 'authorize', mode: 'accept_then_drop', count: 1 + (subject.sdkResendsAfterReset ?? 1) });
       const p = await authorizePayment(connector, { amount: 1000 });
       expect(p.outcome.kind).toBe('unknown');
       const q = await connector.query({ attemptId: p.attemptId, providerRef: p.providerRef, amount: 1000, currency: p.currency });

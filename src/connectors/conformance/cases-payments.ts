@@ -9,7 +9,7 @@ import { declineRuleFor } from '../decline-table.ts';
 import { testCardNumber } from '../test-cards.ts';
 import type { TestCardScenario } from '../test-cards.ts';
 import { useSandbox } from './context.ts';
-import { authorizePayment, keyFor } from './harness.ts';
+import { authorizePayment, keyFor, settleModification } from './harness.ts';
 import type { PaymentHandle } from './harness.ts';
 import type { ConformanceSandbox, ConformanceSubject } from './subject.ts';
 
@@ -23,18 +23,22 @@ function ref(p: PaymentHandle): string {
   return p.providerRef as string;
 }
 
+/** Capture; with asyncModifications a `pending` answer is settled by the provider's webhook. */
 export async function capture(c: Connector, p: PaymentHandle, amount: number, final = true, n = 1, alreadyCaptured = 0): Promise<CallOutcome> {
-  return c.capture({
+  const o = await c.capture({
     paymentId: p.paymentId, attemptId: p.attemptId, captureId: newId('capture'), providerRef: ref(p),
     amount, currency: p.currency, final, alreadyCaptured, idempotencyKey: keyFor(c, p.paymentId, 'capture', n),
   });
+  return settleModification(c, o, { op: 'capture', paymentRef: ref(p), amount, currency: p.currency });
 }
 
+/** Refund; with asyncModifications a `pending` answer is settled by the provider's webhook. */
 export async function refund(c: Connector, p: PaymentHandle, amount: number, n = 1): Promise<CallOutcome> {
-  return c.refund({
+  const o = await c.refund({
     paymentId: p.paymentId, attemptId: p.attemptId, refundId: newId('refund'), providerRef: ref(p),
     amount, currency: p.currency, reason: 'requested_by_customer', idempotencyKey: keyFor(c, p.paymentId, 'refund', n),
   });
+  return settleModification(c, o, { op: 'refund', paymentRef: ref(p), amount, currency: p.currency });
 }
 
 const DECLINES: readonly { scenario: TestCardScenario; class: 'hard' | 'soft'; retryElsewhere?: boolean }[] = [
@@ -139,7 +143,7 @@ export function registerPaymentCases<S extends ConformanceSandbox>(subject: Conf
       const { connector, ledgerOf } = kit();
       const p = await authorizePayment(connector, { amount: 1000 });
       const v = await connector.void({ paymentId: p.paymentId, attemptId: p.attemptId, providerRef: ref(p), amount: 1000, currency: p.currency, idempotencyKey: keyFor(connector, p.paymentId, 'void') });
-      succeeded(v);
+      succeeded(await settleModification(connector, v, { op: 'void', paymentRef: ref(p), amount: 1000, currency: p.currency }));
       expect(ledgerOf(p.attemptId)).toMatchObject([{ cancelled: true, captured: 0 }]);
     });
 

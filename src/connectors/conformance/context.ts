@@ -3,7 +3,7 @@
 
 import { afterAll, beforeAll } from 'vitest';
 import type { Connector } from '../contract.ts';
-import { startWebhookReceiver } from './harness.ts';
+import { attachReceiver, startWebhookReceiver } from './harness.ts';
 import type { WebhookReceiver } from './harness.ts';
 import type { ConformanceSandbox, ConformanceSubject, KitConnectorOptions } from './subject.ts';
 
@@ -26,12 +26,14 @@ export function useSandbox<S extends ConformanceSandbox>(subject: ConformanceSub
     const sandbox = await subject.makeSandbox({ webhook: { url: receiver.url, secret: current } });
     const withSecrets = (o: KitConnectorOptions): KitConnectorOptions => ({ webhookSecrets: [previous, current], ...o });
     const connector = subject.makeConnector(sandbox, withSecrets(options));
+    attachReceiver(connector, receiver);
     ctx = {
       sandbox,
       connector,
       receiver,
       connectorWith: (o) => {
         const c = subject.makeConnector(sandbox, withSecrets({ ...options, ...o }));
+        attachReceiver(c, receiver);
         extra.push(c);
         return c;
       },

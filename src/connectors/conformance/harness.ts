@@ -2,14 +2,17 @@
 // the sandbox's webhooks, and serves scripted raw HTTP for situations no sandbox produces.
 
 import { createServer } from 'node:http';
-import type { IncomingHttpHeaders, Server } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { Server as HttpsServer } from 'node:https';
 import { createServer as createTcpServer } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
 import type { AddressInfo, Socket } from 'node:net';
 import { newId } from '../../core/ids.ts';
 import { providerIdempotencyKey } from '../../core/keys.ts';
 import type { KeyedOperation } from '../../core/keys.ts';
 import type { CallOutcome } from '../../core/outcome.ts';
-import type { AuthorizeRequest, Connector, PaymentMethodInput } from '../contract.ts';
+import type { AuthorizeRequest, Connector, NormalizedEvent, PaymentMethodInput } from '../contract.ts';
 import type { WireReply } from './subject.ts';
 
 export interface PaymentHandle {
@@ -114,10 +117,15 @@ export interface StubServer {
   close(): Promise<void>;
 }
 
-/** Answers every request with the scripted reply, in the provider's wire format. */
-export async function startWireStub(reply: WireReply): Promise<StubServer> {
+export interface StubTls {
+  readonly key: string;
+  readonly cert: string;
+}
+
+/** Answers every request with the scripted reply, in the provider's wire format (over TLS when given). */
+export async function startWireStub(reply: WireReply, tls?: StubTls): Promise<StubServer> {
   let hits = 0;
-  const server = createServer((req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     hits += 1;
     req.resume();
     req.on('end', () => {
@@ -130,7 +138,8 @@ export async function startWireStub(reply: WireReply): Promise<StubServer> {
       }
       res.writeHead(reply.status, headers).end(reply.body);
     });
-  });
+  };
+  const server = tls === undefined ? createServer(onRequest) : createHttpsServer({ key: tls.key, cert: tls.cert }, onRequest);
   const port = await listen(server);
   return { host: '127.0.0.1', port, hits: () => hits, close: () => closeServer(server) };
 }
@@ -139,17 +148,21 @@ export async function startWireStub(reply: WireReply): Promise<StubServer> {
  * Resets the first connection after reading the request, then stops listening: the SDK's forced
  * retry of the reset meets a refused port. Only the first error is evidence the request may have landed.
  */
-export async function startResetThenRefuse(): Promise<StubServer> {
+export async function startResetThenRefuse(tls?: StubTls): Promise<StubServer> {
   let hits = 0;
   const sockets = new Set<Socket>();
-  const server = createTcpServer((socket) => {
+  // Over TLS the first application data is the request itself: the reset comes after it was read.
+  const onConnection = (socket: Socket, raw: Socket): void => {
     hits += 1;
-    sockets.add(socket);
+    sockets.add(raw);
     socket.once('data', () => {
       server.close();
-      socket.resetAndDestroy();
+      raw.resetAndDestroy();
     });
-  });
+  };
+  const server = tls === undefined
+    ? createTcpServer((socket) => onConnection(socket, socket))
+    : createTlsServer({ key: tls.key, cert: tls.cert }, (socket) => onConnection(socket, socket));
   const port = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
   return {
     host: '127.0.0.1',
@@ -170,11 +183,65 @@ export async function refusedPort(): Promise<number> {
   return port;
 }
 
-function listen(server: Server): Promise<number> {
+function listen(server: Server | HttpsServer): Promise<number> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
 }
 
-function closeServer(server: Server): Promise<void> {
+function closeServer(server: Server | HttpsServer): Promise<void> {
   server.closeAllConnections();
   return new Promise((resolve) => server.close(() => resolve()));
+}
+
+const receivers = new WeakMap<Connector, WebhookReceiver>();
+
+/** The kit's receiver for a connector's sandbox, so async modifications can be settled by webhook. */
+export function attachReceiver(connector: Connector, receiver: WebhookReceiver): void {
+  receivers.set(connector, receiver);
+}
+
+export interface ModificationSubject {
+  readonly op: 'capture' | 'void' | 'refund';
+  /** The authorization's provider reference. */
+  readonly paymentRef: string;
+  readonly amount: number;
+  readonly currency: string;
+}
+
+function settles(e: NormalizedEvent, pending: string, about: ModificationSubject): boolean {
+  switch (about.op) {
+    case 'capture':
+      return (e.kind === 'capture_succeeded' || e.kind === 'capture_failed') && e.modificationRef === pending;
+    case 'refund':
+      return (e.kind === 'refund_succeeded' || e.kind === 'refund_failed') && e.modificationRef === pending;
+    case 'void':
+      return (e.kind === 'void_succeeded' || e.kind === 'void_failed') && e.providerRef === about.paymentRef;
+  }
+}
+
+/**
+ * A connector that declares asyncModifications answers capture / void / refund with `pending`; the
+ * result is the provider's webhook. This waits for it (verified by the connector itself) and returns
+ * the outcome it stands for, so the kit's checks read the same for every provider. Anything else,
+ * or no webhook within the time, is returned as it was.
+ */
+export async function settleModification(connector: Connector, outcome: CallOutcome, about: ModificationSubject, timeoutMs = 5_000): Promise<CallOutcome> {
+  const receiver = receivers.get(connector);
+  if (outcome.kind !== 'pending' || !connector.capabilities.asyncModifications || receiver === undefined) return outcome;
+  const pending = outcome.providerRef;
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    for (const d of receiver.received) {
+      if (!d.rawBody.includes(pending) && !d.rawBody.includes(about.paymentRef)) continue;
+      const v = connector.verifyWebhook(d.rawBody, d.headers, new Date());
+      const e = v.ok ? v.events.find((x) => settles(x, pending, about)) : undefined;
+      if (e === undefined) continue;
+      if (e.kind === 'capture_succeeded' || e.kind === 'refund_succeeded' || e.kind === 'void_succeeded') {
+        const amount = 'amount' in e ? e.amount : about.amount;
+        return { kind: 'succeeded', providerRef: pending, amount, currency: about.currency, providerStatus: e.rawType };
+      }
+      return { kind: 'declined', class: 'hard', retryElsewhere: false, code: `${about.op}_failed`, providerCode: e.rawType, providerRef: pending };
+    }
+    if (Date.now() > until) return outcome;
+    await new Promise((r) => setTimeout(r, 25));
+  }
 }

@@ -57,4 +57,19 @@ export interface ConformanceSubject<S extends ConformanceSandbox = ConformanceSa
   readonly amountCases: readonly { readonly currency: string; readonly amount: number }[];
   /** Sandbox objects next to the provider's published examples (fixtures). */
   wireSamples(sandbox: S, connector: Connector): Promise<readonly WireSample[]>;
+  /**
+   * Providers that sign inside the body (Adyen: an HMAC per notification item) re-sign the body
+   * itself; the kit then uses this instead of signWebhook for rotation checks.
+   */
+  signWebhookBody?(rawBody: Buffer, secret: string): { readonly rawBody: Buffer; readonly headers: Record<string, string> };
+  /**
+   * False when the provider's signature covers no timestamp (Adyen, which redelivers for 30 days):
+   * the kit then checks that an old delivery still verifies instead of expecting a refusal.
+   * Duplicates are the inbox's job (unique provider event id). Default true.
+   */
+  readonly webhookSignatureTimestamped?: boolean;
+  /** The provider's wire is TLS only (Adyen): the kit's stubs serve it with this key pair, which makeConnectorAt trusts. */
+  readonly wireTls?: { readonly key: string; readonly cert: string };
+  /** How many times the official SDK resends a reset request by itself (stripe-node: once, even with retries off). Default 1. */
+  readonly sdkResendsAfterReset?: number;
 }

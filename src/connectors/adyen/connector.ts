@@ -1,0 +1,167 @@
+// The Adyen connector: calls the official library (Checkout v72 PaymentsApi / ModificationsApi)
+// and translates. It owns no state and no retries (the library has none either). Modifications
+// answer `pending`; their results are notifications. An unknown /payments is resolved by the core
+// with a same-key replay inside the key retention, or a technical cancel (cancelByReference).
+
+import type { CallOutcome, NotSent } from '../../core/outcome.ts';
+import type {
+  AuthorizeRequest,
+  CancelByReferenceRequest,
+  CaptureRequest,
+  Connector,
+  ConnectorAccountConfig,
+  ConnectorFactory,
+  DeclineTable,
+  QueryRequest,
+  ReconciliationRecord,
+  ReconciliationWindow,
+  RefundRequest,
+  VoidRequest,
+} from '../contract.ts';
+import { mergeDeclineTable } from '../decline-table.ts';
+import type { AdyenConnectorOptions } from './config.ts';
+import { parseAdyenAccountConfig } from './config.ts';
+import { ADYEN_DEFAULT_DECLINES, ADYEN_POLICY } from './defaults.ts';
+import { ADYEN_ERROR_CLASSIFICATION, outcomeForFailure } from './error-classification.ts';
+import { CheckoutAPI, Client, EnvironmentEnum } from './library.ts';
+import { fetchSettlementRecords } from './reconciliation.ts';
+import { modificationOutcome, paymentOutcome } from './status-map.ts';
+import { captureRequest, paymentRequest, refundRequest, resolvePaymentMethod, toAdyenAmount } from './transformers.ts';
+import { recordTransport, RedirectingHttpClient } from './transport.ts';
+import { verifyAdyenWebhook } from './webhook.ts';
+
+export { ReconciliationFetchError } from './reconciliation.ts';
+
+export interface AdyenConnectorDeps {
+  readonly declineTable?: DeclineTable;
+}
+
+function localRefusal(detail: string): NotSent {
+  return { kind: 'not_sent', reason: 'local_validation', detail };
+}
+
+export function createAdyenConnector(account: string, options: AdyenConnectorOptions, deps: AdyenConnectorDeps = {}): Connector {
+  const declineTable = mergeDeclineTable(ADYEN_DEFAULT_DECLINES, deps.declineTable);
+  const policy = { ...ADYEN_POLICY, keyRetentionMs: options.keyRetentionMs };
+  const client = new Client(
+    {
+      apiKey: options.apiKey,
+      environment: options.environment === 'LIVE' ? EnvironmentEnum.LIVE : EnvironmentEnum.TEST,
+      connectionTimeoutMillis: options.timeoutMs,
+      applicationName: 'switchyard',
+      ...(options.liveEndpointUrlPrefix !== undefined && { liveEndpointUrlPrefix: options.liveEndpointUrlPrefix }),
+    },
+    new RedirectingHttpClient(options.baseUrl ?? null, options.caPem),
+  );
+  // The getters build a new service per access; one of each is enough.
+  const checkout = new CheckoutAPI(client);
+  const payments = checkout.PaymentsApi;
+  const modifications = checkout.ModificationsApi;
+  const merchantAccount = options.merchantAccount;
+  const keyProblem = (key: string): NotSent | null =>
+    key.length > policy.maxKeyLength ? localRefusal(`idempotency key longer than ${policy.maxKeyLength} characters`) : null;
+
+  async function authorize(req: AuthorizeRequest): Promise<CallOutcome> {
+    const amount = toAdyenAmount(req.amount, req.currency);
+    if (!amount.ok) return amount.outcome;
+    const method = resolvePaymentMethod(req.paymentMethod, options.sandbox);
+    if (!method.ok) return method.outcome;
+    const tooLong = keyProblem(req.idempotencyKey);
+    if (tooLong !== null) return tooLong;
+    const body = paymentRequest(req, amount.value, method.value, merchantAccount, options.returnUrl);
+    const call = await recordTransport(() => payments.payments(body, { idempotencyKey: req.idempotencyKey }));
+    if (!call.ok) return outcomeForFailure(call.error, call.transport);
+    return paymentOutcome(call.value, { amount: req.amount, currency: req.currency, reference: req.attemptId }, declineTable);
+  }
+
+  async function capture(req: CaptureRequest): Promise<CallOutcome> {
+    const amount = toAdyenAmount(req.amount, req.currency);
+    if (!amount.ok) return amount.outcome;
+    if (!req.final) return localRefusal('multiple partial captures are not enabled for this Adyen account');
+    const tooLong = keyProblem(req.idempotencyKey);
+    if (tooLong !== null) return tooLong;
+    const body = captureRequest(req, amount.value, merchantAccount);
+    const call = await recordTransport(() => modifications.captureAuthorisedPayment(req.providerRef, body, { idempotencyKey: req.idempotencyKey }));
+    if (!call.ok) return outcomeForFailure(call.error, call.transport, req.providerRef);
+    return modificationOutcome(call.value, { paymentRef: req.providerRef, amount: req.amount, currency: req.currency });
+  }
+
+  async function voidAuthorization(req: VoidRequest): Promise<CallOutcome> {
+    const tooLong = keyProblem(req.idempotencyKey);
+    if (tooLong !== null) return tooLong;
+    const body = { merchantAccount, reference: req.attemptId };
+    const call = await recordTransport(() => modifications.cancelAuthorisedPaymentByPspReference(req.providerRef, body, { idempotencyKey: req.idempotencyKey }));
+    if (!call.ok) return outcomeForFailure(call.error, call.transport, req.providerRef);
+    return modificationOutcome(call.value, { paymentRef: req.providerRef, currency: req.currency });
+  }
+
+  async function refund(req: RefundRequest): Promise<CallOutcome> {
+    const amount = toAdyenAmount(req.amount, req.currency);
+    if (!amount.ok) return amount.outcome;
+    const tooLong = keyProblem(req.idempotencyKey);
+    if (tooLong !== null) return tooLong;
+    const body = refundRequest(req, amount.value, merchantAccount);
+    const call = await recordTransport(() => modifications.refundCapturedPayment(req.providerRef, body, { idempotencyKey: req.idempotencyKey }));
+    if (!call.ok) return outcomeForFailure(call.error, call.transport, req.providerRef);
+    return modificationOutcome(call.value, { paymentRef: req.providerRef, amount: req.amount, currency: req.currency });
+  }
+
+  /** Technical cancel by our merchant reference: proof only once TECHNICAL_CANCEL success=true arrives. */
+  async function cancelByReference(req: CancelByReferenceRequest): Promise<CallOutcome> {
+    const tooLong = keyProblem(req.idempotencyKey);
+    if (tooLong !== null) return tooLong;
+    const body = { merchantAccount, paymentReference: req.attemptId, reference: `fence-${req.attemptId}` };
+    const call = await recordTransport(() => modifications.cancelAuthorisedPayment(body, { idempotencyKey: req.idempotencyKey }));
+    if (!call.ok) return outcomeForFailure(call.error, call.transport);
+    const psp = call.value.pspReference;
+    if (typeof psp !== 'string' || psp === '') return { kind: 'unknown', reason: 'unparseable', detail: 'the /cancels answer has no pspReference' };
+    if (call.value.paymentReference !== req.attemptId) {
+      return { kind: 'unknown', reason: 'integrity_mismatch', providerRef: psp, alert: true, detail: `cancel of ${call.value.paymentReference}, not ${req.attemptId}` };
+    }
+    const status = String(call.value.status);
+    return status === 'received' ? { kind: 'pending', providerRef: psp, providerStatus: status } : { kind: 'unknown', reason: 'unexpected', providerRef: psp, detail: `status ${status}` };
+  }
+
+  function query(req: QueryRequest): Promise<CallOutcome> {
+    return Promise.resolve({
+      kind: 'unknown',
+      reason: 'unexpected',
+      ...(req.providerRef !== null && { providerRef: req.providerRef }),
+      detail: 'Adyen Checkout v72 has no payment lookup: resolve by same-key replay or technical cancel',
+    });
+  }
+
+  function fetchReconciliationRecords(window: ReconciliationWindow): Promise<readonly ReconciliationRecord[]> {
+    const baseUrl = options.reportBaseUrl ?? options.baseUrl ?? (options.environment === 'LIVE' ? 'https://ca-live.adyen.com' : 'https://ca-test.adyen.com');
+    return fetchSettlementRecords({ baseUrl, merchantAccount, apiKey: options.apiKey, ca: options.caPem, timeoutMs: options.timeoutMs }, window);
+  }
+
+  const webhookSecrets = { hmacKeys: options.hmacKeys, username: options.webhookUsername, password: options.webhookPassword };
+  return {
+    type: 'adyen',
+    account,
+    sandbox: options.sandbox,
+    capabilities: policy.capabilities,
+    policy,
+    errorClassification: ADYEN_ERROR_CLASSIFICATION,
+    declineTable,
+    reconciliationDelayMs: options.reportDelayMs,
+    authorize,
+    capture,
+    void: voidAuthorization,
+    refund,
+    query,
+    cancelByReference,
+    verifyWebhook: (rawBody, headers, now) => verifyAdyenWebhook(rawBody, headers, webhookSecrets, now, declineTable),
+    fetchReconciliationRecords,
+    close: () => Promise.resolve(), // the library opens a new agent per request (connection: close)
+  };
+}
+
+export const adyenConnectorFactory: ConnectorFactory = {
+  type: 'adyen',
+  create(account: string, config: ConnectorAccountConfig): Connector {
+    const options = parseAdyenAccountConfig(account, config);
+    return createAdyenConnector(account, options, config.declineTable !== undefined ? { declineTable: config.declineTable } : {});
+  },
+};

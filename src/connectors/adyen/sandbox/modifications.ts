@@ -1,0 +1,142 @@
+// Modifications: every one answers 201 `received` and its result goes out later as a notification
+// (CAPTURE, CANCELLATION, REFUND, CANCEL_OR_REFUND, TECHNICAL_CANCEL with success true|false).
+// Only an amount that cannot be right is refused synchronously (422), as Adyen validates it.
+
+import type { AdyenOperationContext, JsonObject } from './context.ts';
+import { checkMerchantAccount, optionalString, requiredAmount, requiredString } from './context.ts';
+import { invalidAmount, unknownPspReference } from './errors.ts';
+import { eventDate } from './notifications.ts';
+import type { AdyenAmount, ModificationKind, ModificationRecord, PaymentRecord } from './state.ts';
+
+export interface ModificationResult {
+  readonly status: 201;
+  readonly body: Record<string, unknown>;
+}
+
+const EVENT_CODES: Readonly<Record<ModificationKind, string>> = {
+  capture: 'CAPTURE',
+  cancel: 'CANCELLATION',
+  refund: 'REFUND',
+  reversal: 'CANCEL_OR_REFUND',
+  technical_cancel: 'TECHNICAL_CANCEL',
+};
+
+function paymentOf(ctx: AdyenOperationContext, psp: string): PaymentRecord {
+  const p = ctx.state.payments.get(psp);
+  if (p === undefined) throw unknownPspReference();
+  return p;
+}
+
+interface Settled {
+  readonly success: boolean;
+  readonly reason: string;
+  readonly action?: string;
+}
+
+function record(ctx: AdyenOperationContext, p: PaymentRecord | undefined, kind: ModificationKind, amount: AdyenAmount, reference: string | null, outcome: Settled, psp = ctx.newPspReference()): ModificationRecord {
+  const mod: ModificationRecord = { pspReference: psp, kind, amount, reference, createdMs: ctx.nowMs, success: outcome.success, reason: outcome.reason };
+  p?.modifications.push(mod);
+  ctx.notify({
+    ...(outcome.action !== undefined && { additionalData: { 'modification.action': outcome.action } }),
+    amount,
+    eventCode: EVENT_CODES[kind],
+    eventDate: eventDate(ctx.nowMs),
+    merchantAccountCode: ctx.merchantAccount,
+    // A modification's reference names it in the notification; without one, the payment's does.
+    merchantReference: kind === 'technical_cancel' ? (reference ?? '') : (reference ?? p?.merchantReference ?? ''),
+    ...(p !== undefined && { originalReference: p.pspReference }),
+    paymentMethod: p?.paymentMethod ?? 'visa',
+    pspReference: mod.pspReference,
+    reason: outcome.reason,
+    success: outcome.success ? 'true' : 'false',
+  });
+  return mod;
+}
+
+function received(ctx: AdyenOperationContext, p: PaymentRecord, mod: ModificationRecord, withAmount: boolean): ModificationResult {
+  return {
+    status: 201,
+    body: {
+      ...(withAmount && { amount: mod.amount }),
+      merchantAccount: ctx.merchantAccount,
+      paymentPspReference: p.pspReference,
+      pspReference: mod.pspReference,
+      ...(mod.reference !== null && { reference: mod.reference }),
+      status: 'received',
+    },
+  };
+}
+
+function cancelAuthorisation(ctx: AdyenOperationContext, p: PaymentRecord): Settled {
+  if (p.authorised === 0) return { success: false, reason: `Payment is ${p.resultCode}, nothing to cancel` };
+  if (p.cancelled) return { success: true, reason: '' };
+  if (p.captured > 0) return { success: false, reason: 'Payment has already been captured' };
+  p.cancelled = true;
+  ctx.state.book({ bookedMs: ctx.nowMs, type: 'Cancelled', payment: p, modificationReference: p.pspReference, amount: 0 });
+  return { success: true, reason: '' };
+}
+
+function refundCaptured(ctx: AdyenOperationContext, p: PaymentRecord, value: number, modificationPsp: string): Settled {
+  if (p.captured === 0) return { success: false, reason: "Transaction hasn't been captured, refund not possible" };
+  if (value > p.captured - p.refunded) return { success: false, reason: 'Insufficient balance on payment' };
+  p.refunded += value;
+  ctx.state.book({ bookedMs: ctx.nowMs, type: 'Refunded', payment: p, modificationReference: modificationPsp, amount: value });
+  return { success: true, reason: '' };
+}
+
+export function capturePayment(ctx: AdyenOperationContext, psp: string, body: JsonObject): ModificationResult {
+  checkMerchantAccount(ctx, body);
+  const p = paymentOf(ctx, psp);
+  const amount = requiredAmount(body);
+  if (amount.currency !== p.amount.currency) throw invalidAmount(`currency ${amount.currency} differs from the payment's ${p.amount.currency}`);
+  const capturable = ctx.state.capturable(p);
+  if (amount.value > capturable) throw invalidAmount(`${amount.value} exceeds the capturable ${capturable}`);
+  p.captured += amount.value;
+  p.captureClosed = true; // no multiple partial captures on this account: the remainder is cancelled
+  const mod = record(ctx, p, 'capture', amount, optionalString(body, 'reference'), { success: true, reason: '' });
+  ctx.state.book({ bookedMs: ctx.nowMs, type: 'Settled', payment: p, modificationReference: mod.pspReference, amount: amount.value });
+  return received(ctx, p, mod, true);
+}
+
+export function cancelPayment(ctx: AdyenOperationContext, psp: string, body: JsonObject): ModificationResult {
+  checkMerchantAccount(ctx, body);
+  const p = paymentOf(ctx, psp);
+  const mod = record(ctx, p, 'cancel', p.amount, optionalString(body, 'reference'), cancelAuthorisation(ctx, p));
+  return received(ctx, p, mod, false);
+}
+
+export function refundPayment(ctx: AdyenOperationContext, psp: string, body: JsonObject): ModificationResult {
+  checkMerchantAccount(ctx, body);
+  const p = paymentOf(ctx, psp);
+  const amount = requiredAmount(body);
+  if (amount.currency !== p.amount.currency) throw invalidAmount(`currency ${amount.currency} differs from the payment's ${p.amount.currency}`);
+  const refundPsp = ctx.newPspReference();
+  const mod = record(ctx, p, 'refund', amount, optionalString(body, 'reference'), refundCaptured(ctx, p, amount.value, refundPsp), refundPsp);
+  return received(ctx, p, mod, true);
+}
+
+export function reversePayment(ctx: AdyenOperationContext, psp: string, body: JsonObject): ModificationResult {
+  checkMerchantAccount(ctx, body);
+  const p = paymentOf(ctx, psp);
+  const refund = p.captured > 0;
+  const reversalPsp = ctx.newPspReference();
+  const outcome = refund ? refundCaptured(ctx, p, p.captured - p.refunded, reversalPsp) : cancelAuthorisation(ctx, p);
+  const mod = record(ctx, p, 'reversal', p.amount, optionalString(body, 'reference'), { ...outcome, action: refund ? 'refund' : 'cancel' }, reversalPsp);
+  return received(ctx, p, mod, false);
+}
+
+/** POST /cancels: cancel by our own payment reference, remembered so a later /payments with it is refused. */
+export function technicalCancel(ctx: AdyenOperationContext, body: JsonObject): ModificationResult {
+  const merchantAccount = checkMerchantAccount(ctx, body);
+  const paymentReference = requiredString(body, 'paymentReference');
+  const reference = optionalString(body, 'reference');
+  const p = ctx.state.latestByReference(paymentReference);
+  const outcome = p === undefined || p.authorised === 0 ? { success: true, reason: '' } : cancelAuthorisation(ctx, p);
+  // The notification names the payment by its reference, as in Adyen's TECHNICAL_CANCEL example.
+  const mod = record(ctx, p, 'technical_cancel', p?.amount ?? { value: 0, currency: 'EUR' }, paymentReference, outcome);
+  if (!ctx.state.fencedReferences.has(paymentReference)) ctx.state.fencedReferences.set(paymentReference, mod.pspReference);
+  return {
+    status: 201,
+    body: { merchantAccount, paymentReference, pspReference: mod.pspReference, ...(reference !== null && { reference }), status: 'received' },
+  };
+}

@@ -1,0 +1,105 @@
+// POST /payments: decides the result from the test triggers, records the payment, books an
+// automatic capture, and queues the AUTHORISATION notification. A reference fenced by a technical
+// cancel is answered Cancelled: the fence holds even when the payment arrives after it.
+
+import type { AdyenOperationContext, JsonObject } from './context.ts';
+import { checkMerchantAccount, isObject, requiredAmount, requiredString } from './context.ts';
+import { invalidField, requiredField } from './errors.ts';
+import { eventDate } from './notifications.ts';
+import type { PaymentRecord } from './state.ts';
+import { refusalText, testDecision } from './test-triggers.ts';
+import type { TestDecision } from './test-triggers.ts';
+
+export interface PaymentResult {
+  readonly status: number;
+  readonly body: Record<string, unknown>;
+}
+
+function stringMap(v: unknown): Record<string, string> {
+  if (!isObject(v)) return {};
+  const out: Record<string, string> = {};
+  for (const [k, x] of Object.entries(v)) if (typeof x === 'string') out[k] = x;
+  return out;
+}
+
+function cardNumberOf(pm: JsonObject): string | undefined {
+  const raw = pm['encryptedCardNumber'] ?? pm['number'];
+  return typeof raw === 'string' ? raw.replace(/^test_/, '') : undefined;
+}
+
+export function createPayment(ctx: AdyenOperationContext, body: JsonObject): PaymentResult {
+  const merchantAccount = checkMerchantAccount(ctx, body);
+  const amount = requiredAmount(body);
+  const reference = requiredString(body, 'reference');
+  requiredString(body, 'returnUrl', 8000);
+  const pm = body['paymentMethod'];
+  if (pm === undefined) throw requiredField('paymentMethod');
+  if (!isObject(pm)) throw invalidField('paymentMethod', 'must be an object');
+  const additionalData = stringMap(body['additionalData']);
+  const holderName = typeof pm['holderName'] === 'string' ? pm['holderName'] : undefined;
+
+  const fenced = ctx.state.fencedReferences.has(reference);
+  const decision: TestDecision = fenced
+    ? { resultCode: 'Cancelled' }
+    : testDecision({ holderName, requestedAcquirerCode: additionalData['RequestedTestAcquirerResponseCode'], cardNumber: cardNumberOf(pm) });
+  const authorised = decision.resultCode === 'Authorised' ? amount.value : 0;
+  const manualCapture = additionalData['manualCapture'] === 'true';
+  const cardNumber = cardNumberOf(pm) ?? '0000';
+  const payment: PaymentRecord = {
+    pspReference: ctx.newPspReference(),
+    merchantReference: reference,
+    merchantAccount,
+    amount,
+    createdMs: ctx.nowMs,
+    manualCapture,
+    paymentMethod: 'visa',
+    metadata: stringMap(body['metadata']),
+    resultCode: decision.resultCode,
+    refusalReason: decision.refusalReasonCode !== undefined ? refusalText(decision.refusalReasonCode) : null,
+    refusalReasonCode: decision.refusalReasonCode ?? null,
+    authorised,
+    captured: 0,
+    refunded: 0,
+    cancelled: false,
+    captureClosed: false,
+    modifications: [],
+  };
+  ctx.state.payments.set(payment.pspReference, payment);
+  if (authorised > 0) ctx.state.book({ bookedMs: ctx.nowMs, type: 'Authorised', payment, modificationReference: payment.pspReference, amount: authorised });
+  if (authorised > 0 && !manualCapture) {
+    payment.captured = authorised;
+    payment.captureClosed = true;
+    ctx.state.book({ bookedMs: ctx.nowMs, type: 'Settled', payment, modificationReference: payment.pspReference, amount: authorised });
+  }
+
+  if (decision.resultCode !== 'Received') {
+    const success = decision.resultCode === 'Authorised';
+    ctx.notify({
+      amount,
+      eventCode: 'AUTHORISATION',
+      eventDate: eventDate(ctx.nowMs),
+      merchantAccountCode: merchantAccount,
+      merchantReference: reference,
+      paymentMethod: payment.paymentMethod,
+      pspReference: payment.pspReference,
+      reason: success ? `123456:${cardNumber.slice(-4)}:03/2030` : (payment.refusalReason ?? decision.resultCode),
+      success: success ? 'true' : 'false',
+    });
+  }
+  return { status: 200, body: paymentResponse(payment) };
+}
+
+function paymentResponse(p: PaymentRecord): Record<string, unknown> {
+  const authorised = p.resultCode === 'Authorised';
+  return {
+    additionalData: authorised
+      ? { authCode: '123456', refusalReasonRaw: 'AUTHORISED', acquirerCode: 'SwitchyardSandbox', cvcResult: '1 Matches', cvcResultRaw: 'M' }
+      : { refusalReasonRaw: p.refusalReason ?? p.resultCode, acquirerCode: 'SwitchyardSandbox' },
+    amount: { currency: p.amount.currency, value: authorised ? p.authorised : p.amount.value },
+    merchantReference: p.merchantReference,
+    pspReference: p.pspReference,
+    ...(p.refusalReason !== null && { refusalReason: p.refusalReason }),
+    ...(p.refusalReasonCode !== null && { refusalReasonCode: p.refusalReasonCode }),
+    resultCode: p.resultCode,
+  };
+}

@@ -1,0 +1,94 @@
+// What the Adyen sandbox knows: payments with their modifications, the merchant references that a
+// technical cancel fenced, and the ledger derived from them (the ground truth for chaos checks).
+
+import type { SandboxLedgerEntry } from '../../sandbox/control.ts';
+
+export type AdyenResultCode = 'Authorised' | 'Refused' | 'Error' | 'Cancelled' | 'Received' | 'PartiallyAuthorised';
+
+export interface AdyenAmount {
+  readonly value: number;
+  readonly currency: string;
+}
+
+export type ModificationKind = 'capture' | 'cancel' | 'refund' | 'reversal' | 'technical_cancel';
+
+export interface ModificationRecord {
+  readonly pspReference: string;
+  readonly kind: ModificationKind;
+  readonly amount: AdyenAmount;
+  readonly reference: string | null;
+  readonly createdMs: number;
+  /** Settled when the notification is built; null while only `received`. */
+  success: boolean | null;
+  reason: string;
+}
+
+export interface PaymentRecord {
+  readonly pspReference: string;
+  readonly merchantReference: string;
+  readonly merchantAccount: string;
+  readonly amount: AdyenAmount;
+  readonly createdMs: number;
+  readonly manualCapture: boolean;
+  readonly paymentMethod: string;
+  readonly metadata: Readonly<Record<string, string>>;
+  resultCode: AdyenResultCode;
+  refusalReason: string | null;
+  refusalReasonCode: string | null;
+  /** What the issuer approved (0 unless authorised). */
+  authorised: number;
+  captured: number;
+  refunded: number;
+  cancelled: boolean;
+  /** A final partial capture cancels the remainder. */
+  captureClosed: boolean;
+  readonly modifications: ModificationRecord[];
+}
+
+/** One line of the settlement-details report, booked on the sandbox clock. */
+export interface SettlementBooking {
+  readonly bookedMs: number;
+  /** Authorised / Cancelled rows are a sandbox addition (see docs/sandbox.md): real settlement details carry booked money only. */
+  readonly type: 'Authorised' | 'Cancelled' | 'Settled' | 'Refunded' | 'Chargeback' | 'ChargebackReversed' | 'RefundedReversed';
+  readonly payment: PaymentRecord;
+  readonly modificationReference: string;
+  readonly amount: number;
+}
+
+export class AdyenSandboxState {
+  readonly payments = new Map<string, PaymentRecord>();
+  /** merchant reference -> pspReference of the technical cancel that fenced it. */
+  readonly fencedReferences = new Map<string, string>();
+  readonly bookings: SettlementBooking[] = [];
+
+  latestByReference(merchantReference: string): PaymentRecord | undefined {
+    let latest: PaymentRecord | undefined;
+    for (const p of this.payments.values()) if (p.merchantReference === merchantReference) latest = p;
+    return latest;
+  }
+
+  capturable(p: PaymentRecord): number {
+    if (p.authorised === 0 || p.cancelled || p.captureClosed) return 0;
+    return p.authorised - p.captured;
+  }
+
+  book(booking: SettlementBooking): void {
+    this.bookings.push(booking);
+  }
+
+  ledger(): SandboxLedgerEntry[] {
+    return [...this.payments.values()].map((p) => ({
+      id: p.pspReference,
+      reference: p.merchantReference,
+      ...(p.metadata['payment_id'] !== undefined && { payment_id: p.metadata['payment_id'] }),
+      status: p.cancelled ? 'Cancelled' : p.resultCode,
+      amount: p.amount.value,
+      currency: p.amount.currency,
+      authorized: p.authorised,
+      captured: p.captured,
+      refunded: p.refunded,
+      cancelled: p.cancelled,
+      created_at: new Date(p.createdMs).toISOString(),
+    }));
+  }
+}

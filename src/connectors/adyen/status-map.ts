@@ -1,0 +1,122 @@
+// Adyen answers -> CallOutcome. resultCode is mapped exhaustively; a value this code does not know
+// maps to unknown (resolve later), never to succeeded or declined. Refusals are HTTP 200 values.
+
+import type { CallOutcome, Unknown } from '../../core/outcome.ts';
+import type { DeclineTable } from '../contract.ts';
+import { declinedOutcome } from '../decline-table.ts';
+import { declineCodeForRefusal } from './refusal-reasons.ts';
+
+export const ADYEN_RESULT_CODES = [
+  'AuthenticationFinished', 'AuthenticationNotRequired', 'Authorised', 'Cancelled', 'ChallengeShopper', 'Error', 'IdentifyShopper',
+  'PartiallyAuthorised', 'Pending', 'PresentToShopper', 'Received', 'RedirectShopper', 'Refused', 'Success',
+] as const;
+export type AdyenResultCode = (typeof ADYEN_RESULT_CODES)[number];
+
+export interface Asked {
+  readonly amount: number;
+  readonly currency: string;
+  /** The merchant reference sent (the attempt id). */
+  readonly reference: string;
+}
+
+/** The fields of a PaymentResponse the gateway reads; everything is optional on the wire. */
+export interface PaymentAnswer {
+  readonly pspReference?: string | undefined;
+  readonly resultCode?: string | undefined;
+  readonly refusalReason?: string | undefined;
+  readonly refusalReasonCode?: string | undefined;
+  readonly merchantReference?: string | undefined;
+  readonly amount?: WireAmount | null | undefined;
+}
+
+
+export interface WireAmount {
+  readonly value?: number | undefined;
+  readonly currency?: string | undefined;
+}
+
+function isResultCode(v: unknown): v is AdyenResultCode {
+  return typeof v === 'string' && (ADYEN_RESULT_CODES as readonly string[]).includes(v);
+}
+
+/** Amount, currency and reference Adyen echoes must be ours; a partial authorization may be lower. */
+function integrityProblem(answer: PaymentAnswer, asked: Asked, psp: string, partialAllowed: boolean): Unknown | null {
+  const echoed = answer.amount ?? undefined;
+  const mismatch = (detail: string): Unknown => ({ kind: 'unknown', reason: 'integrity_mismatch', providerRef: psp, alert: true, detail });
+  if (answer.merchantReference !== undefined && answer.merchantReference !== asked.reference) {
+    return mismatch(`sent reference ${asked.reference}, Adyen echoed ${answer.merchantReference}`);
+  }
+  if (echoed?.value === undefined && echoed?.currency === undefined) return null;
+  const okValue = echoed.value === asked.amount || (partialAllowed && echoed.value !== undefined && echoed.value > 0 && echoed.value < asked.amount);
+  if (echoed.currency === asked.currency && okValue) return null;
+  return mismatch(`asked ${asked.amount} ${asked.currency}, Adyen echoed ${echoed.value ?? '?'} ${echoed.currency ?? '?'}`);
+}
+
+function declined(answer: PaymentAnswer, psp: string, status: AdyenResultCode, table: DeclineTable, fallback: { code: string; providerCode: string }): CallOutcome {
+  const providerCode = answer.refusalReasonCode;
+  const facts = providerCode !== undefined && providerCode !== '' ? { code: declineCodeForRefusal(providerCode), providerCode } : fallback;
+  return declinedOutcome(table, { ...facts, providerRef: psp, providerStatus: status, ...(answer.refusalReason !== undefined && { message: answer.refusalReason }) });
+}
+
+/** The outcome of a /payments answer (first answer or a same-key replay). */
+export function paymentOutcome(answer: PaymentAnswer, asked: Asked, table: DeclineTable): CallOutcome {
+  const psp = answer.pspReference;
+  const status = answer.resultCode;
+  if (typeof psp !== 'string' || psp === '' || !isResultCode(status)) {
+    if (typeof status === 'string' && typeof psp === 'string' && psp !== '') {
+      return { kind: 'unknown', reason: 'unexpected', providerRef: psp, detail: `resultCode ${status}` };
+    }
+    return { kind: 'unknown', reason: 'unparseable', detail: 'the /payments answer has no pspReference or resultCode' };
+  }
+  const mismatch = integrityProblem(answer, asked, psp, status === 'PartiallyAuthorised');
+  if (mismatch !== null) return mismatch;
+  const base = { providerRef: psp, providerStatus: status };
+  switch (status) {
+    case 'Authorised':
+    case 'Success':
+      return { kind: 'succeeded', ...base, amount: answer.amount?.value ?? asked.amount, currency: asked.currency };
+    case 'PartiallyAuthorised':
+      return { kind: 'succeeded', ...base, amount: answer.amount?.value ?? asked.amount, currency: asked.currency };
+    case 'Refused':
+      return declined(answer, psp, status, table, { code: 'generic_decline', providerCode: 'Refused' });
+    case 'Error':
+      return declined(answer, psp, status, table, { code: 'adyen_unknown', providerCode: 'Error' });
+    case 'Cancelled':
+      // Cancelled before processing completed (our technical cancel got there first): it can never charge.
+      return declined(answer, psp, status, table, { code: 'cancelled', providerCode: 'Cancelled' });
+    case 'Pending':
+    case 'Received':
+      return { kind: 'pending', ...base };
+    case 'RedirectShopper':
+    case 'IdentifyShopper':
+    case 'ChallengeShopper':
+    case 'PresentToShopper':
+      return { kind: 'action_required', providerRef: psp, action: status };
+    case 'AuthenticationFinished':
+    case 'AuthenticationNotRequired':
+      // Standalone 3DS results: no authorization was attempted, but none is proven absent either.
+      return { kind: 'unknown', reason: 'unexpected', providerRef: psp, detail: `resultCode ${status} from /payments` };
+  }
+}
+
+/** The fields of a modification's 201 answer the gateway reads. */
+export interface ModificationAnswer {
+  readonly pspReference?: string | undefined;
+  readonly paymentPspReference?: string | undefined;
+  readonly status?: string | undefined;
+  readonly amount?: WireAmount | null | undefined;
+}
+
+/** A modification is only `received`: the result comes later as a notification. */
+export function modificationOutcome(answer: ModificationAnswer, asked: { readonly paymentRef: string; readonly amount?: number; readonly currency: string }): CallOutcome {
+  const psp = answer.pspReference;
+  if (typeof psp !== 'string' || psp === '') return { kind: 'unknown', reason: 'unparseable', providerRef: asked.paymentRef, detail: 'the modification answer has no pspReference' };
+  if (answer.paymentPspReference !== undefined && answer.paymentPspReference !== asked.paymentRef) {
+    return { kind: 'unknown', reason: 'integrity_mismatch', providerRef: psp, alert: true, detail: `modification of ${answer.paymentPspReference}, not ${asked.paymentRef}` };
+  }
+  if (asked.amount !== undefined && answer.amount !== undefined && answer.amount !== null && (answer.amount.value !== asked.amount || answer.amount.currency !== asked.currency)) {
+    return { kind: 'unknown', reason: 'integrity_mismatch', providerRef: psp, alert: true, detail: `asked ${asked.amount} ${asked.currency}, Adyen echoed ${answer.amount.value ?? '?'} ${answer.amount.currency ?? '?'}` };
+  }
+  if (answer.status !== 'received') return { kind: 'unknown', reason: 'unexpected', providerRef: psp, detail: `modification status ${answer.status ?? 'missing'}` };
+  return { kind: 'pending', providerRef: psp, providerStatus: 'received' };
+}

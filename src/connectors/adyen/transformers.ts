@@ -1,0 +1,110 @@
+// Pure translation between the gateway's requests and Adyen's Checkout v72 objects. No I/O.
+// Amounts: Adyen takes ISO 4217 minor units ({value, currency}); the gateway's units pass through.
+
+import { amountProblem, isCurrency } from '../../core/money.ts';
+import type { NotSent } from '../../core/outcome.ts';
+import { assertNever } from '../../core/states.ts';
+import type { AuthorizeRequest, CaptureRequest, PaymentMethodInput, RefundRequest } from '../contract.ts';
+import { testCardScenario } from '../test-cards.ts';
+import type { TestCardScenario } from '../test-cards.ts';
+import type { AdyenTypes } from './library.ts';
+
+export interface AdyenAmount {
+  readonly value: number;
+  readonly currency: string;
+}
+
+export type Checked<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly outcome: NotSent };
+
+function refused(detail: string): { ok: false; outcome: NotSent } {
+  return { ok: false, outcome: { kind: 'not_sent', reason: 'local_validation', detail } };
+}
+
+export function toAdyenAmount(amount: number, currency: string): Checked<AdyenAmount> {
+  const problem = amountProblem(amount);
+  if (problem !== null) return refused(problem);
+  if (!isCurrency(currency)) return refused(`currency ${currency} is not supported`);
+  return { ok: true, value: { value: amount, currency } };
+}
+
+/** Adyen test fields reproducing a gateway test-card scenario: a test card and a holder-name trigger. */
+export function adyenTestCard(scenario: TestCardScenario): { holderName: string; additionalData?: Record<string, string> } {
+  switch (scenario) {
+    case 'approved': return { holderName: 'Switchyard Test' };
+    case 'generic_decline': return { holderName: 'DECLINED' };
+    case 'insufficient_funds': return { holderName: 'NOT_ENOUGH_BALANCE' };
+    case 'stolen_card': return { holderName: 'BLOCK_CARD' };
+    case 'lost_card': return { holderName: 'BLOCK_CARD' };
+    case 'expired_card': return { holderName: 'CARD_EXPIRED' };
+    // No holder name for a CVC decline: the acquirer response code 24 (CVC Declined) is requested instead.
+    case 'incorrect_cvc': return { holderName: 'Switchyard Test', additionalData: { RequestedTestAcquirerResponseCode: '24' } };
+    case 'processing_error': return { holderName: 'ERROR' };
+    default: return assertNever(scenario, 'test card scenario');
+  }
+}
+
+export interface ResolvedMethod {
+  readonly paymentMethod: AdyenTypes.checkout.PaymentRequestPaymentMethod;
+  readonly additionalData: Record<string, string>;
+}
+
+/** A stored method id passes through; a test card is translated, and only for a sandbox account. */
+export function resolvePaymentMethod(input: PaymentMethodInput, sandbox: boolean): Checked<ResolvedMethod> {
+  if (input.testCard !== undefined) {
+    if (!sandbox) return refused('test cards are accepted only by sandbox accounts');
+    const scenario = testCardScenario(input.testCard);
+    if (scenario === null) return refused('not one of the gateway test cards');
+    const t = adyenTestCard(scenario);
+    return {
+      ok: true,
+      value: {
+        paymentMethod: {
+          type: 'scheme',
+          encryptedCardNumber: 'test_4111111111111111',
+          encryptedExpiryMonth: 'test_03',
+          encryptedExpiryYear: 'test_2030',
+          encryptedSecurityCode: 'test_737',
+          holderName: t.holderName,
+        } as AdyenTypes.checkout.CardDetails,
+        additionalData: t.additionalData ?? {},
+      },
+    };
+  }
+  if (input.token !== undefined && input.token.length > 0) {
+    return { ok: true, value: { paymentMethod: { type: 'scheme', storedPaymentMethodId: input.token } as AdyenTypes.checkout.CardDetails, additionalData: {} } };
+  }
+  return refused('no payment method: neither token nor testCard');
+}
+
+export function paymentRequest(req: AuthorizeRequest, amount: AdyenAmount, method: ResolvedMethod, merchantAccount: string, returnUrl: string): AdyenTypes.checkout.PaymentRequest {
+  const additionalData: Record<string, string> = { ...method.additionalData };
+  // A string field: "true" holds the authorization until we capture it (additionalDataCommon.manualCapture).
+  if (req.captureMethod === 'manual') additionalData['manualCapture'] = 'true';
+  return {
+    amount,
+    merchantAccount,
+    paymentMethod: method.paymentMethod,
+    reference: req.attemptId,
+    returnUrl,
+    shopperInteraction: 'Ecommerce' as AdyenTypes.checkout.PaymentRequest.ShopperInteractionEnum,
+    metadata: { payment_id: req.paymentId, attempt_id: req.attemptId },
+    ...(Object.keys(additionalData).length > 0 && { additionalData }),
+  };
+}
+
+/** Modifications carry the attempt id as their reference, so every notification names the attempt. */
+export function captureRequest(req: CaptureRequest, amount: AdyenAmount, merchantAccount: string): AdyenTypes.checkout.PaymentCaptureRequest {
+  return { amount, merchantAccount, reference: req.attemptId };
+}
+
+const REFUND_REASONS: Readonly<Record<string, string>> = { requested_by_customer: 'CUSTOMER REQUEST', duplicate: 'DUPLICATE', fraudulent: 'FRAUD' };
+
+export function refundRequest(req: RefundRequest, amount: AdyenAmount, merchantAccount: string): AdyenTypes.checkout.PaymentRefundRequest {
+  const reason = req.reason === null ? undefined : REFUND_REASONS[req.reason];
+  return {
+    amount,
+    merchantAccount,
+    reference: req.attemptId,
+    ...(reason !== undefined && { merchantRefundReason: reason as AdyenTypes.checkout.PaymentRefundRequest.MerchantRefundReasonEnum }),
+  };
+}

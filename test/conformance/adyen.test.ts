@@ -1,0 +1,203 @@
+// Registers the Adyen connector with the conformance kit, against the Adyen HTTPS sandbox, and adds
+// the Adyen-only cases: an unknown /payments resolved by same-key replay, and by technical cancel.
+
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import adyen from '@adyen/api-library';
+import { defineConnectorConformance } from '../../src/connectors/conformance/kit.ts';
+import type { ConformanceSubject, KitConnectorOptions, WireReply, WireSample } from '../../src/connectors/conformance/kit.ts';
+import { useSandbox } from '../../src/connectors/conformance/context.ts';
+import { authorizeRequest, keyFor } from '../../src/connectors/conformance/harness.ts';
+import type { Connector, FailureSituation, NormalizedEvent } from '../../src/connectors/contract.ts';
+import { createConnector } from '../../src/connectors/registry.ts';
+import { basicAuthorization, ensureSandboxTlsMaterial, resignNotificationBody, startAdyenSandbox } from '../../src/connectors/adyen/sandbox/index.ts';
+import type { AdyenSandbox } from '../../src/connectors/adyen/sandbox/index.ts';
+import { RedirectingHttpClient } from '../../src/connectors/adyen/transport.ts';
+
+export const ADYEN_KIT = {
+  apiKey: 'AQE_switchyard_kit_key',
+  merchantAccount: 'SwitchyardKitECOM',
+  username: 'adyen-webhooks',
+  password: 'kit-webhook-password',
+  certificateDirectory: join(tmpdir(), 'switchyard-adyen-sandbox'),
+  reportDelayMs: 200,
+} as const;
+const KEYS = {
+  previous: '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056',
+  current: 'DFB1EB5485895CFA84146406857104ABB4CBCABDC8AAF103A624C8F6A3EAAB00',
+  foreign: '0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF',
+} as const;
+
+const tls = ensureSandboxTlsMaterial(ADYEN_KIT.certificateDirectory);
+const spec = JSON.parse(readFileSync(new URL('../../../shared/specs/adyen/CheckoutService-v72.json', import.meta.url), 'utf8')) as {
+  components: { examples: Record<string, { value: Record<string, unknown> }> };
+};
+
+function adyenAccount(baseUrl: string, o: KitConnectorOptions = {}): Connector {
+  const live = o.liveAccount === true;
+  return createConnector(live ? 'adyen_kit_live' : 'adyen_kit', {
+    type: 'adyen',
+    sandbox: !live,
+    settings: {
+      apiKey: o.badCredentials === true ? 'AQE_not_this_sandbox' : ADYEN_KIT.apiKey,
+      merchantAccount: ADYEN_KIT.merchantAccount,
+      hmacKeys: [...(o.webhookSecrets ?? [KEYS.current])],
+      webhookUsername: ADYEN_KIT.username,
+      webhookPassword: ADYEN_KIT.password,
+      environment: live ? 'LIVE' : 'TEST',
+      ...(live && { liveEndpointUrlPrefix: 'kit-live' }),
+      baseUrl,
+      caPem: tls.caPem,
+      timeoutMs: o.timeoutMs ?? 5_000,
+      reportDelayMs: ADYEN_KIT.reportDelayMs,
+    },
+  });
+}
+
+function json(status: number, body: unknown): WireReply {
+  return { status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+}
+
+/** Adyen's answers for what the sandbox does not produce. */
+function scriptedReply(situation: FailureSituation): WireReply | null {
+  switch (situation) {
+    case 'permission':
+      return json(403, { status: 403, errorCode: '010', message: 'Not allowed', errorType: 'security' });
+    case 'rate_limited':
+      return json(429, { status: 429, errorCode: '429', message: 'Too many requests', errorType: 'validation' });
+    case 'truncated_body':
+      return { ...json(200, spec.components.examples['post-payments-card-direct-200']?.value), truncate: true };
+    case 'unparseable':
+      return { status: 200, headers: { 'content-type': 'text/html' }, body: '<html><body>502 Bad Gateway</body></html>' };
+    default:
+      return null;
+  }
+}
+
+async function wireSamples(sandbox: AdyenSandbox): Promise<readonly WireSample[]> {
+  const client = new adyen.Client({ apiKey: ADYEN_KIT.apiKey, environment: adyen.EnvironmentEnum.TEST }, new RedirectingHttpClient(sandbox.url, sandbox.caPem));
+  const checkout = new adyen.CheckoutAPI(client);
+  const merchantAccount = ADYEN_KIT.merchantAccount;
+  const amount = { value: 1000, currency: 'EUR' };
+  const card = { type: 'scheme', encryptedCardNumber: 'test_4111111111111111', encryptedExpiryMonth: 'test_03', encryptedExpiryYear: 'test_2030', encryptedSecurityCode: 'test_737' };
+  const pay = (reference: string, manual: boolean): Promise<adyen.Types.checkout.PaymentResponse> =>
+    checkout.PaymentsApi.payments({ amount, merchantAccount, reference, returnUrl: 'https://kit.invalid', paymentMethod: card, ...(manual && { additionalData: { manualCapture: 'true' } }) } as adyen.Types.checkout.PaymentRequest);
+  const held = await pay('att_wire_held', true);
+  const toCancel = await pay('att_wire_cancel', true);
+  const taken = await pay('att_wire_taken', false);
+  const mods = checkout.ModificationsApi;
+  const plain = (o: object): Record<string, unknown> => JSON.parse(JSON.stringify(o)) as Record<string, unknown>;
+  const example = (name: string): Record<string, unknown> => spec.components.examples[name]?.value ?? {};
+  return [
+    { objectType: 'PaymentResponse', actual: plain(held), reference: example('post-payments-card-direct-200') },
+    { objectType: 'PaymentCaptureResponse', actual: plain(await mods.captureAuthorisedPayment(held.pspReference ?? '', { amount, merchantAccount, reference: 'cap' })), reference: example('post-payments-paymentPspReference-captures-capture-201') },
+    { objectType: 'PaymentCancelResponse', actual: plain(await mods.cancelAuthorisedPaymentByPspReference(toCancel.pspReference ?? '', { merchantAccount, reference: 'void' })), reference: example('post-payments-paymentPspReference-cancels-cancel-with-psp-reference-201') },
+    { objectType: 'PaymentRefundResponse', actual: plain(await mods.refundCapturedPayment(taken.pspReference ?? '', { amount, merchantAccount, reference: 'ref' })), reference: example('post-payments-paymentPspReference-refunds-refund-201') },
+    { objectType: 'StandalonePaymentCancelResponse', actual: plain(await mods.cancelAuthorisedPayment({ merchantAccount, paymentReference: 'att_wire_fence', reference: 'fence' })), reference: example('post-cancels-cancel-with-own-reference-201') },
+  ];
+}
+
+const auth = (): Record<string, string> => ({ 'content-type': 'application/json', authorization: basicAuthorization(ADYEN_KIT.username, ADYEN_KIT.password) });
+
+export const adyenConformanceSubject: ConformanceSubject<AdyenSandbox> = {
+  name: 'adyen',
+  makeSandbox: ({ webhook }) =>
+    startAdyenSandbox({
+      account: 'adyen_kit',
+      apiKey: ADYEN_KIT.apiKey,
+      merchantAccount: ADYEN_KIT.merchantAccount,
+      certificateDirectory: ADYEN_KIT.certificateDirectory,
+      webhook: { url: webhook.url, hmacKey: webhook.secret, username: ADYEN_KIT.username, password: ADYEN_KIT.password },
+      webhookRetry: { maxAttempts: 2, baseMs: 20 },
+      reportDelayMs: ADYEN_KIT.reportDelayMs,
+    }),
+  makeConnector: (sandbox, o) => adyenAccount(sandbox.url, o),
+  makeConnectorAt: ({ host, port }, o) => adyenAccount(`https://${host}:${port}`, o),
+  // The signature is inside the body (per item); the headers carry only the basic auth.
+  signWebhook: () => auth(),
+  signWebhookBody: (rawBody, secret) => ({ rawBody: resignNotificationBody(rawBody, secret), headers: auth() }),
+  webhookSignatureTimestamped: false,
+  wireTls: { key: tls.keyPem, cert: tls.certPem },
+  sdkResendsAfterReset: 0,
+  webhookSecrets: KEYS,
+  scriptedReply,
+  amountCases: [
+    { currency: 'JPY', amount: 500 },
+    { currency: 'EUR', amount: 1234 },
+    { currency: 'KWD', amount: 12345 },
+  ],
+  wireSamples: (sandbox) => wireSamples(sandbox),
+};
+
+defineConnectorConformance(adyenConformanceSubject);
+
+/** The first verified event of `kind` about an attempt, waiting for the sandbox's delivery. */
+async function eventFor(connector: Connector, received: () => readonly { rawBody: Buffer; headers: Record<string, string | string[] | undefined> }[], attemptId: string, kind: NormalizedEvent['kind']): Promise<NormalizedEvent | null> {
+  const until = Date.now() + 5_000;
+  while (Date.now() < until) {
+    for (const d of received()) {
+      if (!d.rawBody.includes(attemptId)) continue;
+      const v = connector.verifyWebhook(d.rawBody, d.headers, new Date());
+      const e = v.ok ? v.events.find((x) => x.kind === kind && x.attemptId === attemptId) : undefined;
+      if (e !== undefined) return e;
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return null;
+}
+
+describe('adyen: resolving an unknown /payments', () => {
+  const kit = useSandbox(adyenConformanceSubject);
+
+  it('a same-key replay inside the retention returns the stored answer: one charge, the same pspReference', async () => {
+    const { connector, sandbox, ledgerOf } = kit();
+    const req = { ...authorizeRequest(connector), providerRef: null };
+    sandbox.scheduleFault({ op: 'authorize', mode: 'accept_then_drop', count: 1 });
+    const lost = await connector.authorize(req);
+    expect(lost).toMatchObject({ kind: 'unknown', reason: 'connection_reset' });
+    const replay = await connector.authorize(req);
+    expect(replay).toMatchObject({ kind: 'succeeded', amount: 1000 });
+    expect(ledgerOf(req.attemptId)).toMatchObject([{ id: 'providerRef' in replay ? replay.providerRef : '', authorized: 1000 }]);
+  });
+
+  it('a replay while the first request still runs is unknown{in_progress} (704); asking again later gives the answer', async () => {
+    const { connector, sandbox, ledgerOf } = kit();
+    const req = { ...authorizeRequest(connector), providerRef: null };
+    sandbox.scheduleFault({ op: 'authorize', mode: 'latency', latencyMs: 800, process: 'after', count: 1 });
+    const first = connector.authorize(req);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await connector.authorize(req)).toMatchObject({ kind: 'unknown', reason: 'in_progress' });
+    expect((await first).kind).toBe('succeeded');
+    expect(await connector.authorize(req)).toEqual(await first);
+    expect(ledgerOf(req.attemptId)).toHaveLength(1);
+  });
+
+  it('past the window, a technical cancel fences a payment still in flight: TECHNICAL_CANCEL success, the late /payments is Cancelled, nothing charged', async () => {
+    const { connector, connectorWith, sandbox, receiver, ledgerOf } = kit();
+    const impatient = connectorWith({ timeoutMs: 300 });
+    const req = { ...authorizeRequest(impatient), providerRef: null };
+    sandbox.scheduleFault({ op: 'authorize', mode: 'latency', latencyMs: 900, process: 'after', count: 1 });
+    expect(await impatient.authorize(req)).toMatchObject({ kind: 'unknown', reason: 'timeout' });
+    const fence = await connector.cancelByReference?.({ attemptId: req.attemptId, idempotencyKey: keyFor(connector, req.paymentId, 'fence') });
+    expect(fence).toMatchObject({ kind: 'pending' });
+    expect(await eventFor(connector, () => receiver.received, req.attemptId, 'fence_confirmed')).not.toBeNull();
+    await new Promise((r) => setTimeout(r, 900));
+    const late = await eventFor(connector, () => receiver.received, req.attemptId, 'authorization');
+    expect(late).toMatchObject({ outcome: { kind: 'declined', code: 'cancelled' } });
+    expect(ledgerOf(req.attemptId)).toMatchObject([{ authorized: 0, captured: 0 }]);
+  });
+
+  it('a technical cancel of an authorised manual-capture payment releases it; of an automatically captured one it is refused', async () => {
+    const { connector, receiver, ledgerOf } = kit();
+    for (const captureMethod of ['manual', 'automatic'] as const) {
+      const req = { ...authorizeRequest(connector, { captureMethod }), providerRef: null };
+      expect((await connector.authorize(req)).kind).toBe('succeeded');
+      expect(await connector.cancelByReference?.({ attemptId: req.attemptId, idempotencyKey: keyFor(connector, req.paymentId, 'fence') })).toMatchObject({ kind: 'pending' });
+      const kind = captureMethod === 'manual' ? 'fence_confirmed' : 'fence_refused';
+      expect(await eventFor(connector, () => receiver.received, req.attemptId, kind), kind).not.toBeNull();
+      expect(ledgerOf(req.attemptId)).toMatchObject([{ cancelled: captureMethod === 'manual', captured: captureMethod === 'manual' ? 0 : 1000 }]);
+    }
+  });
+});
