@@ -6,6 +6,8 @@ import type { Connector, ConnectorAccountConfig, DeclineRule } from '../connecto
 import { createConnector } from '../connectors/registry.ts';
 import type { SandboxControl } from '../connectors/sandbox/control.ts';
 import { startStripeSandbox } from '../connectors/stripe/sandbox/index.ts';
+import { startAdyenSandbox } from '../connectors/adyen/sandbox/index.ts';
+import { join } from 'node:path';
 import type { ConnectorAccountConfig as YamlAccount, SwitchyardConfig } from '../routing/config-schema.ts';
 import { parseDuration } from '../routing/duration.ts';
 import { isSandboxEndpoint } from '../routing/snapshot.ts';
@@ -28,7 +30,7 @@ function declineTable(config: SwitchyardConfig, type: string): Record<string, De
 }
 
 /** The account settings each connector factory validates. */
-export function accountConfig(config: SwitchyardConfig, account: YamlAccount, endpoint: Endpoint, sandbox: boolean): ConnectorAccountConfig {
+export function accountConfig(config: SwitchyardConfig, account: YamlAccount, endpoint: Endpoint, sandbox: boolean, caPem?: string): ConnectorAccountConfig {
   const retention = account.idempotency.retention;
   const keyRetentionMs = retention === undefined ? undefined : (parseDuration(retention) ?? undefined);
   const common = { type: account.type, sandbox, declineTable: declineTable(config, account.type), ...(keyRetentionMs === undefined ? {} : { keyRetentionMs }) };
@@ -38,15 +40,22 @@ export function accountConfig(config: SwitchyardConfig, account: YamlAccount, en
         ...common,
         settings: { secretKey: account.secret_key, webhookSecrets: account.webhook_secrets, apiHost: endpoint.host, apiPort: endpoint.port, apiProtocol: endpoint.protocol, timeoutMs: account.timeout_ms },
       };
-    case 'adyen':
+    case 'adyen': {
+      // A sandbox (in-process or `switchyard sandbox`) is reached by base URL and trusted by its CA;
+      // a live account uses the library's own endpoints with the account's URL prefix.
+      const ca = caPem !== undefined ? { caPem } : account.certificate_dir !== undefined && sandbox ? { caFile: join(account.certificate_dir, 'ca.pem') } : {};
       return {
         ...common,
         settings: {
-          apiKey: account.api_key, merchantAccount: account.merchant_account, hmacKeys: account.hmac_keys, basicAuth: account.basic_auth,
-          baseUrl: `${endpoint.protocol}://${endpoint.host}:${endpoint.port}`, timeoutMs: account.timeout_ms,
-          ...(account.certificate_dir === undefined ? {} : { certificateDir: account.certificate_dir }),
+          apiKey: account.api_key, merchantAccount: account.merchant_account, hmacKeys: account.hmac_keys,
+          webhookUsername: account.basic_auth.username, webhookPassword: account.basic_auth.password,
+          environment: sandbox ? 'TEST' : 'LIVE', timeoutMs: account.timeout_ms,
+          ...(sandbox ? { baseUrl: `https://${endpoint.host}:${endpoint.port}` } : {}),
+          ...(account.live_endpoint_url_prefix === undefined ? {} : { liveEndpointUrlPrefix: account.live_endpoint_url_prefix }),
+          ...ca,
         },
       };
+    }
   }
 }
 
@@ -60,7 +69,11 @@ export interface ConnectorSet {
 export interface ConnectorSetOptions {
   /** Where in-process sandboxes send their webhooks (the gateway's own intake), by account. */
   readonly webhookUrl?: (account: string) => string | undefined;
+  /** Where in-process sandboxes keep files (the Adyen sandbox's TLS certificate). */
+  readonly dataDir?: string;
 }
+
+export const DEFAULT_DATA_DIR = '.data';
 
 export async function buildConnectorSet(config: SwitchyardConfig, opts: ConnectorSetOptions = {}): Promise<ConnectorSet> {
   const connectors = new Map<string, Connector>();
@@ -69,16 +82,18 @@ export async function buildConnectorSet(config: SwitchyardConfig, opts: Connecto
     for (const [name, account] of Object.entries(config.connectors)) {
       let endpoint: Endpoint;
       let sandbox: boolean;
+      let caPem: string | undefined;
       if (account.endpoint === 'sandbox') {
-        const started = await startInProcessSandbox(name, account, opts.webhookUrl?.(name));
+        const started = await startInProcessSandbox(name, account, opts.webhookUrl?.(name), opts.dataDir ?? DEFAULT_DATA_DIR);
         sandboxes.push(started.control);
         endpoint = started.endpoint;
+        caPem = started.control.caPem;
         sandbox = true;
       } else {
         endpoint = parseEndpoint(account.endpoint);
         sandbox = isSandboxEndpoint(account.endpoint);
       }
-      connectors.set(name, createConnector(name, accountConfig(config, account, endpoint, sandbox)));
+      connectors.set(name, createConnector(name, accountConfig(config, account, endpoint, sandbox, caPem)));
     }
   } catch (err) {
     await Promise.all(sandboxes.map((s) => s.close()));
@@ -94,14 +109,21 @@ export async function buildConnectorSet(config: SwitchyardConfig, opts: Connecto
   };
 }
 
-async function startInProcessSandbox(name: string, account: YamlAccount, webhookUrl: string | undefined): Promise<{ control: SandboxControl; endpoint: Endpoint }> {
+async function startInProcessSandbox(name: string, account: YamlAccount, webhookUrl: string | undefined, dataDir: string): Promise<{ control: SandboxControl; endpoint: Endpoint }> {
   switch (account.type) {
     case 'stripe': {
       const secret = account.webhook_secrets[0]!;
       const sb = await startStripeSandbox({ account: name, secretKey: account.secret_key, port: 0, ...(webhookUrl === undefined ? {} : { webhook: { url: webhookUrl, secret } }) });
       return { control: sb, endpoint: { host: sb.host, port: sb.port, protocol: 'http' } };
     }
-    case 'adyen':
-      throw new Error(`connectors.${name}: the in-process Adyen sandbox is not available yet`);
+    case 'adyen': {
+      const sb = await startAdyenSandbox({
+        account: name, apiKey: account.api_key, merchantAccount: account.merchant_account, port: 0,
+        certificateDirectory: account.certificate_dir ?? join(dataDir, `${name}-tls`),
+        ...(webhookUrl === undefined ? {} : { webhook: { url: webhookUrl, hmacKey: account.hmac_keys[0]!, username: account.basic_auth.username, password: account.basic_auth.password } }),
+      });
+      const ep = parseEndpoint(sb.url);
+      return { control: sb, endpoint: { ...ep, protocol: 'https' } };
+    }
   }
 }

@@ -18,6 +18,11 @@ import { OutboxRelay } from '../jobs/relay.ts';
 import { StepEnvFactory } from '../jobs/step-env.ts';
 import { WorkerPool } from '../jobs/workers.ts';
 import { buildConnectorSet } from './connector-accounts.ts';
+import { WEBHOOK_OUTBOX_KINDS, webhookQueueFor } from '../webhooks/webhook-jobs.ts';
+import { webhookSettings } from '../webhooks/webhook-services.ts';
+import type { WebhookOptions, WebhookServices } from '../webhooks/webhook-services.ts';
+import { WebhookWorkers } from '../webhooks/webhook-workers.ts';
+import { loadSigningKeys } from '../webhooks/outbound/signing-keys.ts';
 import type { Redis } from 'ioredis';
 
 export type Role = 'api' | 'worker' | 'all';
@@ -46,6 +51,9 @@ export interface RuntimeOptions {
   /** Recovery sweeper (worker role): how long a payment may sit untouched with nothing pending. */
   readonly recoveryStaleMs?: number;
   readonly recoveryIntervalMs?: number;
+  readonly webhooks?: WebhookOptions;
+  /** Where SWITCHYARD_SIGNING_JWKS is read from (default process.env). */
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 export interface Runtime {
@@ -60,6 +68,8 @@ export interface Runtime {
   readonly relay: OutboxRelay;
   readonly queues: QueueSet;
   readonly workers: WorkerPool | null;
+  /** What the webhook routers take (src/webhooks: provider intake, merchant endpoints, JWKS). */
+  readonly webhooks: WebhookServices;
   readonly now: () => Date;
   /** The queue an outbox row of this kind and connector goes to (null: no consumer). */
   queueFor(kind: string, connector: string | null): string | null;
@@ -102,12 +112,12 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     cleanups.unshift(() => queues.close());
     const accounts = new Set(Object.keys(config.connectors));
     const queueFor = (kind: string, connector: string | null): string | null =>
-      kind === 'timer' ? TIMER_QUEUE : kind === 'provider_call' && connector !== null && accounts.has(connector) ? callQueueName(connector) : null;
+      webhookQueueFor(kind) ?? (kind === 'timer' ? TIMER_QUEUE : kind === 'provider_call' && connector !== null && accounts.has(connector) ? callQueueName(connector) : null);
     const relay = new OutboxRelay(
       database.pool,
       queues,
       (row) => queueFor(row.kind, row.connector),
-      ['provider_call', 'timer'],
+      ['provider_call', 'timer', ...WEBHOOK_OUTBOX_KINDS],
       {
         now, log,
         ...(opts.relaySweepMs === undefined ? {} : { sweepIntervalMs: opts.relaySweepMs }),
@@ -116,6 +126,10 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       },
     );
     cleanups.unshift(() => relay.stop());
+    const webhooks: WebhookServices = {
+      db: database.db, connectors: set.connectors, envs, now, log, kick: () => relay.kick(),
+      keys: await loadSigningKeys(database.db, opts.env ?? process.env, log), settings: webhookSettings(opts.webhooks),
+    };
 
     let workers: WorkerPool | null = null;
     if (opts.role !== 'api') {
@@ -131,6 +145,9 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       );
       cleanups.unshift(() => workers!.close());
       await workers.waitUntilReady();
+      const webhookWorkers = new WebhookWorkers(webhooks, { connection: workerConnection, prefix });
+      cleanups.unshift(() => webhookWorkers.close());
+      await webhookWorkers.waitUntilReady();
       const recovery = new RecoverySweeper(
         { db: database.db, envs, kick: () => relay.kick() },
         { staleMs: opts.recoveryStaleMs ?? 5 * 60_000, intervalMs: opts.recoveryIntervalMs ?? 30_000, perConnectorPerSweep: 50, now, log },
@@ -142,7 +159,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
 
     let stopped = false;
     return {
-      role: opts.role, database, config: holder, connectors: set.connectors, sandboxes: set.sandboxes, breakers, envs, snapshots, relay, queues, workers, now, queueFor,
+      role: opts.role, database, config: holder, connectors: set.connectors, sandboxes: set.sandboxes, breakers, envs, snapshots, relay, queues, workers, webhooks, now, queueFor,
       async stop() {
         if (stopped) return;
         stopped = true;

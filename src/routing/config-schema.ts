@@ -43,7 +43,10 @@ const adyenAccount = z.strictObject({
   merchant_account: z.string().min(1),
   hmac_keys: z.array(z.string().regex(/^[0-9A-Fa-f]+$/, 'must be a hex HMAC key')).min(1),
   basic_auth: z.strictObject({ username: z.string().min(1), password: z.string().min(1) }),
+  /** Where the sandbox keeps its TLS certificate (ca.pem is trusted from here for an external sandbox). */
   certificate_dir: z.string().min(1).optional(),
+  /** Live only: the account's endpoint prefix (e.g. 1797a841fbb37ca7-AdyenDemo). */
+  live_endpoint_url_prefix: z.string().min(1).optional(),
 });
 
 export const connectorAccountSchema = z.discriminatedUnion('type', [stripeAccount, adyenAccount]);

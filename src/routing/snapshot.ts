@@ -31,11 +31,18 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** In-process sandboxes and sandboxes on this machine (switchyard sandbox) take test cards; nothing else does. */
+export function isSandboxEndpoint(endpoint: string): boolean {
+  if (endpoint === 'sandbox') return true;
+  const host = new URL(endpoint).hostname;
+  return host === 'localhost' || host === '[::1]' || host.startsWith('127.');
+}
+
 export function buildSnapshot(config: SwitchyardConfig): RoutingSnapshot {
   const connectors: Record<string, ConnectorSummary> = {};
   for (const [name, c] of Object.entries(config.connectors)) {
     const retention = c.idempotency.retention;
-    connectors[name] = { type: c.type, sandbox: c.endpoint === 'sandbox', retentionMs: retention === undefined ? null : parseDuration(retention) };
+    connectors[name] = { type: c.type, sandbox: isSandboxEndpoint(c.endpoint), retentionMs: retention === undefined ? null : parseDuration(retention) };
   }
   const content = { connectors, rules: config.routing.rules, default: config.routing.default, maxAttempts: config.routing.max_attempts, declines: config.declines };
   const version = `rs_${createHash('sha256').update(canonicalJson(content)).digest('hex').slice(0, 16)}`;
