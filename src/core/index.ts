@@ -13,3 +13,4 @@ export { step, newPayment } from './step.ts';
 export type { NewPaymentRequest } from './step.ts';
 export type { StepEnv, StepResult, IllegalCode } from './draft.ts';
 export * from './effect-wanted.ts';
+export * from './ledger.ts';

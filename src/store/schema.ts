@@ -234,10 +234,14 @@ export const inboundEvents = pgTable(
     reason: text('reason'),
     receivedAt: ts('received_at').notNull().defaultNow(),
     processedAt: ts('processed_at'),
+    /** The verified event in the gateway's terms (a NormalizedEvent); null for unverified requests. */
+    event: jsonb('event'),
+    tries: integer('tries').notNull().default(0),
   },
   (t) => [
     unique('inbound_events_connector_event_key').on(t.connector, t.providerEventId),
     index('inbound_events_pending_idx').on(t.receivedAt).where(sql`outcome = 'pending'`),
+    index('inbound_events_failed_idx').on(t.receivedAt).where(sql`outcome = 'failed'`),
   ],
 );
 
@@ -263,9 +267,11 @@ export const merchantEvents = pgTable(
     type: text('type').notNull(),
     payload: jsonb('payload').notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
+    sourceOutboxId: bigint('source_outbox_id', { mode: 'number' }),
   },
   (t) => [
     unique('merchant_events_merchant_id_id_key').on(t.merchantId, t.id),
+    unique('merchant_events_source_outbox_key').on(t.sourceOutboxId),
     index('merchant_events_payment_idx').on(t.paymentId, t.createdAt),
   ],
 );
@@ -290,6 +296,32 @@ export const eventDeliveries = pgTable(
     index('event_deliveries_due_idx').on(t.nextAttemptAt).where(sql`status = 'pending'`),
   ],
 );
+
+export const eventDeliveryAttempts = pgTable(
+  'event_delivery_attempts',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    deliveryId: text('delivery_id').notNull().references(() => eventDeliveries.id),
+    attempt: integer('attempt').notNull(),
+    kid: text('kid').notNull(),
+    statusCode: integer('status_code'),
+    error: text('error'),
+    durationMs: integer('duration_ms').notNull(),
+    at: ts('at').notNull(),
+  },
+  (t) => [
+    index('event_delivery_attempts_delivery_idx').on(t.deliveryId, t.id),
+    index('event_delivery_attempts_kid_idx').on(t.kid, t.at),
+  ],
+);
+
+export const signingKeys = pgTable('signing_keys', {
+  kid: text('kid').primaryKey(),
+  privateJwk: jsonb('private_jwk').notNull(),
+  publicJwk: jsonb('public_jwk').notNull(),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  retiredAt: ts('retired_at'),
+});
 
 export const ledgerTransactions = pgTable('ledger_transactions', {
   id: text('id').primaryKey(),

@@ -1,4 +1,5 @@
 // The outbox path end to end: createPayment -> relay -> BullMQ -> worker -> connector -> sandbox -> transition.
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestCapture, requestRefund, requestVoid } from '../../../src/app/payment-service.ts';
 import type { SandboxControl } from '../../../src/connectors/sandbox/control.ts';
@@ -40,6 +41,15 @@ describe('worker path against the Stripe sandbox', () => {
     expect(refunded.refunds[0]!.status).toBe('succeeded');
     const entry = a.ledger().find((e) => e.reference === authorized.attempts[0]!.id)!;
     expect([entry.captured, entry.refunded]).toEqual([5000, 1500]);
+    // Our own books, posted in the transitions' transactions: net captured minus refunded.
+    const books = await gw.rt.database.db.execute<{ account: string; net: string }>(sql`
+      SELECT e.account, sum(CASE e.direction WHEN 'debit' THEN e.amount ELSE -e.amount END) AS net
+        FROM ledger_entries e JOIN ledger_transactions t ON t.id = e.transaction_id
+       WHERE t.payment_id = ${created.id} GROUP BY e.account ORDER BY e.account`);
+    expect(books.rows.map((r) => [r.account, Number(r.net)])).toEqual([
+      ['connector:stripe_a:receivable', 3500],
+      [`merchant:${gw.merchantId}:payable`, -3500],
+    ]);
   });
 
   it('voids', async () => {

@@ -83,9 +83,13 @@ describe('payment store', () => {
     expect(done.payment).toMatchObject({ amountCaptured: 400, captureOpen: true, version: p.version + 2 });
     expect(await loadPayment(t.db, merchantId, p.id)).toEqual(done.payment);
 
-    const ledger = await t.pool.query<{ payload: unknown }>(`SELECT payload FROM outbox WHERE payment_id = $1 AND kind = 'ledger'`, [p.id]);
-    expect(ledger.rows).toHaveLength(1);
-    expect(ledger.rows[0]?.payload).toMatchObject({ type: 'ledger', posting: 'capture', amount: 400, captureId });
+    // The capture is posted to the ledger in the transition's own transaction, balanced.
+    const ledger = await t.pool.query<{ kind: string; description: string; account: string; direction: string; amount: string }>(
+      `SELECT t.kind, t.description, e.account, e.direction, e.amount FROM ledger_transactions t JOIN ledger_entries e ON e.transaction_id = t.id WHERE t.payment_id = $1 ORDER BY e.direction`, [p.id]);
+    expect(ledger.rows.map((r) => [r.kind, r.description, r.direction, Number(r.amount)])).toEqual([
+      ['capture', captureId, 'credit', 400],
+      ['capture', captureId, 'debit', 400],
+    ]);
   });
 
   it('records an ignored input (illegal or no-op) with its reason, without bumping the version', async () => {

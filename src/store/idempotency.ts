@@ -1,0 +1,124 @@
+// API idempotency records (architecture §5): (merchant, Idempotency-Key) -> fingerprint, a lease
+// while the first request executes, and the stored answer. The lease's own expiry instant is the
+// holder's token: a takeover writes a new one, so a process that lost its lease cannot write.
+
+import { and, eq, isNull, lte, sql } from 'drizzle-orm';
+import type { DbOrTx } from './db.ts';
+import { idempotencyRecords } from './schema.ts';
+
+export type IdempotencyRecord = typeof idempotencyRecords.$inferSelect;
+
+export interface ClaimRequest {
+  readonly merchantId: string;
+  readonly key: string;
+  readonly fingerprint: string;
+  readonly now: Date;
+  readonly leaseMs: number;
+  readonly retentionMs: number;
+}
+
+/** A claim we hold: `lease` is the locked_until we wrote; `resumed` when a dead holder's lease was taken over. */
+export interface HeldClaim {
+  readonly merchantId: string;
+  readonly key: string;
+  readonly lease: Date;
+  readonly createdAt: Date;
+  readonly paymentId: string | null;
+  readonly resumed: boolean;
+}
+
+export type ClaimResult =
+  | { readonly kind: 'claimed'; readonly claim: HeldClaim }
+  | { readonly kind: 'completed'; readonly status: number; readonly body: Buffer; readonly headers: Readonly<Record<string, string>> }
+  | { readonly kind: 'in_progress'; readonly retryAfterS: number }
+  | { readonly kind: 'fingerprint_mismatch' };
+
+export class LeaseLostError extends Error {
+  override readonly name = 'LeaseLostError';
+  constructor(key: string) {
+    super(`idempotency key ${key}: lease taken over by another request`);
+  }
+}
+
+function held(row: IdempotencyRecord, resumed: boolean): HeldClaim {
+  return { merchantId: row.merchantId, key: row.key, lease: row.lockedUntil!, createdAt: row.createdAt, paymentId: row.paymentId, resumed };
+}
+
+const thisKey = (merchantId: string, key: string) => and(eq(idempotencyRecords.merchantId, merchantId), eq(idempotencyRecords.key, key));
+
+export async function claimIdempotencyKey(db: DbOrTx, r: ClaimRequest): Promise<ClaimResult> {
+  const lease = new Date(r.now.getTime() + r.leaseMs);
+  const fresh = {
+    fingerprint: r.fingerprint, status: 'in_progress', lockedUntil: lease, paymentId: null, responseStatus: null, responseBody: null,
+    responseHeaders: null, createdAt: r.now, expiresAt: new Date(r.now.getTime() + r.retentionMs),
+  };
+  // A few rounds: a record may be purged or completed between our statements.
+  for (let round = 0; round < 3; round++) {
+    const inserted = await db.insert(idempotencyRecords).values({ merchantId: r.merchantId, key: r.key, ...fresh }).onConflictDoNothing().returning();
+    if (inserted[0] !== undefined) return { kind: 'claimed', claim: held(inserted[0], false) };
+
+    // Past retention the key is free again, even if the purge job has not run yet.
+    const reset = await db.update(idempotencyRecords).set(fresh).where(and(thisKey(r.merchantId, r.key), lte(idempotencyRecords.expiresAt, r.now))).returning();
+    if (reset[0] !== undefined) return { kind: 'claimed', claim: held(reset[0], false) };
+
+    const takenOver = await db
+      .update(idempotencyRecords)
+      .set({ lockedUntil: lease })
+      .where(and(
+        thisKey(r.merchantId, r.key), eq(idempotencyRecords.fingerprint, r.fingerprint), eq(idempotencyRecords.status, 'in_progress'),
+        lte(idempotencyRecords.lockedUntil, r.now),
+      ))
+      .returning();
+    if (takenOver[0] !== undefined) return { kind: 'claimed', claim: held(takenOver[0], true) };
+
+    const [row] = await db.select().from(idempotencyRecords).where(thisKey(r.merchantId, r.key));
+    if (row === undefined) continue;
+    if (row.fingerprint !== r.fingerprint) return { kind: 'fingerprint_mismatch' };
+    if (row.status === 'completed') {
+      return { kind: 'completed', status: row.responseStatus!, body: row.responseBody ?? Buffer.alloc(0), headers: row.responseHeaders ?? {} };
+    }
+    const waitMs = (row.lockedUntil?.getTime() ?? r.now.getTime()) - r.now.getTime();
+    return { kind: 'in_progress', retryAfterS: Math.max(1, Math.ceil(waitMs / 1000)) };
+  }
+  return { kind: 'in_progress', retryAfterS: 1 };
+}
+
+/** In the creating transaction: the payment id goes with the key, or the transaction rolls back. */
+export async function attachPaymentToClaim(tx: DbOrTx, claim: HeldClaim, paymentId: string): Promise<void> {
+  const rows = await tx
+    .update(idempotencyRecords)
+    .set({ paymentId })
+    .where(and(thisKey(claim.merchantId, claim.key), eq(idempotencyRecords.lockedUntil, claim.lease), isNull(idempotencyRecords.paymentId)))
+    .returning({ key: idempotencyRecords.key });
+  if (rows.length === 0) throw new LeaseLostError(claim.key);
+}
+
+/** Stores the answer; false when the lease was lost (the new holder stores its own). */
+export async function completeClaim(db: DbOrTx, claim: HeldClaim, response: { status: number; body: Buffer; headers: Record<string, string> }): Promise<boolean> {
+  const rows = await db
+    .update(idempotencyRecords)
+    .set({ status: 'completed', lockedUntil: null, responseStatus: response.status, responseBody: response.body, responseHeaders: response.headers })
+    .where(and(thisKey(claim.merchantId, claim.key), eq(idempotencyRecords.lockedUntil, claim.lease), eq(idempotencyRecords.status, 'in_progress')))
+    .returning({ key: idempotencyRecords.key });
+  return rows.length > 0;
+}
+
+/** After an unexpected failure: forget a key that committed nothing; otherwise let the next retry resume at once. */
+export async function releaseClaim(db: DbOrTx, claim: HeldClaim, now: Date): Promise<void> {
+  const ours = and(thisKey(claim.merchantId, claim.key), eq(idempotencyRecords.lockedUntil, claim.lease), eq(idempotencyRecords.status, 'in_progress'));
+  await db.delete(idempotencyRecords).where(and(ours, isNull(idempotencyRecords.paymentId)));
+  await db.update(idempotencyRecords).set({ lockedUntil: now }).where(ours);
+}
+
+/** Deletes records past their retention, in batches; returns how many went. */
+export async function purgeExpiredIdempotencyRecords(db: DbOrTx, now: Date, batch = 1000): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const r = await db.execute(sql`
+      DELETE FROM idempotency_records WHERE ctid IN (
+        SELECT ctid FROM idempotency_records WHERE expires_at <= ${now.toISOString()}::timestamptz LIMIT ${batch})`);
+    const n = r.rowCount ?? 0;
+    total += n;
+    if (n < batch) return total;
+  }
+}
