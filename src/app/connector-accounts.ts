@@ -7,6 +7,7 @@ import { createConnector } from '../connectors/registry.ts';
 import type { SandboxControl } from '../connectors/sandbox/control.ts';
 import { startStripeSandbox } from '../connectors/stripe/sandbox/index.ts';
 import { startAdyenSandbox } from '../connectors/adyen/sandbox/index.ts';
+import { sandboxCaFile } from '../connectors/adyen/sandbox/certificate.ts';
 import { join } from 'node:path';
 import type { ConnectorAccountConfig as YamlAccount, SwitchyardConfig } from '../routing/config-schema.ts';
 import { parseDuration } from '../routing/duration.ts';
@@ -43,7 +44,7 @@ export function accountConfig(config: SwitchyardConfig, account: YamlAccount, en
     case 'adyen': {
       // A sandbox (in-process or `switchyard sandbox`) is reached by base URL and trusted by its CA;
       // a live account uses the library's own endpoints with the account's URL prefix.
-      const ca = caPem !== undefined ? { caPem } : account.certificate_dir !== undefined && sandbox ? { caFile: join(account.certificate_dir, 'ca.pem') } : {};
+      const ca = caPem !== undefined ? { caPem } : account.certificate_dir !== undefined && sandbox ? { caFile: sandboxCaFile(account.certificate_dir) } : {};
       return {
         ...common,
         settings: {

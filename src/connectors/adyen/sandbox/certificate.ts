@@ -18,6 +18,11 @@ export interface SandboxTlsMaterial {
 }
 
 const BUNDLE_DIR = 'adyen-sandbox-tls-v1';
+
+/** Where the CA certificate of a sandbox using `directory` lives: clients in other processes trust it from here. */
+export function sandboxCaFile(directory: string): string {
+  return join(directory, BUNDLE_DIR, 'ca.pem');
+}
 const DAY_MS = 86_400_000;
 const ECDSA_WITH_SHA256 = sequence(objectIdentifier('1.2.840.10045.4.3.2'));
 

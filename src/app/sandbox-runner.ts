@@ -1,0 +1,65 @@
+// `switchyard sandbox`: the provider sandboxes alone, so crash tests can kill the gateway while the
+// providers — and their ledgers — live on. It reads the gateway's own config: every connector
+// account whose endpoint is a loopback URL gets its sandbox on that port, and sends its webhooks
+// to the gateway's intake.
+
+import { join } from 'node:path';
+import { startAdyenSandbox } from '../connectors/adyen/sandbox/index.ts';
+import type { SandboxControl } from '../connectors/sandbox/control.ts';
+import { startControlServer } from '../connectors/sandbox/control-server.ts';
+import type { ControlServer } from '../connectors/sandbox/control-server.ts';
+import { startStripeSandbox } from '../connectors/stripe/sandbox/index.ts';
+import type { SwitchyardConfig } from '../routing/config-schema.ts';
+import { isSandboxEndpoint } from '../routing/snapshot.ts';
+import { DEFAULT_DATA_DIR, parseEndpoint } from './connector-accounts.ts';
+
+export interface SandboxRunnerOptions {
+  readonly controlPort: number;
+  /** The gateway's base URL, where sandboxes send webhooks (`${base}/webhooks/${account}`). */
+  readonly gatewayUrl: string;
+  readonly dataDir?: string;
+}
+
+export interface RunningSandboxes {
+  readonly sandboxes: readonly SandboxControl[];
+  readonly control: ControlServer;
+  close(): Promise<void>;
+}
+
+export async function runSandboxes(config: SwitchyardConfig, opts: SandboxRunnerOptions): Promise<RunningSandboxes> {
+  const sandboxes: SandboxControl[] = [];
+  try {
+    for (const [name, account] of Object.entries(config.connectors)) {
+      if (account.endpoint === 'sandbox' || !isSandboxEndpoint(account.endpoint)) continue;
+      const { host, port } = parseEndpoint(account.endpoint);
+      const webhookUrl = `${opts.gatewayUrl}/webhooks/${name}`;
+      switch (account.type) {
+        case 'stripe':
+          sandboxes.push(await startStripeSandbox({ account: name, secretKey: account.secret_key, host, port, webhook: { url: webhookUrl, secret: account.webhook_secrets[0]! } }));
+          break;
+        case 'adyen':
+          sandboxes.push(
+            await startAdyenSandbox({
+              account: name, apiKey: account.api_key, merchantAccount: account.merchant_account, host, port,
+              certificateDirectory: account.certificate_dir ?? join(opts.dataDir ?? DEFAULT_DATA_DIR, `${name}-tls`),
+              webhook: { url: webhookUrl, hmacKey: account.hmac_keys[0]!, username: account.basic_auth.username, password: account.basic_auth.password },
+            }),
+          );
+          break;
+      }
+    }
+    if (sandboxes.length === 0) throw new Error('no connector account names a loopback URL endpoint: nothing to run (use endpoint: http://127.0.0.1:<port>)');
+    const control = await startControlServer({ port: opts.controlPort, sandboxes });
+    return {
+      sandboxes,
+      control,
+      async close() {
+        await control.close();
+        await Promise.all(sandboxes.map((s) => s.close()));
+      },
+    };
+  } catch (err) {
+    await Promise.all(sandboxes.map((s) => s.close()));
+    throw err;
+  }
+}
