@@ -2,6 +2,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestCapture, requestRefund, requestVoid } from '../../../src/app/payment-service.ts';
+import { checkLedger } from '../../../src/ledger/check.ts';
 import type { SandboxControl } from '../../../src/connectors/sandbox/control.ts';
 import { settled, startTestGateway, twoStripeConfig } from '../helpers/runtime.ts';
 import type { TestGateway } from '../helpers/runtime.ts';
@@ -46,10 +47,24 @@ describe('worker path against the Stripe sandbox', () => {
       SELECT e.account, sum(CASE e.direction WHEN 'debit' THEN e.amount ELSE -e.amount END) AS net
         FROM ledger_entries e JOIN ledger_transactions t ON t.id = e.transaction_id
        WHERE t.payment_id = ${created.id} GROUP BY e.account ORDER BY e.account`);
+    expect(await checkLedger(gw.rt.database.db)).toMatchObject({ problems: [] });
     expect(books.rows.map((r) => [r.account, Number(r.net)])).toEqual([
       ['connector:stripe_a:receivable', 3500],
       [`merchant:${gw.merchantId}:payable`, -3500],
     ]);
+  });
+
+  it('ledger check finds a payment whose books disagree with it', async () => {
+    // Corrupt the payment's books on purpose (the database only refuses unbalanced transactions).
+    const p = await gw.waitFor((await gw.pay()).id, settled);
+    await requestCapture(gw.rt, gw.merchantId, p, 1000, true);
+    await gw.waitFor(p.id, (x) => x.state === 'captured');
+    expect((await checkLedger(gw.rt.database.db)).problems).toEqual([]);
+    await gw.rt.database.db.execute(sql`UPDATE payments SET amount_refunded = 10 WHERE id = ${p.id}`);
+    expect((await checkLedger(gw.rt.database.db)).problems).toEqual([
+      { kind: 'payment_mismatch', id: p.id, detail: 'captured - refunded = 990 EUR, receivable booked 1000' },
+    ]);
+    await gw.rt.database.db.execute(sql`UPDATE payments SET amount_refunded = 0 WHERE id = ${p.id}`);
   });
 
   it('voids', async () => {
