@@ -38,6 +38,8 @@ export interface CorePolicy {
   readonly maxLifetimeMs: number;
   /** Act this long before the auth hold lapses. */
   readonly holdExpiryMarginMs: number;
+  /** What to do when an authorization nobody captured nears the end of its hold: void it cleanly, or mark it expired (an alert for the merchant). */
+  readonly onHoldExpiry: 'void' | 'expire';
 }
 
 export const DEFAULT_CORE_POLICY: CorePolicy = Object.freeze({
@@ -49,4 +51,5 @@ export const DEFAULT_CORE_POLICY: CorePolicy = Object.freeze({
   backoffCapMs: 15 * 60 * 1000,
   maxLifetimeMs: 72 * 60 * 60 * 1000,
   holdExpiryMarginMs: 6 * 60 * 60 * 1000,
+  onHoldExpiry: 'void',
 });

@@ -217,7 +217,8 @@ function applyApproval(d: Draft, attempt: Attempt, o: Succeeded): void {
   }
   d.setState('authorized', partial ? `partially authorized ${o.amount}` : 'authorized');
   const hold = d.policy(attempt.connector).authHoldMs;
-  d.emit({ type: 'timer', timer: 'hold_expiry', attemptId: attempt.id, runAt: d.at(hold) });
+  // Act before the hold lapses, while the authorization's state is still known.
+  d.emit({ type: 'timer', timer: 'hold_expiry', attemptId: attempt.id, runAt: d.at(Math.max(0, hold - d.env.core.holdExpiryMarginMs)) });
 }
 
 function applyDecline(d: Draft, attempt: Attempt, o: Declined): void {

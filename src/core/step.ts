@@ -151,20 +151,26 @@ function onFact(d: Draft, fact: ProviderFact): StepResult | null {
     case 'refund_reversed':
       return onRefundReversed(d, fact.refundId);
     case 'authorization_expired':
-      return onTimer(d, 'hold_expiry', undefined);
+      return expireHold(d, 'the provider released the authorization');
     default:
       return assertNever(fact, 'fact');
   }
+}
+
+function expireHold(d: Draft, why: string): StepResult | null {
+  if (d.p.state !== 'authorized' || d.p.amountCaptured > 0) return noop(`hold expiry while ${d.p.state}`);
+  const a = authorizedAttempt(d);
+  if (a !== undefined) d.updateAttempt(a.id, { status: 'released' });
+  d.setState('expired', why);
+  return null;
 }
 
 function onTimer(d: Draft, timer: TimerKind, attemptId: string | undefined): StepResult | null {
   switch (timer) {
     case 'hold_expiry': {
       if (d.p.state !== 'authorized' || d.p.amountCaptured > 0) return noop(`hold expiry while ${d.p.state}`);
-      const a = authorizedAttempt(d);
-      if (a !== undefined) d.updateAttempt(a.id, { status: 'released' });
-      d.setState('expired', 'authorization hold lapsed');
-      return null;
+      if (d.env.core.onHoldExpiry === 'void') return requestVoid(d);
+      return expireHold(d, 'authorization hold about to lapse');
     }
     case 'query':
     case 'resend': {

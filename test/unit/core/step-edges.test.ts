@@ -91,7 +91,7 @@ const WALKS: Record<string, Walk> = {
   'requires_action>needs_review': () => { const s = requiresAction({ captureMethod: 'automatic' }); s.advance(73 * HOUR); return { sim: s, input: { type: 'timer_fired', timer: 'max_lifetime' } }; },
   'authorized>capturing': () => ({ sim: authorized(), input: { type: 'capture_requested', captureId: 'cap_1', amount: 500, final: true } }),
   'authorized>voiding': () => ({ sim: authorized(), input: { type: 'void_requested' } }),
-  'authorized>expired': () => ({ sim: authorized(), input: { type: 'timer_fired', timer: 'hold_expiry' } }),
+  'authorized>expired': () => ({ sim: authorized(), input: { type: 'provider_fact', fact: { fact: 'authorization_expired' } } }),
   'capturing>captured': () => ({ sim: capturing(), input: { type: 'call_result', ref: { op: 'capture', captureId: 'cap_1' }, outcome: approved() } }),
   'capturing>authorized': () => ({ sim: capturing(), input: { type: 'call_result', ref: { op: 'capture', captureId: 'cap_1' }, outcome: declined('hard', false) } }),
   'capturing>needs_review': () => { const s = capturing(); return { sim: s, input: repeat(s, 4, () => ({ type: 'call_result', ref: { op: 'capture', captureId: 'cap_1' }, outcome: unknown() })) }; },

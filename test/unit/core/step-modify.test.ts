@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_CORE_POLICY } from '../../../src/core/index.ts';
 import { approved, declined, makeEnv, notSent, Sim, unknown } from './fixtures.ts';
 
 function authorizedSim(connector: 'stripe_a' | 'adyen_b' = 'stripe_a'): Sim {
@@ -135,10 +136,24 @@ describe('voids and expiry', () => {
     expect(s.state).toBe('authorized');
   });
 
-  it('hold expiry: authorized -> expired', () => {
+  it('before the hold lapses an uncaptured authorization is voided (default policy)', () => {
     const s = authorizedSim();
+    const timer = s.effects.find((e) => e.type === 'timer' && e.timer === 'hold_expiry');
+    // Stripe-like hold of 7 days, acted on 6 hours before it lapses.
+    expect(timer).toMatchObject({ runAt: new Date(s.now.getTime() + 7 * 24 * 3_600_000 - 6 * 3_600_000).toISOString() });
+    s.apply({ type: 'timer_fired', timer: 'hold_expiry' });
+    expect(s.state).toBe('voiding');
+    expect(s.calls('void')).toHaveLength(1);
+  });
+
+  it('hold expiry with the expire policy: authorized -> expired; the provider saying so does the same', () => {
+    const s = new Sim(makeEnv({ core: { ...DEFAULT_CORE_POLICY, onHoldExpiry: 'expire' } }));
+    s.authorize(approved());
     s.apply({ type: 'timer_fired', timer: 'hold_expiry' });
     expect(s.state).toBe('expired');
+    const t = authorizedSim();
+    t.apply({ type: 'provider_fact', fact: { fact: 'authorization_expired' } });
+    expect(t.state).toBe('expired');
     expect(s.apply({ type: 'void_requested' })).toMatchObject({ kind: 'illegal' });
   });
 
