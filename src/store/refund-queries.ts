@@ -11,6 +11,6 @@ export async function findRefundPaymentId(db: DbOrTx, merchantId: string, refund
     .select({ paymentId: refunds.paymentId })
     .from(refunds)
     .innerJoin(payments, eq(payments.id, refunds.paymentId))
-    .where(and(eq(refunds.id, refundId)));
+    .where(and(eq(refunds.id, refundId), eq(payments.merchantId, merchantId)));
   return rows[0]?.paymentId ?? null;
 }

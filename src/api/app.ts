@@ -1,0 +1,111 @@
+// The merchant API as an express app over a running runtime. Order matters: health without
+// auth, then bearer auth, rate limit and the JSON body parser for /v1, routes, and one error
+// handler that answers every failure as application/problem+json.
+
+import express from 'express';
+import type { Express, NextFunction, Request, Response } from 'express';
+import type { Runtime } from '../app/runtime.ts';
+import { createControlRouter } from '../connectors/sandbox/control-router.ts';
+import type { ApiContext } from './api-context.ts';
+import { bearerAuth } from './auth.ts';
+import { healthRoutes } from './health-routes.ts';
+import { sendProblem } from './http.ts';
+import { redact } from './log-redaction.ts';
+import { modificationRoutes } from './modification-routes.ts';
+import { openApiDocument } from './openapi.ts';
+import { paymentRoutes } from './payment-routes.ts';
+import { ApiProblem } from './problems.ts';
+import { rateLimitByMerchant } from './rate-limit.ts';
+import type { RateLimit } from './rate-limit.ts';
+
+import { DEFAULT_IDEMPOTENCY_RETENTION_MS, DEFAULT_WAIT_MS } from './defaults.ts';
+
+export { DEFAULT_IDEMPOTENCY_RETENTION_MS, DEFAULT_WAIT_MS };
+
+export interface ApiOptions {
+  readonly authorizationWaitMs?: number;
+  readonly modificationWaitMs?: number;
+  readonly idempotencyRetentionMs?: number;
+  /** Default: the longer wait plus 20 s, so a live request never loses its key to a retry. */
+  readonly idempotencyLeaseMs?: number;
+  /** JSON body limit (bytes or a size like "64kb"). */
+  readonly bodyLimit?: number | string;
+  /** Per merchant and process; null turns it off. */
+  readonly rateLimit?: RateLimit | null;
+  /** Serve the in-process sandboxes' control API (/_sandbox/...) when there are any. Default true. */
+  readonly sandboxControl?: boolean;
+  /** More routes before the 404 fallback (the providers' webhook intake mounts here). */
+  readonly mount?: (app: Express) => void;
+  readonly log?: (line: string) => void;
+}
+
+function bodyParserProblem(err: unknown): ApiProblem | null {
+  const type = (err as { type?: unknown } | null)?.type;
+  if (type === 'entity.too.large') {
+    const limit = (err as { limit?: number }).limit;
+    return new ApiProblem('payload_too_large', `the body is larger than ${limit ?? 'the limit of'} bytes`);
+  }
+  if (type === 'entity.parse.failed') return new ApiProblem('malformed_json', 'the body is not valid JSON (an object is expected)');
+  if (type === 'encoding.unsupported' || type === 'charset.unsupported') return new ApiProblem('malformed_json', 'the body must be UTF-8 JSON');
+  return null;
+}
+
+export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
+  const log = opts.log ?? ((line: string) => console.error(line));
+  const authorizationWaitMs = opts.authorizationWaitMs ?? DEFAULT_WAIT_MS;
+  const modificationWaitMs = opts.modificationWaitMs ?? DEFAULT_WAIT_MS;
+  const ctx: ApiContext = {
+    rt, authorizationWaitMs, modificationWaitMs,
+    idempotency: {
+      db: rt.database.db, now: rt.now, log,
+      leaseMs: opts.idempotencyLeaseMs ?? Math.max(authorizationWaitMs, modificationWaitMs) + 20_000,
+      retentionMs: opts.idempotencyRetentionMs ?? DEFAULT_IDEMPOTENCY_RETENTION_MS,
+    },
+  };
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  // One line per request: method, path, status, time and merchant; never headers, query or body.
+  app.use((req, res, next) => {
+    const started = Date.now();
+    res.on('finish', () => {
+      const who = typeof res.locals['merchantId'] === 'string' ? ` ${res.locals['merchantId']}` : '';
+      log(redact(`api: ${req.method} ${req.originalUrl.split('?')[0]} ${res.statusCode} ${Date.now() - started}ms${who}`));
+    });
+    next();
+  });
+
+  app.use(healthRoutes(rt));
+  const document = openApiDocument();
+  app.get('/openapi.json', (_req, res) => {
+    res.json(document);
+  });
+  if (opts.sandboxControl !== false && rt.sandboxes.length > 0) app.use(createControlRouter(rt.sandboxes));
+  opts.mount?.(app);
+
+  app.use('/v1', bearerAuth(rt.database.db));
+  if (opts.rateLimit !== null) app.use('/v1', rateLimitByMerchant(opts.rateLimit ?? { perSecond: 100, burst: 200 }));
+  // Every content type is read as JSON: a form-encoded body is malformed JSON, not an empty one.
+  app.use('/v1', express.json({ limit: opts.bodyLimit ?? '64kb', type: () => true, strict: true }));
+  app.use(paymentRoutes(ctx));
+  app.use(modificationRoutes(ctx));
+
+  app.use((req: Request) => {
+    throw new ApiProblem('not_found', `no route ${req.method} ${req.path}`);
+  });
+  app.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
+    if (res.headersSent) {
+      next(err);
+      return;
+    }
+    const problem = err instanceof ApiProblem ? err : bodyParserProblem(err);
+    if (problem !== null) {
+      sendProblem(res, problem);
+      return;
+    }
+    log(redact(`api: unexpected ${(err as Error).name ?? 'error'}: ${(err as Error).message ?? String(err)}`));
+    sendProblem(res, new ApiProblem('internal_error', 'an unexpected error occurred; the request may be retried with the same Idempotency-Key'));
+  });
+  return app;
+}

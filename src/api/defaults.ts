@@ -1,0 +1,6 @@
+// API defaults, apart from app.ts so the CLI can read them without loading the gateway.
+
+/** How long POST /v1/payments (and capture, void, refund) wait for the provider before answering 202. */
+export const DEFAULT_WAIT_MS = 10_000;
+/** How long an idempotency key and its stored answer are kept. */
+export const DEFAULT_IDEMPOTENCY_RETENTION_MS = 7 * 24 * 3600_000;

@@ -1,0 +1,51 @@
+// Liveness and readiness, without authentication: /healthz says the process answers; /readyz
+// says it can serve (Postgres, Redis and a loaded config).
+
+import express from 'express';
+import type { Router } from 'express';
+import { sql } from 'drizzle-orm';
+import type { Runtime } from '../app/runtime.ts';
+import { TIMER_QUEUE } from '../jobs/queues.ts';
+
+const CHECK_TIMEOUT_MS = 2000;
+
+function within<T>(p: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+async function check(what: string, probe: () => Promise<unknown>): Promise<string> {
+  try {
+    await within(probe(), what);
+    return 'ok';
+  } catch (err) {
+    return `failing: ${(err as Error).message}`;
+  }
+}
+
+export function healthRoutes(rt: Runtime | (() => Runtime | null)): Router {
+  const runtimeOf = typeof rt === 'function' ? rt : () => rt;
+  const router = express.Router();
+  router.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  router.get('/readyz', async (_req, res) => {
+    const current = runtimeOf();
+    if (current === null) {
+      res.status(503).json({ status: 'starting', checks: {} });
+      return;
+    }
+    const [postgres, redis] = await Promise.all([
+      check('postgres', () => current.database.db.execute(sql`SELECT 1`)),
+      // A count is one round trip to Redis through the producer connection the API enqueues with.
+      check('redis', () => current.queues.get(TIMER_QUEUE).count()),
+    ]);
+    const config = current.config.current().snapshot.version;
+    const ready = postgres === 'ok' && redis === 'ok';
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks: { postgres, redis, config } });
+  });
+  return router;
+}

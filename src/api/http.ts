@@ -1,0 +1,47 @@
+// Small response helpers shared by the routes: every body is serialized here exactly once, so a
+// stored idempotent answer and the first answer are the same bytes.
+
+import type { Response } from 'express';
+import { ApiProblem } from './problems.ts';
+
+export const JSON_TYPE = 'application/json; charset=utf-8';
+export const PROBLEM_TYPE = 'application/problem+json; charset=utf-8';
+
+/** What a route answers: the status and the resource (or problem) to serialize. */
+export interface ApiResult {
+  readonly status: number;
+  readonly body: unknown;
+}
+
+export interface EncodedResponse {
+  readonly status: number;
+  readonly contentType: string;
+  readonly bytes: Buffer;
+}
+
+export function encodeResult(r: ApiResult): EncodedResponse {
+  return { status: r.status, contentType: JSON_TYPE, bytes: Buffer.from(JSON.stringify(r.body), 'utf8') };
+}
+
+export function encodeProblem(p: ApiProblem): EncodedResponse {
+  return { status: p.status, contentType: PROBLEM_TYPE, bytes: Buffer.from(JSON.stringify(p.toProblem()), 'utf8') };
+}
+
+export function sendEncoded(res: Response, e: EncodedResponse, headers: Readonly<Record<string, string>> = {}): void {
+  res.status(e.status).set(headers).set('Content-Type', e.contentType).send(e.bytes);
+}
+
+export function sendProblem(res: Response, p: ApiProblem): void {
+  sendEncoded(res, encodeProblem(p), p.retryAfterS === undefined ? {} : { 'Retry-After': String(p.retryAfterS) });
+}
+
+/** The authenticated merchant, set by the auth middleware. */
+export function merchantIdOf(res: Response): string {
+  const id: unknown = res.locals['merchantId'];
+  if (typeof id !== 'string') throw new Error('route reached without authentication');
+  return id;
+}
+
+export function notFound(what: string, id: string): ApiProblem {
+  return new ApiProblem('not_found', `no ${what} ${id}`);
+}

@@ -1,0 +1,110 @@
+// Every POST under /v1 runs through here (architecture §5): the key is checked, the body
+// validated (failures are not stored), the key claimed with a lease, the operation executed and
+// its answer stored, so a retry replays the same bytes. A retry after the holder died resumes
+// from what was committed: the payment id recorded with the key, or the capture/refund id that
+// is derived from the key and which the core treats as already requested.
+
+import { createHash } from 'node:crypto';
+import type { Request, RequestHandler, Response } from 'express';
+import type { z } from 'zod';
+import { newId } from '../core/ids.ts';
+import type { DbOrTx } from '../store/db.ts';
+import { claimIdempotencyKey, completeClaim, LeaseLostError, releaseClaim } from '../store/idempotency.ts';
+import type { HeldClaim } from '../store/idempotency.ts';
+import { canonicalJson, NotCanonicalizableError } from './canonical-json.ts';
+import { encodeProblem, encodeResult, merchantIdOf, sendEncoded } from './http.ts';
+import type { ApiResult, EncodedResponse } from './http.ts';
+import { ApiProblem, validationProblem } from './problems.ts';
+import type { ProblemCode } from './problems.ts';
+
+export const MAX_KEY_LENGTH = 255;
+
+export interface IdempotencySettings {
+  readonly db: DbOrTx;
+  readonly now: () => Date;
+  /** How long a claim holds off other requests with the same key; longer than the longest request. */
+  readonly leaseMs: number;
+  readonly retentionMs: number;
+  readonly log: (line: string) => void;
+}
+
+export interface ExecutionContext<B> {
+  readonly merchantId: string;
+  readonly body: B;
+  readonly params: Readonly<Record<string, string>>;
+  readonly claim: HeldClaim;
+}
+
+/** Answers that depend on the request alone, not on what execution did, and so are never stored. */
+const NOT_STORED: ReadonlySet<ProblemCode> = new Set<ProblemCode>([
+  'validation_error', 'malformed_json', 'idempotency_key_missing', 'idempotency_key_invalid', 'unauthorized', 'payload_too_large',
+  'rate_limited', 'idempotency_request_in_progress', 'idempotency_key_reused', 'internal_error', 'service_unavailable',
+]);
+
+export function requestFingerprint(method: string, path: string, body: unknown): string {
+  return createHash('sha256').update(`${method.toUpperCase()}\n${path}\n${canonicalJson(body)}`).digest('hex');
+}
+
+/** A capture or refund id fixed by the key, so a resumed request asks the core for the same operation. */
+export function operationIdFor(kind: 'capture' | 'refund', claim: HeldClaim): string {
+  const seed = createHash('sha256').update(`${claim.merchantId}\u0000${claim.key}`).digest();
+  return newId(kind, claim.createdAt.getTime(), seed);
+}
+
+function idempotencyKeyOf(req: Request): string {
+  const key = req.get('idempotency-key');
+  if (key === undefined || key.trim() === '') throw new ApiProblem('idempotency_key_missing', 'every POST needs an Idempotency-Key header');
+  if (key.length > MAX_KEY_LENGTH) throw new ApiProblem('idempotency_key_invalid', `Idempotency-Key is ${key.length} characters; at most ${MAX_KEY_LENGTH}`);
+  return key;
+}
+
+export function idempotentPost<S extends z.ZodType>(
+  settings: IdempotencySettings,
+  schema: S,
+  execute: (ctx: ExecutionContext<z.output<S>>) => Promise<ApiResult>,
+): RequestHandler {
+  return async (req: Request, res: Response) => {
+    const merchantId = merchantIdOf(res);
+    const key = idempotencyKeyOf(req);
+    const raw: unknown = req.body ?? {};
+    const parsed = schema.safeParse(raw);
+    if (!parsed.success) throw validationProblem(parsed.error, 'body');
+    let fingerprint: string;
+    try {
+      fingerprint = requestFingerprint(req.method, req.originalUrl.split('?')[0]!, raw);
+    } catch (err) {
+      if (err instanceof NotCanonicalizableError) throw new ApiProblem('validation_error', `the body is not I-JSON: ${err.message}`);
+      throw err;
+    }
+
+    const now = settings.now();
+    const claimed = await claimIdempotencyKey(settings.db, { merchantId, key, fingerprint, now, leaseMs: settings.leaseMs, retentionMs: settings.retentionMs });
+    switch (claimed.kind) {
+      case 'fingerprint_mismatch':
+        throw new ApiProblem('idempotency_key_reused', 'this Idempotency-Key was used with another request (method, path or body)');
+      case 'in_progress':
+        throw new ApiProblem('idempotency_request_in_progress', 'the first request with this Idempotency-Key is still executing', undefined, claimed.retryAfterS);
+      case 'completed':
+        res.status(claimed.status).set(claimed.headers).set('Idempotent-Replayed', 'true').send(claimed.body);
+        return;
+      case 'claimed':
+        break;
+    }
+
+    const claim = claimed.claim;
+    let answer: EncodedResponse;
+    try {
+      answer = encodeResult(await execute({ merchantId, body: parsed.data, params: req.params as Record<string, string>, claim }));
+    } catch (err) {
+      if (err instanceof LeaseLostError) throw new ApiProblem('idempotency_request_in_progress', 'another request took this Idempotency-Key over', undefined, 1);
+      if (!(err instanceof ApiProblem) || NOT_STORED.has(err.code)) {
+        await releaseClaim(settings.db, claim, settings.now()).catch((e: unknown) => settings.log(`idempotency: release failed: ${(e as Error).name}`));
+        throw err;
+      }
+      answer = encodeProblem(err);
+    }
+    const stored = await completeClaim(settings.db, claim, { status: answer.status, body: answer.bytes, headers: { 'content-type': answer.contentType } });
+    if (!stored) settings.log(`idempotency: lease lost before the answer was stored (${req.method} ${req.originalUrl.split('?')[0]})`);
+    sendEncoded(res, answer);
+  };
+}

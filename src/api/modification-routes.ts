@@ -1,0 +1,105 @@
+// Capture, void and refunds of an existing payment: each asks the core for the operation, then
+// waits a little for the provider's confirmation (200) before answering with what is known (202).
+
+import express from 'express';
+import type { Router } from 'express';
+import { requestCapture, requestRefund, requestVoid, waitForPayment } from '../app/payment-service.ts';
+import type { Payment } from '../core/payment.ts';
+import type { RefundState } from '../core/states.ts';
+import { loadPayment } from '../store/payment-queries.ts';
+import { findRefundPaymentId } from '../store/refund-queries.ts';
+import type { TransitionResult } from '../store/transition.ts';
+import { inSnapshot, paymentSnapshot } from './api-context.ts';
+import type { PaymentResource } from './resource-schemas.ts';
+import type { ApiContext } from './api-context.ts';
+import { encodeResult, merchantIdOf, notFound, sendEncoded } from './http.ts';
+import { idempotentPost, operationIdFor } from './idempotent-post.ts';
+import { ApiProblem } from './problems.ts';
+import { captureBody, refundBody, voidBody } from './request-schemas.ts';
+import { refundResource } from './serializers.ts';
+
+const REFUND_FINAL: ReadonlySet<RefundState> = new Set<RefundState>(['succeeded', 'failed', 'reversed']);
+
+/** The core's refusal as the merchant's problem. */
+export function refusal(r: Extract<TransitionResult, { kind: 'illegal' }>): ApiProblem {
+  switch (r.code) {
+    case 'invalid_state':
+    case 'not_supported':
+      return new ApiProblem('invalid_state', r.reason);
+    case 'amount_exceeds_authorized':
+    case 'amount_exceeds_captured':
+      return new ApiProblem(r.code, r.reason, [{ path: 'amount', message: r.reason }]);
+    case 'invalid_amount':
+      return new ApiProblem('validation_error', r.reason, [{ path: 'amount', message: r.reason }]);
+  }
+}
+
+const captureSettled = (captureId: string) => (p: Payment): boolean => {
+  const c = p.captures.find((x) => x.id === captureId);
+  return p.state === 'needs_review' || (c !== undefined && c.status !== 'requested' && c.status !== 'pending');
+};
+
+const refundSettled = (refundId: string) => (p: Payment): boolean => {
+  const r = p.refunds.find((x) => x.id === refundId);
+  return r !== undefined && REFUND_FINAL.has(r.status);
+};
+
+export function modificationRoutes(ctx: ApiContext): Router {
+  const router = express.Router();
+  const db = ctx.rt.database.db;
+
+  async function paymentOf(merchantId: string, id: string): Promise<Payment> {
+    const p = await loadPayment(db, merchantId, id);
+    if (p === null) throw notFound('payment', id);
+    return p;
+  }
+
+  /** Waits for `done`, then answers from one consistent snapshot (which decides 200 or 202). */
+  async function settle(merchantId: string, id: string, done: (p: Payment) => boolean): Promise<{ payment: Payment; resource: PaymentResource; confirmed: boolean }> {
+    await waitForPayment(ctx.rt, merchantId, id, done, ctx.modificationWaitMs);
+    const seen = await paymentSnapshot(ctx, merchantId, id);
+    if (seen === null) throw notFound('payment', id);
+    return { ...seen, confirmed: done(seen.payment) };
+  }
+
+  router.post('/v1/payments/:id/capture', idempotentPost(ctx.idempotency, captureBody, async ({ merchantId, body, params, claim }) => {
+    const p = await paymentOf(merchantId, params['id']!);
+    const captureId = operationIdFor('capture', claim);
+    const r = await requestCapture(ctx.rt, merchantId, p, body.amount, body.final ?? true, captureId);
+    if (r.kind === 'illegal') throw refusal(r);
+    const { resource, confirmed } = await settle(merchantId, p.id, captureSettled(captureId));
+    return { status: confirmed ? 200 : 202, body: resource };
+  }));
+
+  router.post('/v1/payments/:id/void', idempotentPost(ctx.idempotency, voidBody, async ({ merchantId, params }) => {
+    const p = await paymentOf(merchantId, params['id']!);
+    const r = await requestVoid(ctx.rt, merchantId, p.id);
+    if (r.kind === 'illegal') throw refusal(r);
+    const { resource, confirmed } = await settle(merchantId, p.id, (x) => x.state !== 'voiding');
+    return { status: confirmed ? 200 : 202, body: resource };
+  }));
+
+  router.post('/v1/payments/:id/refunds', idempotentPost(ctx.idempotency, refundBody, async ({ merchantId, body, params, claim }) => {
+    const p = await paymentOf(merchantId, params['id']!);
+    const refundId = operationIdFor('refund', claim);
+    const r = await requestRefund(ctx.rt, merchantId, p, body.amount, body.reason ?? null, refundId);
+    if (r.kind === 'illegal') throw refusal(r);
+    const { payment, confirmed } = await settle(merchantId, p.id, refundSettled(refundId));
+    const refund = payment.refunds.find((x) => x.id === refundId);
+    if (refund === undefined) throw new Error(`refund ${refundId} missing after it was requested`);
+    return { status: confirmed ? 200 : 202, body: refundResource(payment, refund) };
+  }));
+
+  router.get('/v1/refunds/:id', async (req, res) => {
+    const merchantId = merchantIdOf(res);
+    const p = await inSnapshot(ctx, async (tx) => {
+      const paymentId = await findRefundPaymentId(tx, merchantId, req.params.id);
+      return paymentId === null ? null : loadPayment(tx, merchantId, paymentId);
+    });
+    const refund = p?.refunds.find((x) => x.id === req.params.id);
+    if (p === null || p === undefined || refund === undefined) throw notFound('refund', req.params.id);
+    sendEncoded(res, encodeResult({ status: REFUND_FINAL.has(refund.status) ? 200 : 202, body: refundResource(p, refund) }));
+  });
+
+  return router;
+}

@@ -1,0 +1,113 @@
+// OpenAPI 3.1 generated from the zod schemas the API validates and answers with. docs/openapi.json
+// is this document; test/unit/api/openapi.test.ts fails when the two drift
+// (regenerate with `npm run openapi`).
+
+import { z } from 'zod';
+import { captureBody, createPaymentBody, listPaymentsQuery, refundBody, voidBody } from './request-schemas.ts';
+import { attemptResource, paymentList, paymentResource, problemResource, refundResource, routingResource, timelineList, transitionResource } from './resource-schemas.ts';
+import { MAX_KEY_LENGTH } from './idempotent-post.ts';
+import { PROBLEMS } from './problems.ts';
+import type { ProblemCode } from './problems.ts';
+
+type JsonObject = Record<string, unknown>;
+
+const COMPONENTS = {
+  CreatePaymentRequest: createPaymentBody, CaptureRequest: captureBody, VoidRequest: voidBody, RefundRequest: refundBody,
+  Payment: paymentResource, Attempt: attemptResource, Routing: routingResource, Refund: refundResource, Transition: transitionResource,
+  PaymentList: paymentList, Timeline: timelineList, Problem: problemResource,
+};
+
+function componentSchemas(): JsonObject {
+  const registry = z.registry<{ id: string }>();
+  for (const [id, schema] of Object.entries(COMPONENTS)) registry.add(schema, { id });
+  const out = z.toJSONSchema(registry, { io: 'input', uri: (id) => `#/components/schemas/${id}`, unrepresentable: 'any' });
+  const schemas: JsonObject = {};
+  for (const [id, s] of Object.entries(out.schemas)) {
+    const { $schema: _drop, id: _id, ...rest } = s as JsonObject;
+    schemas[id] = rest;
+  }
+  return schemas;
+}
+
+const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
+const json = (id: string) => ({ 'application/json': { schema: ref(id) } });
+
+function problems(...codes: ProblemCode[]): JsonObject {
+  const byStatus = new Map<number, ProblemCode[]>();
+  for (const c of codes) byStatus.set(PROBLEMS[c].status, [...(byStatus.get(PROBLEMS[c].status) ?? []), c]);
+  return Object.fromEntries(
+    [...byStatus].map(([status, cs]) => [String(status), { description: cs.join(', '), content: { 'application/problem+json': { schema: ref('Problem') } } }]),
+  );
+}
+
+const COMMON: ProblemCode[] = ['unauthorized', 'rate_limited', 'internal_error'];
+const POST_PROBLEMS: ProblemCode[] = [
+  ...COMMON, 'validation_error', 'malformed_json', 'idempotency_key_missing', 'idempotency_key_invalid', 'idempotency_request_in_progress',
+  'idempotency_key_reused', 'payload_too_large',
+];
+
+const idempotencyKey = {
+  name: 'Idempotency-Key', in: 'header', required: true,
+  description: 'Retries with the same key and request replay the stored answer (with Idempotent-Replayed: true).',
+  schema: { type: 'string', minLength: 1, maxLength: MAX_KEY_LENGTH },
+};
+const pathId = (what: string) => ({ name: 'id', in: 'path', required: true, description: `${what} id`, schema: { type: 'string' } });
+
+function post(summary: string, body: string, ok: JsonObject, extra: ProblemCode[], id?: string): JsonObject {
+  return {
+    summary, parameters: [...(id === undefined ? [] : [pathId(id)]), idempotencyKey],
+    requestBody: { required: body !== 'VoidRequest', content: json(body) },
+    responses: { ...ok, ...problems(...POST_PROBLEMS, ...extra) },
+  };
+}
+
+function queryParameters(): JsonObject[] {
+  const s = z.toJSONSchema(listPaymentsQuery, { io: 'input' }) as { properties: Record<string, unknown> };
+  return Object.entries(s.properties).map(([name, schema]) => ({ name, in: 'query', required: false, schema }));
+}
+
+export function openApiDocument(): JsonObject {
+  const payment = (status: string, description: string) => ({ [status]: { description, content: json('Payment') } });
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Switchyard merchant API', version: '1.0.0', description: 'Amounts are integer minor units; currencies upper-case ISO 4217; errors application/problem+json (RFC 9457).' },
+    components: { schemas: componentSchemas(), securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+    security: [{ bearer: [] }],
+    paths: {
+      '/v1/payments': {
+        post: post('Create a payment and wait for the authorization outcome', 'CreatePaymentRequest', {
+          ...payment('201', 'The authorization outcome is known (authorized, captured, declined, failed, needs_review).'),
+          ...payment('202', 'Still in flight after the wait.'),
+        }, []),
+        get: { summary: 'List payments, newest first', parameters: queryParameters(), responses: { 200: { description: 'A page', content: json('PaymentList') }, ...problems(...COMMON, 'validation_error') } },
+      },
+      '/v1/payments/{id}': { get: { summary: 'Retrieve a payment', parameters: [pathId('payment')], responses: { ...payment('200', 'The payment'), ...problems(...COMMON, 'not_found') } } },
+      '/v1/payments/{id}/timeline': {
+        get: { summary: 'Every transition with origin, input and raw provider status', parameters: [pathId('payment')], responses: { 200: { description: 'Oldest first', content: json('Timeline') }, ...problems(...COMMON, 'not_found') } },
+      },
+      '/v1/payments/{id}/capture': {
+        post: post('Capture all or part of an authorization', 'CaptureRequest', { ...payment('200', 'The provider confirmed'), ...payment('202', 'Confirmation pending') }, ['not_found', 'invalid_state', 'amount_exceeds_authorized'], 'payment'),
+      },
+      '/v1/payments/{id}/void': {
+        post: post('Void an authorization', 'VoidRequest', { ...payment('200', 'The provider answered'), ...payment('202', 'Confirmation pending') }, ['not_found', 'invalid_state'], 'payment'),
+      },
+      '/v1/payments/{id}/refunds': {
+        post: post('Refund all or part of what was captured', 'RefundRequest', {
+          200: { description: 'The provider confirmed', content: json('Refund') }, 202: { description: 'Confirmation pending', content: json('Refund') },
+        }, ['not_found', 'invalid_state', 'amount_exceeds_captured'], 'payment'),
+      },
+      '/v1/refunds/{id}': {
+        get: {
+          summary: 'Retrieve a refund', parameters: [pathId('refund')],
+          responses: { 200: { description: 'Final', content: json('Refund') }, 202: { description: 'Pending', content: json('Refund') }, ...problems(...COMMON, 'not_found') },
+        },
+      },
+      '/healthz': { get: { summary: 'Process up', security: [], responses: { 200: { description: 'ok' } } } },
+      '/readyz': { get: { summary: 'Postgres, Redis and config ready', security: [], responses: { 200: { description: 'ready' }, 503: { description: 'not ready' } } } },
+    },
+  };
+}
+
+export function openApiText(): string {
+  return `${JSON.stringify(openApiDocument(), null, 2)}\n`;
+}

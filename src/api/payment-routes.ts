@@ -1,0 +1,87 @@
+// Payments: create (waiting for the authorization outcome), read, list, timeline.
+
+import express from 'express';
+import type { Router } from 'express';
+import { startPayment, waitForPayment } from '../app/payment-service.ts';
+import type { StartPaymentRequest } from '../app/payment-service.ts';
+import type { StoredPaymentMethod } from '../jobs/call-executor.ts';
+import type { Payment } from '../core/payment.ts';
+import type { PaymentState } from '../core/states.ts';
+import { attachPaymentToClaim } from '../store/idempotency.ts';
+import { listPayments, loadTimeline } from '../store/payment-queries.ts';
+import { inSnapshot, paymentResources, paymentSnapshot } from './api-context.ts';
+import type { ApiContext } from './api-context.ts';
+import { merchantIdOf, notFound, sendEncoded, encodeResult } from './http.ts';
+import { idempotentPost } from './idempotent-post.ts';
+import { ApiProblem, validationProblem } from './problems.ts';
+import { createPaymentBody, listPaymentsQuery } from './request-schemas.ts';
+import type { CreatePaymentBody } from './request-schemas.ts';
+import { listResource, transitionResource } from './serializers.ts';
+
+/** States in which the authorization outcome is not known yet: the API answers 202 in these. */
+const AUTHORIZATION_PENDING: ReadonlySet<PaymentState> = new Set<PaymentState>(['created', 'authorizing', 'auth_unknown', 'requires_action']);
+
+export const authorizationKnown = (p: Payment): boolean => !AUTHORIZATION_PENDING.has(p.state);
+
+function startRequest(b: CreatePaymentBody): StartPaymentRequest {
+  const pm = b.payment_method;
+  const paymentMethod: StoredPaymentMethod = {
+    ...(pm.tokens === undefined ? {} : { tokens: pm.tokens }),
+    ...(pm.test_card === undefined ? {} : { test_card: pm.test_card }),
+    ...(pm.brand === undefined ? {} : { brand: pm.brand }),
+    ...(pm.country === undefined ? {} : { country: pm.country }),
+  };
+  return {
+    amount: b.amount, currency: b.currency, reference: b.reference, captureMethod: b.capture_method,
+    allowPartialAuthorization: b.allow_partial_authorization ?? false, paymentMethod, metadata: b.metadata ?? {},
+  };
+}
+
+export function paymentRoutes(ctx: ApiContext): Router {
+  const router = express.Router();
+  const db = ctx.rt.database.db;
+
+  router.post('/v1/payments', idempotentPost(ctx.idempotency, createPaymentBody, async ({ merchantId, body, claim }) => {
+    // A resumed key whose payment was committed continues with that payment instead of creating another.
+    let paymentId = claim.paymentId;
+    if (paymentId === null) {
+      const started = await startPayment(ctx.rt, merchantId, startRequest(body), { inTransaction: (tx, id) => attachPaymentToClaim(tx, claim, id) });
+      if (!started.ok) throw new ApiProblem('validation_error', started.message, [{ path: 'payment_method.test_card', message: started.message }]);
+      paymentId = started.payment.id;
+    }
+    await waitForPayment(ctx.rt, merchantId, paymentId, authorizationKnown, ctx.authorizationWaitMs);
+    const seen = await paymentSnapshot(ctx, merchantId, paymentId);
+    if (seen === null) throw notFound('payment', paymentId);
+    return { status: authorizationKnown(seen.payment) ? 201 : 202, body: seen.resource };
+  }));
+
+  router.get('/v1/payments', async (req, res) => {
+    const q = listPaymentsQuery.safeParse(req.query);
+    if (!q.success) throw validationProblem(q.error, 'query');
+    const merchantId = merchantIdOf(res);
+    const body = await inSnapshot(ctx, async (tx) => {
+      const page = await listPayments(tx, merchantId, {
+        limit: q.data.limit,
+        ...(q.data.reference === undefined ? {} : { reference: q.data.reference }),
+        ...(q.data.status === undefined ? {} : { status: q.data.status }),
+        ...(q.data.starting_after === undefined ? {} : { startingAfter: q.data.starting_after }),
+      });
+      return listResource(await paymentResources(tx, page.data), page.hasMore, (p) => p.id);
+    });
+    sendEncoded(res, encodeResult({ status: 200, body }));
+  });
+
+  router.get('/v1/payments/:id', async (req, res) => {
+    const seen = await paymentSnapshot(ctx, merchantIdOf(res), req.params.id);
+    if (seen === null) throw notFound('payment', req.params.id);
+    sendEncoded(res, encodeResult({ status: 200, body: seen.resource }));
+  });
+
+  router.get('/v1/payments/:id/timeline', async (req, res) => {
+    const entries = await loadTimeline(db, merchantIdOf(res), req.params.id);
+    if (entries === null) throw notFound('payment', req.params.id);
+    sendEncoded(res, encodeResult({ status: 200, body: listResource(entries.map(transitionResource), false, (t) => String(t.id)) }));
+  });
+
+  return router;
+}

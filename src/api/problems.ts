@@ -1,0 +1,87 @@
+// RFC 9457 problem details. The codes are the merchant contract (issue 8): a client switches on
+// `code`, so the list is closed and every answer names one of them.
+
+import type { z } from 'zod';
+
+export const PROBLEMS = {
+  validation_error: { status: 400, title: 'The request is not valid' },
+  malformed_json: { status: 400, title: 'The body is not valid JSON' },
+  idempotency_key_missing: { status: 400, title: 'Idempotency-Key header missing' },
+  idempotency_key_invalid: { status: 400, title: 'Idempotency-Key header invalid' },
+  unauthorized: { status: 401, title: 'Unauthorized' },
+  not_found: { status: 404, title: 'Not found' },
+  invalid_state: { status: 409, title: 'The payment is not in a state that allows this' },
+  idempotency_request_in_progress: { status: 409, title: 'A request with this Idempotency-Key is in progress' },
+  idempotency_key_reused: { status: 422, title: 'Idempotency-Key reused with another request' },
+  amount_exceeds_authorized: { status: 422, title: 'Amount exceeds what remains authorized' },
+  amount_exceeds_captured: { status: 422, title: 'Amount exceeds what remains captured' },
+  payload_too_large: { status: 413, title: 'Payload too large' },
+  rate_limited: { status: 429, title: 'Too many requests' },
+  internal_error: { status: 500, title: 'Internal error' },
+  service_unavailable: { status: 503, title: 'Service unavailable' },
+} as const;
+
+export type ProblemCode = keyof typeof PROBLEMS;
+
+export interface FieldError {
+  readonly path: string;
+  readonly message: string;
+}
+
+export interface Problem {
+  readonly type: string;
+  readonly title: string;
+  readonly status: number;
+  readonly detail: string;
+  readonly code: ProblemCode;
+  readonly errors?: readonly FieldError[];
+}
+
+export const PROBLEM_TYPE_BASE = 'https://switchyard.dev/problems/';
+
+/** A problem to answer with; thrown by handlers and turned into a response by the app's error handler. */
+export class ApiProblem extends Error {
+  override readonly name = 'ApiProblem';
+  constructor(
+    readonly code: ProblemCode,
+    readonly detail: string,
+    readonly errors?: readonly FieldError[],
+    /** Seconds, for 409 in progress and 429. */
+    readonly retryAfterS?: number,
+  ) {
+    super(`${code}: ${detail}`);
+  }
+
+  get status(): number {
+    return PROBLEMS[this.code].status;
+  }
+
+  toProblem(): Problem {
+    const { status, title } = PROBLEMS[this.code];
+    return { type: `${PROBLEM_TYPE_BASE}${this.code}`, title, status, detail: this.detail, code: this.code, ...(this.errors === undefined ? {} : { errors: this.errors }) };
+  }
+}
+
+function pathOf(path: readonly PropertyKey[]): string {
+  return path.map(String).join('.');
+}
+
+/** Zod issues as field errors; an unknown field is named by its own path. */
+export function fieldErrors(error: z.ZodError): FieldError[] {
+  const out: FieldError[] = [];
+  for (const issue of error.issues) {
+    if (issue.code === 'unrecognized_keys') {
+      for (const k of issue.keys) out.push({ path: pathOf([...issue.path, k]), message: 'unknown field' });
+    } else {
+      out.push({ path: pathOf(issue.path) || '(body)', message: issue.message });
+    }
+  }
+  return out;
+}
+
+export function validationProblem(error: z.ZodError, where: 'body' | 'query'): ApiProblem {
+  const errors = fieldErrors(error);
+  const first = errors[0];
+  const detail = first === undefined ? `the ${where} is not valid` : `${first.path}: ${first.message}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}`;
+  return new ApiProblem('validation_error', detail, errors);
+}

@@ -1,0 +1,96 @@
+// Request schemas: the one definition the API validates with and the OpenAPI document is
+// generated from. Strict objects: an unknown field is an error (no mass assignment).
+
+import { z } from 'zod';
+import { amountProblem, currency as parseCurrency, MoneyError } from '../core/money.ts';
+import { PAYMENT_STATES } from '../core/states.ts';
+import { isId } from '../core/ids.ts';
+
+const amountMessage = (iss: { input?: unknown }): string => amountProblem(iss.input) ?? 'amount must be a non-negative safe integer of minor units';
+
+/** Integer minor units: a non-negative safe integer (the core's own check supplies the message). */
+export const minorUnits = z
+  .int({ error: amountMessage })
+  .min(0, { error: amountMessage })
+  .meta({ description: 'Integer amount in minor units (e.g. cents), a non-negative safe integer.' });
+
+const positiveMinorUnits = z
+  .int({ error: amountMessage })
+  .min(1, { error: (iss) => amountProblem(iss.input) ?? 'amount must be at least 1 minor unit' })
+  .meta({ description: 'Integer amount in minor units, at least 1.' });
+
+export const currencyCode = z
+  .string({ error: 'currency must be a string' })
+  .superRefine((value, ctx) => {
+    try {
+      parseCurrency(value);
+    } catch (err) {
+      if (!(err instanceof MoneyError)) throw err;
+      ctx.addIssue({ code: 'custom', message: err.message });
+    }
+  })
+  .meta({ description: 'Upper-case ISO 4217 currency code.', pattern: '^[A-Z]{3}$' });
+
+const shortText = (max: number) => z.string().min(1).max(max);
+
+const metadata = z
+  .record(z.string().min(1).max(40), z.string().max(500))
+  .refine((m) => Object.keys(m).length <= 50, { message: 'at most 50 metadata keys' })
+  .meta({ description: 'Up to 50 string keys (<= 40 chars) with string values (<= 500 chars).' });
+
+export const paymentMethodSchema = z
+  .strictObject({
+    type: z.literal('card'),
+    tokens: z.record(shortText(100), shortText(500)).optional().meta({ description: 'Payment-method tokens by connector account name.' }),
+    test_card: z
+      .string()
+      .regex(/^[0-9]{12,19}$/, { message: 'test_card must be 12 to 19 digits' })
+      .optional()
+      .meta({ description: 'Sandbox only: a documented test card number. Refused unless every candidate connector is a sandbox.' }),
+    brand: shortText(32).optional(),
+    country: z.string().regex(/^[A-Z]{2}$/, { message: 'country must be an upper-case ISO 3166-1 alpha-2 code' }).optional(),
+  })
+  .refine((pm) => pm.test_card !== undefined || (pm.tokens !== undefined && Object.keys(pm.tokens).length > 0), {
+    message: 'give tokens or (in sandbox mode) a test_card',
+  });
+
+export const createPaymentBody = z
+  .strictObject({
+    amount: minorUnits,
+    currency: currencyCode,
+    reference: shortText(255),
+    capture_method: z.enum(['manual', 'automatic']),
+    allow_partial_authorization: z.boolean().optional(),
+    payment_method: paymentMethodSchema,
+    metadata: metadata.optional(),
+  })
+  .meta({ id: 'CreatePaymentRequest' });
+
+export const captureBody = z
+  .strictObject({
+    amount: positiveMinorUnits.optional().meta({ description: 'Defaults to everything still capturable.' }),
+    final: z.boolean().optional().meta({ description: 'Default true: release the uncaptured remainder.' }),
+  })
+  .meta({ id: 'CaptureRequest' });
+
+export const voidBody = z.strictObject({}).meta({ id: 'VoidRequest' });
+
+export const refundBody = z
+  .strictObject({
+    amount: positiveMinorUnits.optional().meta({ description: 'Defaults to everything still refundable.' }),
+    reason: z.string().max(500).optional(),
+  })
+  .meta({ id: 'RefundRequest' });
+
+export const listPaymentsQuery = z
+  .strictObject({
+    reference: shortText(255).optional(),
+    status: z.enum(PAYMENT_STATES).optional(),
+    limit: z.coerce.number().int().min(1).max(100).default(10),
+    starting_after: z.string().refine((s) => isId('payment', s), { message: 'starting_after must be a payment id' }).optional(),
+  });
+
+export type CreatePaymentBody = z.output<typeof createPaymentBody>;
+export type CaptureBody = z.output<typeof captureBody>;
+export type RefundBody = z.output<typeof refundBody>;
+export type ListPaymentsQuery = z.output<typeof listPaymentsQuery>;

@@ -1,0 +1,96 @@
+// Starts a gateway process: `npm start` (role all) and `switchyard start --role ...`. Checks
+// Redis, migrates, listens, starts the runtime, attaches the API, and shuts down in order on
+// SIGTERM/SIGINT: stop accepting, finish requests in flight, stop workers and relay, close pools.
+
+import { createApiApp } from '../api/app.ts';
+import { healthRoutes } from '../api/health-routes.ts';
+import { startIdempotencyPurge } from '../api/idempotency-purge.ts';
+import { listenApi } from '../api/server.ts';
+import type { ApiServer } from '../api/server.ts';
+import { startRuntime } from '../app/runtime.ts';
+import type { Role, Runtime } from '../app/runtime.ts';
+import { maskDatabaseUrl } from '../store/database-url.ts';
+import express from 'express';
+import { checkRedis, migrateDatabase } from './preflight.ts';
+import type { GatewaySettings } from './settings.ts';
+
+export interface GatewayOptions extends GatewaySettings {
+  readonly role: Role;
+  /** Workers listen (health only) when a port is given. */
+  readonly listen: boolean;
+  readonly print: (line: string) => void;
+  readonly log: (line: string) => void;
+}
+
+export interface RunningGateway {
+  readonly runtime: Runtime;
+  readonly server: ApiServer | null;
+  stop(): Promise<void>;
+}
+
+export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
+  await checkRedis(o.redisUrl);
+  const migrated = await migrateDatabase(o.databaseUrl);
+  o.log(`database ${maskDatabaseUrl(o.databaseUrl)}: ${migrated.applied.length === 0 ? 'up to date' : `applied ${migrated.applied.join(', ')}`}`);
+
+  const server = o.listen ? await listenApi(o.port) : null;
+  let rt: Runtime;
+  try {
+    rt = await startRuntime({
+      role: o.role, databaseUrl: o.databaseUrl, redisUrl: o.redisUrl, configFile: o.configFile, log: o.log,
+      ...(server === null ? {} : { webhookBaseUrl: `http://127.0.0.1:${server.port}` }),
+    });
+  } catch (err) {
+    await server?.close(0);
+    throw err;
+  }
+  rt.config.watch();
+
+  let stopPurge = (): void => undefined;
+  if (server !== null) {
+    if (o.role === 'worker') {
+      server.attach(express().use(healthRoutes(rt)));
+    } else {
+      server.attach(createApiApp(rt, { authorizationWaitMs: o.waitMs, modificationWaitMs: o.waitMs, idempotencyRetentionMs: o.idempotencyRetentionMs, log: o.log }));
+      stopPurge = startIdempotencyPurge(rt.database.db, { now: rt.now, log: o.log });
+    }
+  }
+
+  const pieces = o.role === 'all' ? 'API and workers' : o.role === 'api' ? 'API' : 'workers';
+  const sandboxes = rt.sandboxes.length === 0 ? 'no in-process sandboxes' : `sandboxes: ${rt.sandboxes.map((s) => s.account).join(', ')}`;
+  o.print(`Switchyard ${pieces} ${server === null ? 'running (no HTTP listener)' : `listening on ${server.url}`} (${sandboxes}; routing ${rt.config.current().snapshot.version})`);
+  if (o.role !== 'worker') o.print(`Create a merchant: npx switchyard merchants create --name "My shop"   (then: curl -H "Authorization: Bearer <api_key>" ${server?.url ?? ''}/v1/payments)`);
+
+  let stopping: Promise<void> | null = null;
+  return {
+    runtime: rt,
+    server,
+    stop() {
+      stopping ??= (async () => {
+        stopPurge();
+        await server?.close();
+        await rt.stop();
+      })();
+      return stopping;
+    },
+  };
+}
+
+/** SIGTERM/SIGINT stop the gateway once; a second signal exits at once. */
+export function stopOnSignals(gateway: RunningGateway, print: (line: string) => void): void {
+  let signalled = false;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (signalled) process.exit(1);
+    signalled = true;
+    print(`${signal}: shutting down`);
+    gateway.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        print(`shutdown failed: ${(err as Error).message}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}

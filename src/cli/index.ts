@@ -1,0 +1,115 @@
+// `switchyard`: migrate, start, merchants, routes. Each command prints one clear line (or one
+// JSON line) and exits non-zero on bad input or when a server it needs is unreachable.
+
+// Commands load their modules when run, so `routes validate` does not load the whole gateway.
+
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { redact } from '../api/log-redaction.ts';
+import { maskDatabaseUrl } from '../store/database-url.ts';
+import { CliInputError } from './cli-input-error.ts';
+import { startFailureLine } from './preflight.ts';
+import type { ExplainInput } from './route-commands.ts';
+import { parsePort, settingsFromEnv, SettingsError } from './settings.ts';
+
+const print = (line: string): void => console.log(line);
+const log = (line: string): void => console.error(redact(line));
+
+/** Known failures become their one line; anything else its message, never a stack. */
+function fail(err: unknown): never {
+  const known = startFailureLine(err);
+  const expected = err instanceof CliInputError || err instanceof SettingsError || (err as Error | null)?.name === 'ConfigError';
+  console.error(known ?? (expected ? (err as Error).message : `switchyard: ${redact((err as Error).message ?? String(err))}`));
+  process.exit(1);
+}
+
+function action<A extends unknown[]>(run: (...args: A) => Promise<void> | void): (...args: A) => Promise<void> {
+  return async (...args: A) => {
+    try {
+      await run(...args);
+    } catch (err) {
+      fail(err);
+    }
+  };
+}
+
+const program = new Command('switchyard')
+  .description('Switchyard payment orchestration gateway')
+  .showHelpAfterError('(run with --help for usage)');
+
+program
+  .command('migrate')
+  .description('create the database in DATABASE_URL if missing and apply migrations')
+  .action(action(async () => {
+    const { databaseUrl } = settingsFromEnv();
+    const { migrateDatabase } = await import('./preflight.ts');
+    const r = await migrateDatabase(databaseUrl);
+    print(`${maskDatabaseUrl(databaseUrl)}: ${r.created ? 'created, ' : ''}${r.applied.length === 0 ? 'up to date' : `applied ${r.applied.join(', ')}`}`);
+  }));
+
+program
+  .command('start')
+  .description('run the gateway: the API, the workers, or both (default)')
+  .addOption(new Option('--role <role>', 'which pieces to run').choices(['api', 'worker', 'all']).default('all'))
+  .option('--port <port>', 'HTTP port (default PORT or 8080; workers listen for health only when given)', (v) => {
+    try {
+      return parsePort(v, '--port');
+    } catch (err) {
+      throw new InvalidArgumentError((err as Error).message);
+    }
+  })
+  .action(action(async (opts: { role: 'api' | 'worker' | 'all'; port?: number }) => {
+    const settings = settingsFromEnv();
+    const { startGateway, stopOnSignals } = await import('./gateway.ts');
+    const gateway = await startGateway({
+      ...settings, role: opts.role, port: opts.port ?? settings.port, listen: opts.role !== 'worker' || opts.port !== undefined, print, log,
+    });
+    stopOnSignals(gateway, print);
+  }));
+
+const merchants = program.command('merchants').description('merchants and their API keys');
+merchants
+  .command('create')
+  .description('create a merchant; prints {"id","name","api_key"} once')
+  .requiredOption('--name <name>', 'merchant name')
+  .action(action(async (opts: { name: string }) => {
+    const { createMerchantCommand } = await import('./merchant-commands.ts');
+    print(await createMerchantCommand(settingsFromEnv().databaseUrl, opts.name));
+  }));
+merchants
+  .command('rotate-key')
+  .description('replace a merchant API key; the old one stops working at once')
+  .argument('<id>', 'merchant id (mer_...)')
+  .action(action(async (id: string) => {
+    const { rotateKeyCommand } = await import('./merchant-commands.ts');
+    print(await rotateKeyCommand(settingsFromEnv().databaseUrl, id));
+  }));
+
+const routes = program.command('routes').description('routing configuration');
+routes
+  .command('validate')
+  .description('validate a config file (default SWITCHYARD_CONFIG or config/switchyard.yaml)')
+  .argument('[file]', 'config file')
+  .action(action(async (file: string | undefined) => {
+    const { validateRoutesCommand } = await import('./route-commands.ts');
+    const r = validateRoutesCommand(file ?? settingsFromEnv().configFile);
+    if (!r.ok) throw new CliInputError(r.text);
+    print(r.text);
+  }));
+routes
+  .command('explain')
+  .description('explain where a payment would be routed')
+  .requiredOption('--amount <minor units>', 'amount in minor units')
+  .requiredOption('--currency <code>', 'ISO 4217 currency (upper case)')
+  .option('--country <code>', 'card country')
+  .option('--brand <brand>', 'card brand')
+  .option('--merchant <id>', 'merchant id')
+  .option('--payment-id <id>', 'payment id (fixes weighted choices)')
+  .option('--test-card <number>', 'explain for a sandbox test card instead of tokens')
+  .option('--config <file>', 'config file (default SWITCHYARD_CONFIG or config/switchyard.yaml)')
+  .option('--json', 'one JSON line')
+  .action(action(async (opts: ExplainInput & { config?: string }) => {
+    const { explainRouteCommand } = await import('./route-commands.ts');
+    print(explainRouteCommand(opts.config ?? settingsFromEnv().configFile, opts));
+  }));
+
+await program.parseAsync(process.argv);

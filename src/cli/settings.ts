@@ -1,0 +1,47 @@
+// Process settings from the environment, validated once; a bad value names the variable.
+
+import { DEFAULT_IDEMPOTENCY_RETENTION_MS, DEFAULT_WAIT_MS } from '../api/defaults.ts';
+import { databaseUrlFromEnv } from '../store/database-url.ts';
+import { configPath } from '../routing/config-loader.ts';
+import { parseDuration } from '../routing/duration.ts';
+
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+export const DEFAULT_PORT = 8080;
+
+export interface GatewaySettings {
+  readonly databaseUrl: string;
+  readonly redisUrl: string;
+  readonly configFile: string;
+  readonly port: number;
+  readonly waitMs: number;
+  readonly idempotencyRetentionMs: number;
+}
+
+export class SettingsError extends Error {
+  override readonly name = 'SettingsError';
+}
+
+function duration(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const v = env[name];
+  if (v === undefined || v === '') return fallback;
+  const ms = parseDuration(v);
+  if (ms === null) throw new SettingsError(`${name}=${v} is not a duration like 10s, 30m or 7d`);
+  return ms;
+}
+
+export function parsePort(text: string, what: string): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || n > 65535) throw new SettingsError(`${what} ${text} is not a port number (0-65535)`);
+  return n;
+}
+
+export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewaySettings {
+  return {
+    databaseUrl: databaseUrlFromEnv(env),
+    redisUrl: env['REDIS_URL'] !== undefined && env['REDIS_URL'] !== '' ? env['REDIS_URL'] : DEFAULT_REDIS_URL,
+    configFile: configPath(env),
+    port: env['PORT'] === undefined || env['PORT'] === '' ? DEFAULT_PORT : parsePort(env['PORT'], 'PORT'),
+    waitMs: duration(env, 'SWITCHYARD_API_WAIT', DEFAULT_WAIT_MS),
+    idempotencyRetentionMs: duration(env, 'SWITCHYARD_IDEMPOTENCY_RETENTION', DEFAULT_IDEMPOTENCY_RETENTION_MS),
+  };
+}

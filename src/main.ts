@@ -1,0 +1,18 @@
+// `npm start`: the whole gateway in one process — migrations, the API, the workers and the
+// in-process sandboxes the config names — on PORT (default 8080).
+
+import { redact } from './api/log-redaction.ts';
+import { startGateway, stopOnSignals } from './cli/gateway.ts';
+import { startFailureLine } from './cli/preflight.ts';
+import { settingsFromEnv } from './cli/settings.ts';
+
+const print = (line: string): void => console.log(line);
+const log = (line: string): void => console.error(redact(line));
+
+try {
+  const gateway = await startGateway({ ...settingsFromEnv(), role: 'all', listen: true, print, log });
+  stopOnSignals(gateway, print);
+} catch (err) {
+  console.error(startFailureLine(err) ?? `switchyard: cannot start: ${redact((err as Error).message)}`);
+  process.exit(1);
+}

@@ -1,0 +1,65 @@
+// The CLI through its launcher (bin/switchyard.js), as `npx switchyard` runs it.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { authenticateMerchant } from '../../../src/store/merchants.ts';
+import { createTestDatabase } from '../helpers/db.ts';
+import type { TestDatabase } from '../helpers/db.ts';
+
+const run = promisify(execFile);
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await createTestDatabase('api_cli');
+});
+afterAll(async () => db?.drop());
+
+async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const r = await run('node', ['bin/switchyard.js', ...args], { env: { ...process.env, DATABASE_URL: db.url, ...env }, timeout: 30_000 });
+    return { code: 0, stdout: r.stdout, stderr: r.stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+describe('switchyard CLI', () => {
+  it('merchants create prints one JSON line with a working key; rotate-key replaces it', async () => {
+    const created = await cli(['merchants', 'create', '--name', 'CLI shop']);
+    expect(created.code).toBe(0);
+    expect(created.stdout.trim().split('\n')).toHaveLength(1);
+    const m = JSON.parse(created.stdout) as { id: string; name: string; api_key: string };
+    expect(Object.keys(m)).toEqual(['id', 'name', 'api_key']);
+    expect(m).toMatchObject({ id: expect.stringMatching(/^mer_/) as unknown, name: 'CLI shop' });
+    expect((await authenticateMerchant(db.db, m.api_key))?.id).toBe(m.id);
+
+    const rotated = await cli(['merchants', 'rotate-key', m.id]);
+    const r = JSON.parse(rotated.stdout) as { id: string; api_key: string };
+    expect(r.id).toBe(m.id);
+    expect(await authenticateMerchant(db.db, m.api_key)).toBeNull();
+    expect((await authenticateMerchant(db.db, r.api_key))?.id).toBe(m.id);
+
+    const missing = await cli(['merchants', 'rotate-key', 'mer_nope']);
+    expect([missing.code, missing.stderr.trim()]).toEqual([1, 'merchant mer_nope not found']);
+  });
+
+  it('routes validate and explain', async () => {
+    const ok = await cli(['routes', 'validate', 'config/switchyard.yaml']);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(/valid — routing snapshot rs_/);
+    expect((await cli(['routes', 'validate', '/does/not/exist.yaml'])).code).toBe(1);
+    const explained = await cli(['routes', 'explain', '--amount', '150000', '--currency', 'EUR', '--json']);
+    expect(JSON.parse(explained.stdout)).toMatchObject({ rule: 'eur-large', candidates: ['adyen_eu', 'stripe_eu'], skipped: [] });
+    const bad = await cli(['routes', 'explain', '--amount', '-5', '--currency', 'EUR']);
+    expect([bad.code, bad.stderr.trim()]).toEqual([1, '--amount: amount "-5" is not an integer number of minor units']);
+  });
+
+  it('an unreachable Postgres or Redis is one line naming the URL and how to start it', async () => {
+    const pg = await cli(['migrate'], { DATABASE_URL: 'postgres://me:hunter2@127.0.0.1:1/x' });
+    expect(pg.code).toBe(1);
+    expect(pg.stderr.trim()).toBe("cannot reach PostgreSQL at postgres://me:***@127.0.0.1:1/x (ECONNREFUSED): start it with 'pg_ctlcluster --skip-systemctl-redirect <version> main start' or set DATABASE_URL");
+    const redis = await cli(['start', '--port', '0'], { REDIS_URL: 'redis://127.0.0.1:1' });
+    expect(redis.code).toBe(1);
+    expect(redis.stderr.trim()).toBe("cannot reach Redis at redis://127.0.0.1:1 (ECONNREFUSED): start it with 'redis-server --daemonize yes' or set REDIS_URL");
+  });
+});

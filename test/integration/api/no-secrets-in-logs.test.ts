@@ -1,0 +1,42 @@
+// No card numbers, API keys or provider secrets in logs, for a sample flow (create, capture,
+// refund, a decline, a bad request, a failover), whatever writes them: the API's and the
+// runtime's log functions, console, or the process streams.
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { paymentBody, startApiGateway } from './helpers.ts';
+import type { ApiGateway } from './helpers.ts';
+
+let api: ApiGateway;
+const written: string[] = [];
+beforeAll(async () => {
+  for (const stream of [process.stdout, process.stderr]) {
+    const original = stream.write.bind(stream);
+    vi.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array, ...rest: unknown[]) => {
+      written.push(String(chunk));
+      return (original as (c: string | Uint8Array, ...r: unknown[]) => boolean)(chunk, ...rest);
+    });
+  }
+  api = await startApiGateway('api_logs');
+});
+afterAll(async () => {
+  vi.restoreAllMocks();
+  await api?.close();
+});
+
+describe('logs', () => {
+  it('carry no card number, API key or secret', async () => {
+    const cards = ['4242424242424242', '4000000000000002'];
+    const p = (await api.call('POST', '/v1/payments', { body: paymentBody({ payment_method: { type: 'card', test_card: cards[0] } }) })).json;
+    await api.call('POST', `/v1/payments/${p.id}/capture`, { body: {} });
+    await api.call('POST', `/v1/payments/${p.id}/refunds`, { body: { amount: 10 } });
+    await api.call('POST', '/v1/payments', { body: paymentBody({ payment_method: { type: 'card', test_card: cards[1] } }) });
+    await api.call('POST', '/v1/payments', { body: paymentBody({ payment_method: { type: 'card', test_card: cards[0], cvc: '123' } }) });
+    await api.call('GET', '/v1/payments', { key: 'sy_live_wrongwrongwrong' });
+    await api.gw.rt.sandboxes.find((s) => s.account === 'stripe_a')!.outage(5);
+    await api.call('POST', '/v1/payments', { body: paymentBody() });
+    await api.gw.rt.sandboxes.find((s) => s.account === 'stripe_a')!.outage(0);
+
+    const everything = [...api.logs, ...written].join('\n');
+    expect(api.logs.some((l) => l.startsWith('api: POST /v1/payments 201'))).toBe(true);
+    for (const secret of [...cards, api.apiKey, 'sy_live_wrongwrongwrong', 'sk_test_a', 'sk_test_b', 'whsec_a', 'whsec_b']) expect(everything).not.toContain(secret);
+  });
+});
