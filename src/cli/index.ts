@@ -112,4 +112,59 @@ routes
     print(explainRouteCommand(opts.config ?? settingsFromEnv().configFile, opts));
   }));
 
+const dlq = program.command('dlq').description('dead letters: outbox rows whose jobs exhausted their retries');
+dlq
+  .command('list')
+  .description('list dead letters, oldest first')
+  .option('--json', 'one JSON line')
+  .action(action(async (opts: { json?: boolean }) => {
+    const { dlqListCommand } = await import('./ops-commands.ts');
+    print(await dlqListCommand(settingsFromEnv().databaseUrl, opts.json === true));
+  }));
+dlq
+  .command('replay')
+  .description('put a dead letter back through the same checks as any job')
+  .argument('<id>', 'dead letter id (from dlq list)')
+  .option('--queue-prefix <prefix>', 'BullMQ key prefix of the gateway', 'sy')
+  .action(action(async (id: string, opts: { queuePrefix: string }) => {
+    const { dlqReplayCommand } = await import('./ops-commands.ts');
+    const s = settingsFromEnv();
+    print(await dlqReplayCommand(s.databaseUrl, s.redisUrl, opts.queuePrefix, id));
+  }));
+
+program
+  .command('ledger')
+  .description('ledger tools')
+  .command('check')
+  .description('every ledger transaction balances; every payment agrees with its books')
+  .option('--json', 'one JSON line')
+  .action(action(async (opts: { json?: boolean }) => {
+    const { ledgerCheckCommand } = await import('./ops-commands.ts');
+    const r = await ledgerCheckCommand(settingsFromEnv().databaseUrl, opts.json === true);
+    if (!r.ok) throw new CliInputError(r.text);
+    print(r.text);
+  }));
+
+program
+  .command('sandbox')
+  .description('run the provider sandboxes alone, on the loopback URLs the config names as endpoints')
+  .option('--control-port <port>', 'control API port', (v) => {
+    try {
+      return parsePort(v, '--control-port');
+    } catch (err) {
+      throw new InvalidArgumentError((err as Error).message);
+    }
+  }, 4010)
+  .option('--gateway-url <url>', 'where sandboxes send webhooks (default http://127.0.0.1:$PORT)')
+  .action(action(async (opts: { controlPort: number; gatewayUrl?: string }) => {
+    const s = settingsFromEnv();
+    const { sandboxCommand } = await import('./ops-commands.ts');
+    const close = await sandboxCommand(s.configFile, opts.controlPort, opts.gatewayUrl ?? `http://127.0.0.1:${s.port}`, print);
+    const stop = (): void => {
+      void close().then(() => process.exit(0));
+    };
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+  }));
+
 await program.parseAsync(process.argv);

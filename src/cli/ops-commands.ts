@@ -1,0 +1,77 @@
+// Operator commands: dead letters, the ledger check, and the sandboxes run alone.
+
+import { runSandboxes } from '../app/sandbox-runner.ts';
+import { countDeadLetters, listDeadLetters, replayDeadLetter } from '../jobs/dlq.ts';
+import { QueueSet, TIMER_QUEUE, callQueueName, redisConnection } from '../jobs/queues.ts';
+import { checkLedger } from '../ledger/check.ts';
+import { formatProblems, loadConfigFile } from '../routing/config-loader.ts';
+import { describeConnectError } from '../store/database-url.ts';
+import { createDatabase } from '../store/db.ts';
+import { CliInputError } from './cli-input-error.ts';
+
+async function withDb<T>(url: string, run: (db: ReturnType<typeof createDatabase>) => Promise<T>): Promise<T> {
+  const database = createDatabase(url, { max: 2 });
+  try {
+    // Connect first, so an unreachable server is reported as such and not as a failed query.
+    await database.pool.query('SELECT 1').catch((err: unknown) => {
+      throw describeConnectError(url, err);
+    });
+    return await run(database);
+  } finally {
+    await database.close();
+  }
+}
+
+export async function dlqListCommand(databaseUrl: string, json: boolean): Promise<string> {
+  return withDb(databaseUrl, async ({ db }) => {
+    const rows = await listDeadLetters(db);
+    const { count, oldest } = await countDeadLetters(db);
+    if (json) return JSON.stringify({ count, oldest, dead_letters: rows });
+    if (rows.length === 0) return 'no dead letters';
+    const lines = rows.map((r) => `${r.id}\t${r.kind}\t${r.connector ?? '-'}\t${r.paymentId ?? '-'}\t${r.attempts} tries\t${r.lastError ?? ''}`);
+    return [`${count} dead letter(s), oldest ${oldest}`, ...lines].join('\n');
+  });
+}
+
+export async function dlqReplayCommand(databaseUrl: string, redisUrl: string, prefix: string, idText: string): Promise<string> {
+  if (!/^\d+$/.test(idText)) throw new CliInputError(`dead letter id "${idText}" is not a number (see switchyard dlq list)`);
+  const id = Number(idText);
+  return withDb(databaseUrl, async ({ db }) => {
+    const row = (await listDeadLetters(db, 10_000)).find((r) => r.id === id);
+    if (row === undefined) throw new CliInputError(`no dead letter ${id}`);
+    const queue = row.kind === 'timer' ? TIMER_QUEUE : callQueueName(row.connector ?? '');
+    const redis = redisConnection(redisUrl, 'producer');
+    const queues = new QueueSet(redis, prefix);
+    try {
+      const ok = await replayDeadLetter(db, queues, queue, id);
+      // The relay of any running gateway publishes the revived row within its sweep interval.
+      return ok ? `dead letter ${id} replayed: pending again, the relay publishes it` : `dead letter ${id} was no longer dead`;
+    } finally {
+      await queues.close();
+      redis.disconnect();
+    }
+  });
+}
+
+export async function ledgerCheckCommand(databaseUrl: string, json: boolean): Promise<{ ok: boolean; text: string }> {
+  return withDb(databaseUrl, async ({ db }) => {
+    const r = await checkLedger(db);
+    if (json) return { ok: r.problems.length === 0, text: JSON.stringify(r) };
+    if (r.problems.length === 0) return { ok: true, text: `ledger ok: ${r.transactions} transactions balance; ${r.payments} payments agree with their books` };
+    return { ok: false, text: [`ledger check found ${r.problems.length} problem(s):`, ...r.problems.map((p) => `${p.kind} ${p.id}: ${p.detail}`)].join('\n') };
+  });
+}
+
+export async function sandboxCommand(configFile: string, controlPort: number, gatewayUrl: string, print: (line: string) => void): Promise<() => Promise<void>> {
+  const loaded = loadConfigFile(configFile);
+  if (!loaded.ok) throw new CliInputError(formatProblems(loaded));
+  let running;
+  try {
+    running = await runSandboxes(loaded.config, { controlPort, gatewayUrl });
+  } catch (err) {
+    throw new CliInputError(`switchyard sandbox: ${(err as Error).message}`);
+  }
+  for (const s of running.sandboxes) print(`sandbox ${s.account} (${s.type}) listening on ${s.url}`);
+  print(`control API on http://127.0.0.1:${running.control.port}/_sandbox/{account}/…; webhooks go to ${gatewayUrl}/webhooks/{account}`);
+  return () => running.close();
+}
