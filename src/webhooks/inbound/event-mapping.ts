@@ -1,0 +1,118 @@
+// From a verified provider event to what the gateway does with it, decided on the payment as
+// loaded: an input for transition(), a dispute record, or nothing (with the reason recorded).
+// Pure: the worker loads the payment, this decides, transition() applies — and step() still
+// has the last word on stale or duplicate facts.
+
+import type { NormalizedEvent } from '../../connectors/contract.ts';
+import type { PaymentInput, ProviderFact } from '../../core/inputs.ts';
+import type { Attempt, Capture, Payment, Refund } from '../../core/payment.ts';
+import { assertNever } from '../../core/states.ts';
+
+export type DisputeKind = 'dispute_opened' | 'dispute_won' | 'dispute_lost';
+export type DisputeEvent = Extract<NormalizedEvent, { kind: DisputeKind }>;
+
+export type EventAction =
+  | { readonly kind: 'input'; readonly input: PaymentInput; readonly attemptId: string | null }
+  | { readonly kind: 'dispute'; readonly event: DisputeEvent }
+  | { readonly kind: 'ignore'; readonly reason: string };
+
+/**
+ * Connectors whose capture events echo the cumulative captured amount (Stripe's charge.captured
+ * carries amount_captured), not the amount of the one capture (Adyen CAPTURE).
+ */
+const CUMULATIVE_CAPTURE_ECHO: ReadonlySet<string> = new Set(['stripe']);
+
+type AmountEvent = { readonly amount: number; readonly currency: string; readonly modificationRef: string | null; readonly connectorType: string };
+
+const inFlight = (s: string): boolean => s === 'requested' || s === 'pending';
+
+function byRef<T extends Capture | Refund>(list: readonly T[], ref: string | null): T | undefined {
+  return ref === null ? undefined : list.find((x) => x.providerRef === ref);
+}
+
+/** The capture an event names: by our recorded modification reference, else by amount (see docs/webhooks.md). */
+export function captureFor(p: Payment, e: AmountEvent, wanted: 'in_flight' | 'succeeded'): Capture | undefined {
+  const named = byRef(p.captures, e.modificationRef);
+  if (named !== undefined) return named;
+  if (e.currency !== '' && e.currency !== p.currency) return undefined;
+  if (wanted === 'succeeded') return [...p.captures].reverse().find((c) => c.status === 'succeeded' && c.amount === e.amount);
+  const increment = CUMULATIVE_CAPTURE_ECHO.has(e.connectorType) ? e.amount - p.amountCaptured : e.amount;
+  return p.captures.find((c) => inFlight(c.status) && c.amount === increment);
+}
+
+/** The refund an event names: by our recorded reference, else the oldest refund of that amount in the wanted status. */
+export function refundFor(p: Payment, e: AmountEvent, wanted: 'in_flight' | 'succeeded'): Refund | undefined {
+  const named = byRef(p.refunds, e.modificationRef);
+  if (named !== undefined) return named;
+  if (e.currency !== '' && e.currency !== p.currency) return undefined;
+  const statusOk = (r: Refund): boolean => (wanted === 'in_flight' ? inFlight(r.status) && r.providerRef === null : r.status === 'succeeded');
+  return p.refunds.find((r) => statusOk(r) && r.amount === e.amount);
+}
+
+function fact(f: ProviderFact, attemptId: string | null = null): EventAction {
+  return { kind: 'input', input: { type: 'provider_fact', fact: f }, attemptId };
+}
+
+/** The attempt an event is about: the one it names, else the one holding its provider reference. */
+export function attemptFor(p: Payment, e: NormalizedEvent): Attempt | undefined {
+  if (e.attemptId !== null) {
+    const named = p.attempts.find((a) => a.id === e.attemptId);
+    if (named !== undefined) return named;
+  }
+  return e.providerRef === null ? undefined : p.attempts.find((a) => a.providerRef === e.providerRef);
+}
+
+export function actionForEvent(p: Payment, account: string, e: NormalizedEvent): EventAction {
+  if (e.kind === 'ignored') return { kind: 'ignore', reason: `${e.rawType}: not an event the gateway acts on` };
+  const attempt = attemptFor(p, e);
+  if (attempt === undefined) return { kind: 'ignore', reason: `${e.rawType}: names no attempt of payment ${p.id}` };
+  // An event verified with one account's secret may only speak about that account's attempts.
+  if (attempt.connector !== account) return { kind: 'ignore', reason: `${e.rawType}: attempt ${attempt.id} belongs to ${attempt.connector}, not ${account}` };
+  switch (e.kind) {
+    case 'authorization':
+      return fact({ fact: 'authorization', attemptId: attempt.id, outcome: e.outcome }, attempt.id);
+    case 'fence_confirmed':
+    case 'fence_refused':
+      return fact({ fact: e.kind, attemptId: attempt.id }, attempt.id);
+    case 'void_succeeded':
+    case 'void_failed':
+      // A cancellation of an attempt we are fencing is the fence's answer, not a merchant void.
+      if (attempt.status === 'fencing') return fact({ fact: e.kind === 'void_succeeded' ? 'fence_confirmed' : 'fence_refused', attemptId: attempt.id }, attempt.id);
+      return fact({ fact: e.kind }, attempt.id);
+    case 'capture_succeeded':
+    case 'capture_failed': {
+      const c = captureFor(p, e, 'in_flight');
+      if (c === undefined) return { kind: 'ignore', reason: `${e.rawType}: no capture in flight matches ${e.amount} ${e.currency}` };
+      return e.kind === 'capture_succeeded'
+        ? fact({ fact: 'capture_succeeded', captureId: c.id, ...(e.modificationRef === null ? {} : { providerRef: e.modificationRef }) }, attempt.id)
+        : fact({ fact: 'capture_failed', captureId: c.id }, attempt.id);
+    }
+    case 'capture_reversed': {
+      const c = captureFor(p, e, 'succeeded');
+      if (c === undefined) return { kind: 'ignore', reason: `${e.rawType}: no succeeded capture matches ${e.amount} ${e.currency}` };
+      return fact({ fact: 'capture_reversed', captureId: c.id }, attempt.id);
+    }
+    case 'refund_succeeded': {
+      const r = refundFor(p, e, 'in_flight');
+      if (r === undefined) return { kind: 'ignore', reason: `${e.rawType}: no refund in flight matches ${e.amount} ${e.currency}` };
+      return fact({ fact: 'refund_succeeded', refundId: r.id, ...(e.modificationRef === null ? {} : { providerRef: e.modificationRef }) }, attempt.id);
+    }
+    case 'refund_failed': {
+      const r = refundFor(p, e, 'in_flight') ?? refundFor(p, e, 'succeeded');
+      if (r === undefined) return { kind: 'ignore', reason: `${e.rawType}: no refund matches ${e.amount} ${e.currency}` };
+      // A refund only fails after it succeeded when the money came back (Stripe marks it failed): a reversal.
+      return fact({ fact: r.status === 'succeeded' ? 'refund_reversed' : 'refund_failed', refundId: r.id }, attempt.id);
+    }
+    case 'refund_reversed': {
+      const r = refundFor(p, e, 'succeeded');
+      if (r === undefined) return { kind: 'ignore', reason: `${e.rawType}: no succeeded refund matches ${e.amount} ${e.currency}` };
+      return fact({ fact: 'refund_reversed', refundId: r.id }, attempt.id);
+    }
+    case 'dispute_opened':
+    case 'dispute_won':
+    case 'dispute_lost':
+      return { kind: 'dispute', event: e };
+    default:
+      return assertNever(e, 'event kind');
+  }
+}

@@ -1,0 +1,126 @@
+// Applies one inbox event, from its outbox row: find the payment (by our attempt id, else by the
+// provider's reference), decide what the event means for it (event-mapping.ts), and apply that
+// through transition() with origin 'webhook' — settling the inbox row and the outbox row in the
+// same transaction. step() ignores stale and duplicate facts; the transition log keeps why.
+// An event for a payment we do not know yet (it raced our own commit) is retried, not dropped.
+
+import { sql } from 'drizzle-orm';
+import type { NormalizedEvent } from '../../connectors/contract.ts';
+import { newId } from '../../core/ids.ts';
+import { claimOutboxRow, markOutboxDone, releaseOutboxRow } from '../../jobs/outbox-claims.ts';
+import type { DbOrTx } from '../../store/db.ts';
+import { loadAggregate } from '../../store/payment-load.ts';
+import { findAttemptByProviderRef, findPaymentIdByAttempt } from '../../store/payment-queries.ts';
+import { transition } from '../../store/transition.ts';
+import type { InboundJob } from '../webhook-jobs.ts';
+import type { WebhookServices } from '../webhook-services.ts';
+import { applyDisputeEvent } from './disputes.ts';
+import { actionForEvent } from './event-mapping.ts';
+import { loadInboundEvent, PROCESSABLE, retryInboundLater, settleInboundEvent } from './inbox.ts';
+
+export type InboundResult =
+  | { readonly kind: 'skipped'; readonly reason: string }
+  | { readonly kind: 'applied' | 'ignored' | 'retry' | 'failed'; readonly reason: string };
+
+const LEASE_MS = 60_000;
+
+async function findPaymentId(db: DbOrTx, account: string, e: NormalizedEvent): Promise<string | null> {
+  if (e.attemptId !== null) {
+    const byAttempt = await findPaymentIdByAttempt(db, e.attemptId);
+    if (byAttempt !== null) return byAttempt;
+  }
+  if (e.providerRef === null) return null;
+  return (await findAttemptByProviderRef(db, account, e.providerRef))?.paymentId ?? null;
+}
+
+/** The transition row this transaction just wrote (its sequence value is per session). */
+async function justLogged(tx: DbOrTx): Promise<{ outcome: string; reason: string }> {
+  const r = await tx.execute<{ outcome: string; reason: string }>(
+    sql`SELECT outcome, reason FROM payment_transitions WHERE id = currval(pg_get_serial_sequence('payment_transitions', 'id'))`,
+  );
+  return r.rows[0]!;
+}
+
+export async function processInboundEvent(s: WebhookServices, outboxId: number, claimant: string): Promise<InboundResult> {
+  const claim = await claimOutboxRow(s.db, outboxId, claimant, s.now(), LEASE_MS);
+  if (!claim.ok) return { kind: 'skipped', reason: claim.reason };
+  try {
+    return await applyClaimed(s, outboxId, (claim.row.payload as InboundJob).inboundEventId);
+  } catch (err) {
+    await releaseOutboxRow(s.db, outboxId, claimant, (err as Error).message).catch(() => undefined);
+    throw err;
+  }
+}
+
+async function applyClaimed(s: WebhookServices, outboxId: number, inboundId: number): Promise<InboundResult> {
+  const row = await loadInboundEvent(s.db, inboundId);
+  if (row === null || !PROCESSABLE.includes(row.outcome) || row.event === null) {
+    await markOutboxDone(s.db, outboxId, s.now(), `skipped: inbound event ${inboundId} is ${row?.outcome ?? 'missing'}`);
+    return { kind: 'skipped', reason: `inbound event ${row?.outcome ?? 'missing'}` };
+  }
+  const e = row.event;
+  const paymentId = await findPaymentId(s.db, row.connector, e);
+  if (paymentId === null) return notKnownYet(s, outboxId, row.id, row.tries + 1, e);
+
+  const payment = await loadAggregate(s.db, paymentId);
+  if (payment === null) return notKnownYet(s, outboxId, row.id, row.tries + 1, e);
+  const action = actionForEvent(payment, row.connector, e);
+  switch (action.kind) {
+    case 'ignore':
+      await s.db.transaction(async (tx) => {
+        await settleInboundEvent(tx, row.id, 'ignored', action.reason, paymentId, s.now());
+        await markOutboxDone(tx, outboxId, s.now());
+      });
+      return { kind: 'ignored', reason: action.reason };
+    case 'dispute': {
+      const result = await s.db.transaction(async (tx) => {
+        const r = await applyDisputeEvent(tx, payment, row.connector, action.event, s.now(), (k) => newId(k, s.now().getTime()));
+        await settleInboundEvent(tx, row.id, r.applied ? 'applied' : 'ignored', r.reason, paymentId, s.now());
+        await markOutboxDone(tx, outboxId, s.now());
+        return r;
+      });
+      if (result.applied) s.kick();
+      return { kind: result.applied ? 'applied' : 'ignored', reason: result.reason };
+    }
+    case 'input': {
+      const env = await s.envs.forSnapshot(s.db, payment.routing.snapshot);
+      let settled: InboundResult = { kind: 'ignored', reason: '' };
+      await transition(s.db, paymentId, action.input, 'webhook', env, {
+        rawProvider: e,
+        ...(action.attemptId === null ? {} : { attemptId: action.attemptId }),
+        now: s.now,
+        inTransaction: async (tx) => {
+          const logged = await justLogged(tx);
+          settled = { kind: logged.outcome === 'applied' ? 'applied' : 'ignored', reason: `${e.rawType}: ${logged.reason}` };
+          await settleInboundEvent(tx, row.id, settled.kind === 'applied' ? 'applied' : 'ignored', settled.reason, paymentId, s.now());
+          await markOutboxDone(tx, outboxId, s.now());
+        },
+        onCommitted: () => s.kick(),
+      });
+      return settled;
+    }
+  }
+}
+
+async function notKnownYet(s: WebhookServices, outboxId: number, inboundId: number, tries: number, e: NormalizedEvent): Promise<InboundResult> {
+  const names = `attempt ${e.attemptId ?? '-'} / provider ref ${e.providerRef ?? '-'}`;
+  const { inboundMaxTries, inboundRetryBaseMs } = s.settings;
+  const now = s.now();
+  if (tries >= inboundMaxTries) {
+    const reason = `no payment for ${names} after ${tries} tries`;
+    await s.db.transaction(async (tx) => {
+      await settleInboundEvent(tx, inboundId, 'failed', reason, null, now);
+      await markOutboxDone(tx, outboxId, now);
+    });
+    s.log(`webhooks: inbound event ${inboundId} dead-lettered: ${reason}`);
+    return { kind: 'failed', reason };
+  }
+  const delay = Math.min(inboundRetryBaseMs * 2 ** (tries - 1), 10 * 60_000);
+  const reason = `payment not known yet for ${names} (try ${tries}); retrying`;
+  await s.db.transaction(async (tx) => {
+    await retryInboundLater(tx, inboundId, tries, reason, new Date(now.getTime() + delay));
+    await markOutboxDone(tx, outboxId, now);
+  });
+  s.kick();
+  return { kind: 'retry', reason };
+}

@@ -1,0 +1,55 @@
+// POST /webhooks/:account — provider webhooks. The raw bytes go to that account's connector
+// before anything parses them; a request that does not verify is answered 400/401 and recorded
+// with its reason, and nothing is applied. Verified events go into the inbox and are acknowledged
+// at once; a queue worker applies them later (inbound-processor.ts). Mount BEFORE any JSON parser.
+
+import express from 'express';
+import type { Request, Response, Router } from 'express';
+import type { WebhookServices } from '../webhook-services.ts';
+import { recordRejected, storeVerifiedEvents } from './inbox.ts';
+
+/**
+ * What each provider expects back. Adyen wants the body `[accepted]` (any 2xx counts; this is the
+ * one its docs and libraries send); the rest get a small JSON receipt.
+ */
+const ACK_BODY: Readonly<Record<string, string>> = { adyen: '[accepted]' };
+
+function sendAck(res: Response, connectorType: string, inserted: number, duplicates: number): void {
+  const text = ACK_BODY[connectorType];
+  if (text !== undefined) res.status(200).type('text/plain').send(text);
+  else res.status(200).json({ received: inserted, duplicates });
+}
+
+export function createWebhookIntakeRouter(services: WebhookServices): Router {
+  const router = express.Router();
+  const { log } = services;
+  router.post('/webhooks/:account', express.raw({ type: () => true, limit: services.settings.inboundBodyLimit }), async (req: Request, res: Response) => {
+    const account = String(req.params['account']);
+    const connector = services.connectors.get(account);
+    if (connector === undefined) {
+      log(`webhooks: ${account.slice(0, 64)} is not a configured connector account (404)`);
+      res.status(404).json({ error: 'unknown connector account' });
+      return;
+    }
+    const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const now = services.now();
+    try {
+      const verdict = connector.verifyWebhook(raw, req.headers, now);
+      if (!verdict.ok) {
+        // The reason names what failed (header, secret, age), never the body or a secret.
+        log(`webhooks: ${account} rejected ${verdict.status}: ${verdict.reason}`);
+        await recordRejected(services.db, account, raw, req.headers, verdict.status, verdict.reason, now);
+        res.status(verdict.status).json({ error: verdict.reason });
+        return;
+      }
+      const stored = await storeVerifiedEvents(services.db, account, raw, req.headers, verdict.events, now);
+      if (stored.inserted > 0) services.kick();
+      sendAck(res, connector.type, stored.inserted, stored.duplicates);
+    } catch (err) {
+      // Not acknowledged: the provider delivers again, and the inbox absorbs the repeat.
+      log(`webhooks: ${account} intake failed: ${(err as Error).name}: ${(err as Error).message.slice(0, 200)}`);
+      if (!res.headersSent) res.status(500).json({ error: 'intake failed; deliver again' });
+    }
+  });
+  return router;
+}

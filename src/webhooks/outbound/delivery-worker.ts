@@ -1,0 +1,142 @@
+// One delivery attempt, from its outbox row: sign the exact body, POST it with the endpoint's
+// timeout, then record the attempt and either finish the delivery or schedule the next attempt —
+// in one transaction with the outbox row marked done. No payment is locked and no other endpoint
+// waits: each delivery is its own job, and one endpoint holds at most a few slots per process.
+// A crash after the POST and before the commit sends the event again (at least once; merchants
+// dedupe by event id).
+
+import { sql } from 'drizzle-orm';
+import { claimOutboxRow, markOutboxDone, releaseOutboxRow } from '../../jobs/outbox-claims.ts';
+import type { DbOrTx } from '../../store/db.ts';
+import { eventDeliveryAttempts } from '../../store/schema.ts';
+import { enqueueWebhookJob } from '../webhook-jobs.ts';
+import type { DeliveryJob } from '../webhook-jobs.ts';
+import type { WebhookServices } from '../webhook-services.ts';
+import { nextDeliveryAttempt } from './delivery-schedule.ts';
+import { SIGNATURE_HEADER, signDetached } from './delivery-signature.ts';
+
+export type DeliveryResult =
+  | { readonly kind: 'skipped' | 'deferred'; readonly reason: string }
+  | { readonly kind: 'succeeded' | 'retry' | 'dead'; readonly statusCode: number | null };
+
+interface DeliveryRow extends Record<string, unknown> {
+  readonly id: string;
+  readonly status: string;
+  readonly attempts: number;
+  /** Raw driver value (drizzle's execute leaves timestamps as text). */
+  readonly created_at: string | Date;
+  readonly event_id: string;
+  readonly payment_id: string | null;
+  readonly payload: unknown;
+  readonly endpoint_id: string;
+  readonly url: string;
+  readonly endpoint_status: string;
+}
+
+async function loadDelivery(db: DbOrTx, id: string): Promise<DeliveryRow | undefined> {
+  const r = await db.execute<DeliveryRow>(sql`
+    SELECT d.id, d.status, d.attempts, d.created_at, d.event_id, e.payment_id, e.payload, d.endpoint_id, w.url, w.status AS endpoint_status
+      FROM event_deliveries d JOIN merchant_events e ON e.id = d.event_id JOIN webhook_endpoints w ON w.id = d.endpoint_id
+     WHERE d.id = ${id}`);
+  return r.rows[0];
+}
+
+/** Deliveries to one endpoint in flight in this process. */
+const inFlight = new Map<string, number>();
+
+export async function deliverOnce(s: WebhookServices, outboxId: number, claimant: string): Promise<DeliveryResult> {
+  // Longer than one attempt can take (the POST is bounded by the timeout), short enough that a
+  // delivery whose worker died is picked up again soon.
+  const claim = await claimOutboxRow(s.db, outboxId, claimant, s.now(), 2 * s.settings.deliveryTimeoutMs + 5_000);
+  if (!claim.ok) return { kind: 'skipped', reason: claim.reason };
+  try {
+    return await attempt(s, outboxId, claim.row.payload as DeliveryJob);
+  } catch (err) {
+    await releaseOutboxRow(s.db, outboxId, claimant, (err as Error).message).catch(() => undefined);
+    throw err;
+  }
+}
+
+async function finish(s: WebhookServices, outboxId: number, note: string, write?: (tx: DbOrTx) => Promise<void>): Promise<void> {
+  await s.db.transaction(async (tx) => {
+    await write?.(tx);
+    await markOutboxDone(tx, outboxId, s.now(), note);
+  });
+}
+
+async function attempt(s: WebhookServices, outboxId: number, job: DeliveryJob): Promise<DeliveryResult> {
+  const d = await loadDelivery(s.db, job.deliveryId);
+  if (d === undefined || d.status !== 'pending' || d.attempts !== job.seq) {
+    const reason = d === undefined ? 'delivery missing' : `delivery ${d.status} after ${d.attempts} attempts (job for ${job.seq})`;
+    await finish(s, outboxId, `skipped: ${reason}`);
+    return { kind: 'skipped', reason };
+  }
+  if (d.endpoint_status !== 'enabled') {
+    await finish(s, outboxId, 'skipped: endpoint deleted', (tx) => tx.execute(sql`
+      UPDATE event_deliveries SET status = 'failed', next_attempt_at = NULL, last_error = 'endpoint deleted' WHERE id = ${d.id} AND attempts = ${job.seq}`).then(() => undefined));
+    return { kind: 'skipped', reason: 'endpoint deleted' };
+  }
+  const busy = inFlight.get(d.endpoint_id) ?? 0;
+  if (busy >= s.settings.perEndpointInFlight) {
+    // This endpoint already holds its share of slots: come back shortly, with the same attempt count.
+    const at = new Date(s.now().getTime() + 250 + Math.round(750 * s.settings.random()));
+    await finish(s, outboxId, 'deferred: endpoint busy', (tx) => enqueueWebhookJob(tx, 'event_delivery', job, at, d.payment_id).then(() => undefined));
+    s.kick();
+    return { kind: 'deferred', reason: 'endpoint busy' };
+  }
+  inFlight.set(d.endpoint_id, busy + 1);
+  let post: { statusCode: number | null; error: string | null; durationMs: number };
+  const key = s.keys.active;
+  try {
+    const body = Buffer.from(JSON.stringify(d.payload), 'utf8');
+    const signature = await signDetached(body, key, Math.floor(s.now().getTime() / 1000));
+    post = await postToEndpoint(d.url, body, { [SIGNATURE_HEADER]: signature, 'Switchyard-Event-Id': d.event_id, 'Switchyard-Delivery-Id': d.id }, s.settings.deliveryTimeoutMs);
+  } finally {
+    const left = (inFlight.get(d.endpoint_id) ?? 1) - 1;
+    if (left <= 0) inFlight.delete(d.endpoint_id);
+    else inFlight.set(d.endpoint_id, left);
+  }
+  return record(s, outboxId, d, job, key.kid, post);
+}
+
+async function record(s: WebhookServices, outboxId: number, d: DeliveryRow, job: DeliveryJob, kid: string, post: { statusCode: number | null; error: string | null; durationMs: number }): Promise<DeliveryResult> {
+  const now = s.now();
+  const n = job.seq + 1;
+  const ok = post.statusCode !== null && post.statusCode >= 200 && post.statusCode < 300;
+  const next = ok ? null : nextDeliveryAttempt(new Date(d.created_at), n, now, s.settings.deliverySchedule, s.settings.random);
+  const status = ok ? 'succeeded' : next === null ? 'dead' : 'pending';
+  await s.db.transaction(async (tx) => {
+    // Conditional on the attempt count: a concurrent run of the same attempt records nothing twice.
+    const moved = await tx.execute(sql`
+      UPDATE event_deliveries SET attempts = ${n}, status = ${status}, next_attempt_at = ${next}, last_status_code = ${post.statusCode},
+             last_error = ${post.error}, delivered_at = ${ok ? now : null}
+       WHERE id = ${d.id} AND attempts = ${job.seq} AND status = 'pending' RETURNING id`);
+    if (moved.rows.length === 1) {
+      await tx.insert(eventDeliveryAttempts).values({ deliveryId: d.id, attempt: n, kid, statusCode: post.statusCode, error: post.error, durationMs: post.durationMs, at: now });
+      if (next !== null) await enqueueWebhookJob(tx, 'event_delivery', { deliveryId: d.id, seq: n }, next, d.payment_id);
+    }
+    await markOutboxDone(tx, outboxId, now);
+  });
+  if (next !== null) s.kick();
+  return { kind: ok ? 'succeeded' : next === null ? 'dead' : 'retry', statusCode: post.statusCode };
+}
+
+async function postToEndpoint(url: string, body: Buffer, headers: Record<string, string>, timeoutMs: number): Promise<{ statusCode: number | null; error: string | null; durationMs: number }> {
+  const started = Date.now();
+  try {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'user-agent': 'Switchyard-Webhooks/1', ...headers },
+      body,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    // Drain (bounded by the same timeout) so the connection is reused; the body itself is not kept.
+    await res.arrayBuffer().catch(() => undefined);
+    return { statusCode: res.status, error: res.status >= 200 && res.status < 300 ? null : `HTTP ${res.status}`, durationMs: Date.now() - started };
+  } catch (err) {
+    const e = err as Error;
+    const error = e.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : `${e.name}: ${(e.cause as Error | undefined)?.message ?? e.message}`;
+    return { statusCode: null, error: error.slice(0, 300), durationMs: Date.now() - started };
+  }
+}

@@ -1,0 +1,105 @@
+// Merchant webhook endpoints and the event/delivery read side, always scoped to one merchant:
+// another merchant's endpoint or event is simply not found. A deleted endpoint is disabled, not
+// removed, because its past deliveries still point at it.
+
+import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
+import { newId } from '../../core/ids.ts';
+import type { MerchantEventType } from '../../core/effects.ts';
+import type { Db, DbOrTx } from '../../store/db.ts';
+import { eventDeliveries, eventDeliveryAttempts, merchantEvents, webhookEndpoints } from '../../store/schema.ts';
+import { enqueueWebhookJob } from '../webhook-jobs.ts';
+
+/** Stored in enabled_events for "every type", so types added later reach the endpoint too. */
+export const ALL_EVENTS = '*';
+
+export interface EndpointView {
+  readonly id: string;
+  readonly url: string;
+  readonly events: readonly string[];
+  readonly status: string;
+  readonly created: string;
+}
+
+type EndpointRow = typeof webhookEndpoints.$inferSelect;
+
+function endpointView(r: EndpointRow): EndpointView {
+  return { id: r.id, url: r.url, events: r.enabledEvents.includes(ALL_EVENTS) ? [ALL_EVENTS] : r.enabledEvents, status: r.status, created: r.createdAt.toISOString() };
+}
+
+export async function createEndpoint(db: DbOrTx, merchantId: string, url: string, events: readonly MerchantEventType[] | undefined, now: Date): Promise<EndpointView> {
+  const enabled = events === undefined || events.length === 0 ? [ALL_EVENTS] : [...new Set(events)];
+  const [row] = await db.insert(webhookEndpoints).values({ id: newId('endpoint', now.getTime()), merchantId, url, enabledEvents: enabled, status: 'enabled', createdAt: now }).returning();
+  return endpointView(row!);
+}
+
+export async function listEndpoints(db: DbOrTx, merchantId: string): Promise<EndpointView[]> {
+  const rows = await db.select().from(webhookEndpoints)
+    .where(and(eq(webhookEndpoints.merchantId, merchantId), eq(webhookEndpoints.status, 'enabled')))
+    .orderBy(desc(webhookEndpoints.id));
+  return rows.map(endpointView);
+}
+
+/** Disables the endpoint; its pending deliveries stop at their next turn. False when not found. */
+export async function deleteEndpoint(db: DbOrTx, merchantId: string, id: string): Promise<boolean> {
+  const rows = await db.update(webhookEndpoints).set({ status: 'disabled' })
+    .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.merchantId, merchantId), eq(webhookEndpoints.status, 'enabled')))
+    .returning({ id: webhookEndpoints.id });
+  return rows.length === 1;
+}
+
+export interface DeliveryView {
+  readonly id: string;
+  readonly endpoint_id: string;
+  readonly status: string;
+  readonly attempts: number;
+  readonly next_attempt_at: string | null;
+  readonly delivered_at: string | null;
+  readonly last_status_code: number | null;
+  readonly last_error: string | null;
+  readonly attempt_log: readonly { attempt: number; at: string; status_code: number | null; error: string | null; duration_ms: number; kid: string }[];
+}
+
+export interface EventView {
+  readonly id: string;
+  readonly type: string;
+  readonly payment_id: string | null;
+  readonly created: string;
+  readonly body: unknown;
+  readonly deliveries: readonly DeliveryView[];
+}
+
+export async function loadEventView(db: DbOrTx, merchantId: string, eventId: string): Promise<EventView | null> {
+  const [ev] = await db.select().from(merchantEvents).where(and(eq(merchantEvents.id, eventId), eq(merchantEvents.merchantId, merchantId)));
+  if (ev === undefined) return null;
+  const deliveries = await db.select().from(eventDeliveries).where(eq(eventDeliveries.eventId, eventId)).orderBy(asc(eventDeliveries.id));
+  const ids = deliveries.map((d) => d.id);
+  const attempts = ids.length === 0 ? [] : await db.select().from(eventDeliveryAttempts).where(inArray(eventDeliveryAttempts.deliveryId, ids)).orderBy(asc(eventDeliveryAttempts.id));
+  return {
+    id: ev.id, type: ev.type, payment_id: ev.paymentId, created: ev.createdAt.toISOString(), body: ev.payload,
+    deliveries: deliveries.map((d) => ({
+      id: d.id, endpoint_id: d.endpointId, status: d.status, attempts: d.attempts,
+      next_attempt_at: d.nextAttemptAt?.toISOString() ?? null, delivered_at: d.deliveredAt?.toISOString() ?? null,
+      last_status_code: d.lastStatusCode, last_error: d.lastError,
+      attempt_log: attempts.filter((a) => a.deliveryId === d.id).map((a) => ({
+        attempt: a.attempt, at: a.at.toISOString(), status_code: a.statusCode, error: a.error, duration_ms: a.durationMs, kid: a.kid,
+      })),
+    })),
+  };
+}
+
+/** Sends the event again now to each of its endpoints still enabled (or one of them); null when the event is not found. */
+export async function redeliverEvent(db: Db, merchantId: string, eventId: string, now: Date, endpointId?: string): Promise<string[] | null> {
+  return db.transaction(async (tx) => {
+    const [ev] = await tx.select({ id: merchantEvents.id, paymentId: merchantEvents.paymentId }).from(merchantEvents)
+      .where(and(eq(merchantEvents.id, eventId), eq(merchantEvents.merchantId, merchantId)));
+    if (ev === undefined) return null;
+    const rows = await tx.execute<{ id: string; attempts: number }>(sql`
+      UPDATE event_deliveries d SET status = 'pending', next_attempt_at = ${now}
+        FROM webhook_endpoints w
+       WHERE d.event_id = ${eventId} AND w.id = d.endpoint_id AND w.status = 'enabled'
+         AND (${endpointId ?? null}::text IS NULL OR d.endpoint_id = ${endpointId ?? null})
+       RETURNING d.id, d.attempts`);
+    for (const r of rows.rows) await enqueueWebhookJob(tx, 'event_delivery', { deliveryId: r.id, seq: r.attempts }, now, ev.paymentId);
+    return rows.rows.map((r) => r.id);
+  });
+}

@@ -1,0 +1,116 @@
+// Merchant routes for outbound webhooks, scoped to res.locals.merchantId (set by the auth
+// middleware given here, or by the API's own /v1 auth when mounted after it):
+//   POST /v1/webhook_endpoints { url, events? }   GET /v1/webhook_endpoints   DELETE /v1/webhook_endpoints/:id
+//   GET /v1/events/:id (deliveries and every attempt)   POST /v1/events/:id/redeliver { endpoint_id? }
+// and, public, GET /.well-known/jwks.json. Errors are application/problem+json (RFC 9457) in the
+// API's shape: { type, title, status, detail, code, errors? }.
+
+import express from 'express';
+import type { NextFunction, Request, RequestHandler, Response, Router } from 'express';
+import { z } from 'zod';
+import { MERCHANT_EVENT_TYPES } from '../../core/effects.ts';
+import type { WebhookServices } from '../webhook-services.ts';
+import { publishedJwks } from './delivery-signature.ts';
+import { createEndpoint, deleteEndpoint, listEndpoints, loadEventView, redeliverEvent } from './endpoint-store.ts';
+
+const PROBLEM_TYPE_BASE = 'https://switchyard.dev/problems/';
+const TITLES = { validation_error: 'The request is not valid', unauthorized: 'Unauthorized', not_found: 'Not found', internal_error: 'Internal error' } as const;
+const STATUS = { validation_error: 400, unauthorized: 401, not_found: 404, internal_error: 500 } as const;
+type Code = keyof typeof TITLES;
+
+function problem(res: Response, code: Code, detail: string, errors?: readonly { path: string; message: string }[]): void {
+  const body = { type: `${PROBLEM_TYPE_BASE}${code}`, title: TITLES[code], status: STATUS[code], detail, code, ...(errors === undefined ? {} : { errors }) };
+  res.status(STATUS[code]).set('Content-Type', 'application/problem+json; charset=utf-8').send(JSON.stringify(body));
+}
+
+const endpointBody = z.strictObject({
+  url: z.string().max(2048).refine((u) => URL.canParse(u) && ['http:', 'https:'].includes(new URL(u).protocol), 'must be an absolute http(s) URL'),
+  events: z.array(z.enum(MERCHANT_EVENT_TYPES)).min(1).max(MERCHANT_EVENT_TYPES.length).optional(),
+});
+const redeliverBody = z.strictObject({ endpoint_id: z.string().max(64).optional() }).optional();
+
+function merchantOf(res: Response): string | null {
+  const id: unknown = res.locals['merchantId'];
+  return typeof id === 'string' ? id : null;
+}
+
+type Handler = (req: Request, res: Response, merchantId: string) => Promise<void>;
+
+/** Wraps a route: requires the merchant, answers every failure as a problem, logs no body. */
+function route(s: WebhookServices, handler: Handler): RequestHandler {
+  return async (req: Request, res: Response) => {
+    const merchantId = merchantOf(res);
+    if (merchantId === null) return problem(res, 'unauthorized', 'send Authorization: Bearer <api_key>');
+    try {
+      await handler(req, res, merchantId);
+    } catch (err) {
+      s.log(`webhooks api: ${req.method} ${req.path} failed: ${(err as Error).name}: ${(err as Error).message.slice(0, 200)}`);
+      if (!res.headersSent) problem(res, 'internal_error', 'an unexpected error occurred');
+    }
+  };
+}
+
+function invalid(res: Response, error: z.ZodError): void {
+  const errors = error.issues.map((i) => ({ path: i.path.map(String).join('.') || '(body)', message: i.message }));
+  problem(res, 'validation_error', `${errors[0]?.path ?? '(body)'}: ${errors[0]?.message ?? 'invalid'}`, errors);
+}
+
+/**
+ * The merchant routes. `auth` (optional) runs first and must set res.locals.merchantId; leave it
+ * out when mounting after the API's own /v1 authentication.
+ */
+export function createWebhookEndpointsRouter(s: WebhookServices, auth?: RequestHandler): Router {
+  const router = express.Router();
+  const paths = ['/v1/webhook_endpoints', '/v1/events'];
+  if (auth !== undefined) router.use(paths, auth);
+  // A body the API's parser already read is left alone (body-parser marks it).
+  router.use(paths, express.json({ limit: '16kb', type: () => true }));
+  router.use(paths, (err: unknown, _req: Request, res: Response, next: NextFunction) => {
+    if ((err as { type?: unknown }).type === 'entity.parse.failed') return problem(res, 'validation_error', 'the body is not valid JSON');
+    next(err);
+  });
+
+  router.post('/v1/webhook_endpoints', route(s, async (req, res, merchantId) => {
+    const parsed = endpointBody.safeParse(req.body ?? {});
+    if (!parsed.success) return invalid(res, parsed.error);
+    res.status(201).json(await createEndpoint(s.db, merchantId, parsed.data.url, parsed.data.events, s.now()));
+  }));
+  router.get('/v1/webhook_endpoints', route(s, async (_req, res, merchantId) => {
+    res.json({ data: await listEndpoints(s.db, merchantId) });
+  }));
+  router.delete('/v1/webhook_endpoints/:id', route(s, async (req, res, merchantId) => {
+    const id = String(req.params['id']);
+    if (!(await deleteEndpoint(s.db, merchantId, id))) return problem(res, 'not_found', `no webhook endpoint ${id}`);
+    res.json({ id, deleted: true });
+  }));
+  router.get('/v1/events/:id', route(s, async (req, res, merchantId) => {
+    const id = String(req.params['id']);
+    const view = await loadEventView(s.db, merchantId, id);
+    if (view === null) return problem(res, 'not_found', `no event ${id}`);
+    res.json(view);
+  }));
+  router.post('/v1/events/:id/redeliver', route(s, async (req, res, merchantId) => {
+    const id = String(req.params['id']);
+    const parsed = redeliverBody.safeParse(req.body === undefined || Object.keys(req.body as object).length === 0 ? undefined : req.body);
+    if (!parsed.success) return invalid(res, parsed.error);
+    const ids = await redeliverEvent(s.db, merchantId, id, s.now(), parsed.data?.endpoint_id);
+    if (ids === null) return problem(res, 'not_found', `no event ${id}`);
+    s.kick();
+    res.status(202).json({ event_id: id, deliveries: ids });
+  }));
+  return router;
+}
+
+/** GET /.well-known/jwks.json: public, cacheable for a short while (rotation publishes the new kid first). */
+export function createJwksRouter(s: WebhookServices): Router {
+  const router = express.Router();
+  router.get('/.well-known/jwks.json', async (_req: Request, res: Response) => {
+    try {
+      res.set('Cache-Control', 'public, max-age=300').json(await publishedJwks(s.db, s.keys, s.now()));
+    } catch (err) {
+      s.log(`webhooks: jwks failed: ${(err as Error).message.slice(0, 200)}`);
+      problem(res, 'internal_error', 'the key set is not available right now');
+    }
+  });
+  return router;
+}

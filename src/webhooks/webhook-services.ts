@@ -1,0 +1,63 @@
+// What the webhook routers and workers share, built once by the runtime: the database, the
+// connectors (each verifies its own provider's webhooks), the step environment, the signing
+// keys, the clock and the tunables. Routers and workers take this, not the runtime, so the
+// runtime can import them without a cycle.
+
+import type { Connector } from '../connectors/contract.ts';
+import type { Db } from '../store/db.ts';
+import type { StepEnvFactory } from '../jobs/step-env.ts';
+import { DEFAULT_DELIVERY_SCHEDULE } from './outbound/delivery-schedule.ts';
+import type { DeliverySchedule } from './outbound/delivery-schedule.ts';
+import type { SigningKeyRing } from './outbound/signing-keys.ts';
+
+export interface WebhookOptions {
+  /** Per request to a merchant endpoint; a slower endpoint counts as failed and is retried. */
+  readonly deliveryTimeoutMs?: number;
+  readonly deliverySchedule?: Partial<DeliverySchedule>;
+  /** Deliveries running at once per worker process, over all endpoints. */
+  readonly deliveryConcurrency?: number;
+  /** Deliveries to one endpoint running at once per process: a slow endpoint cannot take every slot. */
+  readonly perEndpointInFlight?: number;
+  /** An event naming a payment we do not know yet is retried this many times (backoff from inboundRetryBaseMs), then dead-lettered. */
+  readonly inboundMaxTries?: number;
+  readonly inboundRetryBaseMs?: number;
+  /** Largest provider webhook body accepted. */
+  readonly inboundBodyLimit?: string;
+  readonly random?: () => number;
+}
+
+export interface WebhookSettings {
+  readonly deliveryTimeoutMs: number;
+  readonly deliverySchedule: DeliverySchedule;
+  readonly deliveryConcurrency: number;
+  readonly perEndpointInFlight: number;
+  readonly inboundMaxTries: number;
+  readonly inboundRetryBaseMs: number;
+  readonly inboundBodyLimit: string;
+  readonly random: () => number;
+}
+
+export function webhookSettings(o: WebhookOptions = {}): WebhookSettings {
+  return {
+    deliveryTimeoutMs: o.deliveryTimeoutMs ?? 10_000,
+    deliverySchedule: { ...DEFAULT_DELIVERY_SCHEDULE, ...o.deliverySchedule },
+    deliveryConcurrency: o.deliveryConcurrency ?? 32,
+    perEndpointInFlight: o.perEndpointInFlight ?? 4,
+    inboundMaxTries: o.inboundMaxTries ?? 12,
+    inboundRetryBaseMs: o.inboundRetryBaseMs ?? 1_000,
+    inboundBodyLimit: o.inboundBodyLimit ?? '1mb',
+    random: o.random ?? Math.random,
+  };
+}
+
+export interface WebhookServices {
+  readonly db: Db;
+  readonly connectors: ReadonlyMap<string, Connector>;
+  readonly envs: StepEnvFactory;
+  readonly keys: SigningKeyRing;
+  readonly settings: WebhookSettings;
+  readonly now: () => Date;
+  readonly log: (line: string) => void;
+  /** Publish new outbox rows now (the relay kick); the relay's sweep covers a missed kick. */
+  readonly kick: () => void;
+}

@@ -1,0 +1,77 @@
+// BullMQ workers for the webhook queues: inbound events, merchant-event fan-out, deliveries.
+// As for provider calls, BullMQ retries cover only our own infrastructure failures; a job that
+// exhausts them marks its outbox row dead, and an inbound event goes to the dead letter with it.
+
+import { Worker } from 'bullmq';
+import { sql } from 'drizzle-orm';
+import type { ConnectionOptions, Job } from 'bullmq';
+import { markOutboxDead } from '../jobs/outbox-claims.ts';
+import type { OutboxJobData } from '../jobs/queues.ts';
+import { settleInboundEvent } from './inbound/inbox.ts';
+import { processInboundEvent } from './inbound/inbound-processor.ts';
+import { deliverOnce } from './outbound/delivery-worker.ts';
+import { fanOutMerchantEvent } from './outbound/event-fanout.ts';
+import { DELIVERY_QUEUE, INBOUND_QUEUE, MERCHANT_EVENT_QUEUE } from './webhook-jobs.ts';
+import type { InboundJob } from './webhook-jobs.ts';
+import type { WebhookServices } from './webhook-services.ts';
+
+export interface WebhookWorkerOptions {
+  readonly connection: ConnectionOptions;
+  readonly prefix: string;
+  readonly inboundConcurrency?: number;
+  /** Called with every processed job (tests, metrics). */
+  readonly onProcessed?: (queue: string, outboxId: number, result: unknown) => void;
+}
+
+type Handler = (s: WebhookServices, outboxId: number, claimant: string) => Promise<unknown>;
+
+export class WebhookWorkers {
+  private readonly workers: Worker<OutboxJobData>[] = [];
+
+  constructor(
+    private readonly services: WebhookServices,
+    private readonly opts: WebhookWorkerOptions,
+  ) {
+    this.add(INBOUND_QUEUE, processInboundEvent, opts.inboundConcurrency ?? 8);
+    this.add(MERCHANT_EVENT_QUEUE, fanOutMerchantEvent, 8);
+    this.add(DELIVERY_QUEUE, deliverOnce, services.settings.deliveryConcurrency);
+  }
+
+  private add(queue: string, handler: Handler, concurrency: number): void {
+    const s = this.services;
+    const process = async (job: Job<OutboxJobData>): Promise<unknown> => {
+      const result = await handler(s, job.data.outboxId, job.id ?? `job-${job.data.outboxId}`);
+      this.opts.onProcessed?.(queue, job.data.outboxId, result);
+      return result;
+    };
+    const w = new Worker<OutboxJobData>(queue, process, {
+      connection: this.opts.connection, prefix: this.opts.prefix, concurrency, stalledInterval: 5_000, maxStalledCount: 1_000,
+    });
+    w.on('failed', (job, err) => {
+      if (job === undefined) return;
+      const exhausted = job.attemptsMade >= (job.opts.attempts ?? 1);
+      s.log(`webhooks: ${queue} job ${job.id} failed (try ${job.attemptsMade}): ${err.message}${exhausted ? ' — dead letter' : ''}`);
+      if (!exhausted) return;
+      void this.deadLetter(queue, job.data.outboxId, err.message).catch(() => undefined);
+    });
+    w.on('error', (err) => s.log(`webhooks: ${queue}: ${err.message}`));
+    this.workers.push(w);
+  }
+
+  private async deadLetter(queue: string, outboxId: number, error: string): Promise<void> {
+    const s = this.services;
+    await markOutboxDead(s.db, outboxId, error);
+    if (queue !== INBOUND_QUEUE) return;
+    const rows = await s.db.execute<{ payload: InboundJob }>(sql`SELECT payload FROM outbox WHERE id = ${outboxId}`);
+    const inboundId = rows.rows[0]?.payload.inboundEventId;
+    if (inboundId !== undefined) await settleInboundEvent(s.db, inboundId, 'failed', `processing failed: ${error}`, null, s.now());
+  }
+
+  async waitUntilReady(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.waitUntilReady()));
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.close()));
+  }
+}

@@ -1,0 +1,121 @@
+// kill -9 of the worker process while it delivers merchant webhooks (before the POST, during it,
+// after it and before the commit): after a restart every event reaches the endpoint at least
+// once, and every delivery ends succeeded. Nothing is lost.
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRuntime } from '../../../src/app/runtime.ts';
+import type { Runtime } from '../../../src/app/runtime.ts';
+import { startPayment } from '../../../src/app/payment-service.ts';
+import { startStripeSandbox } from '../../../src/connectors/stripe/sandbox/index.ts';
+import type { StripeSandbox } from '../../../src/connectors/stripe/sandbox/index.ts';
+import { createMerchant } from '../../../src/store/merchants.ts';
+import { createEndpoint } from '../../../src/webhooks/outbound/endpoint-store.ts';
+import { createTestDatabase } from '../helpers/db.ts';
+import type { TestDatabase } from '../helpers/db.ts';
+import { REDIS_URL } from '../helpers/runtime.ts';
+import { startReceiver, until } from './helpers.ts';
+import type { Receiver } from './helpers.ts';
+
+const PAYMENTS = 40;
+let db: TestDatabase;
+let sandbox: StripeSandbox;
+let rt: Runtime;
+let rx: Receiver;
+let env: NodeJS.ProcessEnv;
+let child: ChildProcess | null = null;
+let kills = 0;
+
+function startWorker(): Promise<ChildProcess> {
+  const c = spawn(process.execPath, ['--import', 'tsx', 'test/integration/webhooks/delivery-worker-child.ts'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    c.stdout.once('data', () => resolve(c));
+    c.once('exit', (code) => reject(new Error(`worker exited early (${code})`)));
+  });
+}
+
+async function killWorker(): Promise<void> {
+  const c = child;
+  child = null;
+  if (c === null || c.exitCode !== null) return;
+  await new Promise<void>((resolve) => {
+    c.once('exit', () => resolve());
+    c.kill('SIGKILL');
+  });
+  kills++;
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase('wh_crash');
+  rx = await startReceiver();
+  // A slow answer widens the window between the POST and the commit that records it.
+  rx.behave('/hook', { delayMs: 150 });
+  sandbox = await startStripeSandbox({ account: 'stripe_a', secretKey: 'sk_test_whcrash', port: 0 });
+  const dir = mkdtempSync(join(tmpdir(), 'sy-whcrash-'));
+  const configFile = join(dir, 'switchyard.yaml');
+  writeFileSync(configFile, `
+connectors:
+  stripe_a: { type: stripe, endpoint: "${sandbox.url}", secret_key: sk_test_whcrash, webhook_secrets: [whsec_x], timeout_ms: 3000, queue: { concurrency: 8, rate_per_s: 1000 } }
+routing:
+  default: { priority: [stripe_a] }
+`);
+  const prefix = `sytest_whcrash_${randomBytes(3).toString('hex')}`;
+  env = { ...process.env, DATABASE_URL: db.url, REDIS_URL, SWITCHYARD_CONFIG: configFile, SWITCHYARD_QUEUE_PREFIX: prefix };
+  rt = await startRuntime({ role: 'api', databaseUrl: db.url, redisUrl: REDIS_URL, configFile, queuePrefix: prefix, relaySweepMs: 300, relayRepublishMs: 2_000, log: () => undefined });
+}, 60_000);
+
+afterAll(async () => {
+  await killWorker();
+  await rt?.stop();
+  await sandbox?.close();
+  await rx?.close();
+  await db?.drop();
+});
+
+describe('kill -9 during delivery', () => {
+  it(`${PAYMENTS} payments' events all reach the endpoint despite random worker kills`, async () => {
+    const { merchant } = await createMerchant(rt.database.db, { name: 'whcrash' });
+    await createEndpoint(rt.database.db, merchant.id, `${rx.url}/hook`, ['payment.authorized'], new Date());
+    child = await startWorker();
+    let killing = true;
+    const killer = (async () => {
+      while (killing) {
+        await new Promise((r) => setTimeout(r, 300 + Math.floor(Math.random() * 700)));
+        if (!killing) break;
+        await killWorker();
+        child = await startWorker();
+      }
+    })();
+    for (let i = 0; i < PAYMENTS; i++) {
+      const r = await startPayment(rt, merchant.id, {
+        amount: 1000 + i, currency: 'EUR', reference: `whcrash-${i}`, captureMethod: 'manual', allowPartialAuthorization: false,
+        paymentMethod: { test_card: '4242424242424242' }, metadata: {},
+      });
+      if (!r.ok) throw new Error(r.message);
+      if (i % 10 === 0) await new Promise((res) => setTimeout(res, 200));
+    }
+    while (kills < 4) await new Promise((r) => setTimeout(r, 200));
+    killing = false;
+    await killer;
+    if (child === null) child = await startWorker();
+
+    const deliveries = await until(
+      () => rt.database.db.execute<{ status: string; n: string }>(sql`SELECT status, count(*) AS n FROM event_deliveries GROUP BY status`).then((r) => r.rows),
+      (rows) => rows.length === 1 && rows[0]!.status === 'succeeded' && Number(rows[0]!.n) === PAYMENTS,
+      120_000,
+    );
+    expect(deliveries).toEqual([{ status: 'succeeded', n: String(PAYMENTS) }]);
+    expect(kills).toBeGreaterThanOrEqual(4);
+    const events = await rt.database.db.execute<{ id: string }>(sql`SELECT id FROM merchant_events WHERE type = 'payment.authorized'`);
+    expect(events.rows).toHaveLength(PAYMENTS);
+    const got = new Set(rx.received.map((r) => String(r.headers['switchyard-event-id'])));
+    for (const e of events.rows) expect(got.has(e.id), e.id).toBe(true);
+    const open = await rt.database.db.execute<{ n: string }>(sql`SELECT count(*) AS n FROM outbox WHERE status <> 'done' AND kind IN ('merchant_event', 'event_delivery')`);
+    expect(open.rows[0]!.n).toBe('0');
+  }, 180_000);
+});

@@ -1,0 +1,18 @@
+// A worker process for the delivery crash test, killed with SIGKILL by the parent at random moments.
+import { startRuntime } from '../../../src/app/runtime.ts';
+
+const rt = await startRuntime({
+  role: 'worker',
+  databaseUrl: process.env.DATABASE_URL!,
+  redisUrl: process.env.REDIS_URL!,
+  configFile: process.env.SWITCHYARD_CONFIG!,
+  queuePrefix: process.env.SWITCHYARD_QUEUE_PREFIX!,
+  relaySweepMs: 300,
+  relayRepublishMs: 2_000,
+  webhooks: { deliveryTimeoutMs: 1_000, deliverySchedule: { baseMs: 200, capMs: 1_000 } },
+  log: () => undefined,
+});
+process.stdout.write('ready\n');
+process.on('SIGTERM', () => {
+  void rt.stop().then(() => process.exit(0));
+});

@@ -1,0 +1,67 @@
+// What a verified provider event means for a payment, decided before transition() applies it.
+import { describe, expect, it } from 'vitest';
+import type { NormalizedEvent } from '../../../src/connectors/contract.ts';
+import type { Attempt, Capture, Payment, Refund } from '../../../src/core/payment.ts';
+import { actionForEvent } from '../../../src/webhooks/inbound/event-mapping.ts';
+import { created } from '../core/fixtures.ts';
+
+function attempt(over: Partial<Attempt> = {}): Attempt {
+  return {
+    id: 'att_1', no: 1, connector: 'adyen_b', status: 'authorized', providerRef: 'psp_1', authKey: 'k', firstSentAt: null, sends: 1, maybeReached: true,
+    notSentSends: [], prepareCalls: 0, queries: 0, fenceCalls: 0, lastOutcome: 'succeeded', proof: null, declineCode: null, declineClass: null,
+    retryElsewhere: false, notSentReason: null, amountAuthorized: 5000, createdAt: '2026-01-01T00:00:00.000Z', ...over,
+  };
+}
+const capture = (over: Partial<Capture>): Capture => ({ id: 'cap_1', no: 1, amount: 2000, final: false, status: 'requested', providerKey: 'k', providerRef: null, calls: 1, createdAt: '2026-01-01T00:00:00.000Z', ...over });
+const refund = (over: Partial<Refund>): Refund => ({ id: 'rfd_1', no: 1, amount: 700, reason: null, status: 'requested', providerKey: 'k', providerRef: null, calls: 1, createdAt: '2026-01-01T00:00:00.000Z', ...over });
+
+function payment(over: Partial<Payment> = {}): Payment {
+  return { ...created({ amount: 5000 }), state: 'authorized', amountAuthorized: 5000, attempts: [attempt()], ...over };
+}
+
+const base = { providerEventId: 'e1', connectorType: 'adyen', attemptId: 'att_1', providerRef: 'psp_1', occurredAt: '2026-01-01T00:00:00.000Z', rawType: 'X' } as const;
+const ev = (body: Record<string, unknown>): NormalizedEvent => ({ ...base, ...body }) as NormalizedEvent;
+const factOf = (a: ReturnType<typeof actionForEvent>) => (a.kind === 'input' && a.input.type === 'provider_fact' ? a.input.fact : a);
+
+describe('actionForEvent', () => {
+  it('a cancellation of an attempt we are fencing is the fence confirmation, not a void', () => {
+    const p = payment({ state: 'auth_unknown', attempts: [attempt({ status: 'fencing' })] });
+    expect(factOf(actionForEvent(p, 'adyen_b', ev({ kind: 'void_succeeded' })))).toEqual({ fact: 'fence_confirmed', attemptId: 'att_1' });
+    expect(factOf(actionForEvent(p, 'adyen_b', ev({ kind: 'void_failed' })))).toEqual({ fact: 'fence_refused', attemptId: 'att_1' });
+    expect(factOf(actionForEvent(payment({ state: 'voiding' }), 'adyen_b', ev({ kind: 'void_succeeded' })))).toEqual({ fact: 'void_succeeded' });
+  });
+
+  it('finds the attempt by provider reference when the event names no attempt', () => {
+    const a = actionForEvent(payment(), 'adyen_b', ev({ kind: 'authorization', attemptId: null, outcome: { kind: 'succeeded', providerRef: 'psp_1', amount: 5000 } }));
+    expect(factOf(a)).toMatchObject({ fact: 'authorization', attemptId: 'att_1' });
+  });
+
+  it("ignores an event verified by one account that names another account's attempt", () => {
+    const a = actionForEvent(payment(), 'stripe_a', ev({ kind: 'void_succeeded' }));
+    expect(a).toMatchObject({ kind: 'ignore', reason: expect.stringMatching(/belongs to adyen_b, not stripe_a/) as string });
+  });
+
+  it('names a capture by modification reference, else by amount (cumulative echo for Stripe)', () => {
+    const p = payment({ state: 'capturing', captures: [capture({ status: 'succeeded', id: 'cap_0', amount: 1000, providerRef: 'm0' }), capture({})], amountCaptured: 1000 });
+    expect(factOf(actionForEvent(p, 'adyen_b', ev({ kind: 'capture_succeeded', amount: 2000, currency: 'EUR', modificationRef: 'm1' })))).toMatchObject({ fact: 'capture_succeeded', captureId: 'cap_1' });
+    expect(factOf(actionForEvent(p, 'adyen_b', ev({ kind: 'capture_succeeded', amount: 1000, currency: 'EUR', modificationRef: 'm0' })))).toMatchObject({ fact: 'capture_succeeded', captureId: 'cap_0' });
+    const stripe = { ...p, attempts: [attempt({ connector: 'stripe_a' })] };
+    // Stripe echoes amount_captured (3000 = 1000 before + 2000 now); a late echo of the first capture (1000) matches nothing in flight.
+    expect(factOf(actionForEvent(stripe, 'stripe_a', ev({ connectorType: 'stripe', kind: 'capture_succeeded', amount: 3000, currency: 'EUR', modificationRef: 'ch_1' })))).toMatchObject({ captureId: 'cap_1' });
+    expect(actionForEvent(stripe, 'stripe_a', ev({ connectorType: 'stripe', kind: 'capture_succeeded', amount: 1000, currency: 'EUR', modificationRef: 'ch_1' }))).toMatchObject({ kind: 'ignore' });
+  });
+
+  it('a refund failure after success is a reversal; before success a failure', () => {
+    const done = payment({ state: 'captured', amountCaptured: 5000, amountRefunded: 700, refunds: [refund({ status: 'succeeded', providerRef: 're_1' })] });
+    expect(factOf(actionForEvent(done, 'adyen_b', ev({ kind: 'refund_failed', amount: 700, currency: 'EUR', modificationRef: 're_1' })))).toEqual({ fact: 'refund_reversed', refundId: 'rfd_1' });
+    const pending = payment({ state: 'captured', amountCaptured: 5000, refunds: [refund({ status: 'pending' })] });
+    expect(factOf(actionForEvent(pending, 'adyen_b', ev({ kind: 'refund_failed', amount: 700, currency: 'EUR', modificationRef: null })))).toEqual({ fact: 'refund_failed', refundId: 'rfd_1' });
+    expect(factOf(actionForEvent(pending, 'adyen_b', ev({ kind: 'refund_succeeded', amount: 700, currency: 'EUR', modificationRef: 're_9' })))).toEqual({ fact: 'refund_succeeded', refundId: 'rfd_1', providerRef: 're_9' });
+    expect(actionForEvent(pending, 'adyen_b', ev({ kind: 'refund_succeeded', amount: 700, currency: 'USD', modificationRef: null }))).toMatchObject({ kind: 'ignore' });
+  });
+
+  it('disputes are records, never payment inputs; unknown codes are ignored', () => {
+    expect(actionForEvent(payment(), 'adyen_b', ev({ kind: 'dispute_opened', disputeRef: 'd1', amount: 5000, currency: 'EUR', reason: null })).kind).toBe('dispute');
+    expect(actionForEvent(payment(), 'adyen_b', ev({ kind: 'ignored' })).kind).toBe('ignore');
+  });
+});
