@@ -14,6 +14,7 @@ import { redact } from './log-redaction.ts';
 import { modificationRoutes } from './modification-routes.ts';
 import { openApiDocument } from './openapi.ts';
 import { paymentRoutes } from './payment-routes.ts';
+import { createJwksRouter, createWebhookEndpointsRouter, createWebhookIntakeRouter } from '../webhooks/index.ts';
 import { ApiProblem } from './problems.ts';
 import { rateLimitByMerchant } from './rate-limit.ts';
 import type { RateLimit } from './rate-limit.ts';
@@ -82,6 +83,9 @@ export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
     res.json(document);
   });
   if (opts.sandboxControl !== false && rt.sandboxes.length > 0) app.use(createControlRouter(rt.sandboxes));
+  // Provider webhooks take the raw bytes: mounted before any JSON parser. The JWKS is public.
+  app.use(createWebhookIntakeRouter(rt.webhooks));
+  app.use(createJwksRouter(rt.webhooks));
   opts.mount?.(app);
 
   app.use('/v1', bearerAuth(rt.database.db));
@@ -90,6 +94,7 @@ export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
   app.use('/v1', express.json({ limit: opts.bodyLimit ?? '64kb', type: () => true, strict: true }));
   app.use(paymentRoutes(ctx));
   app.use(modificationRoutes(ctx));
+  app.use(createWebhookEndpointsRouter(rt.webhooks));
 
   app.use((req: Request) => {
     throw new ApiProblem('not_found', `no route ${req.method} ${req.path}`);
