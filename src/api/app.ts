@@ -14,6 +14,7 @@ import { redact } from './log-redaction.ts';
 import { modificationRoutes } from './modification-routes.ts';
 import { openApiDocument } from './openapi.ts';
 import { paymentRoutes } from './payment-routes.ts';
+import { webhookEndpointPostRoutes } from './webhook-endpoint-routes.ts';
 import { createJwksRouter, createWebhookEndpointsRouter, createWebhookIntakeRouter } from '../webhooks/index.ts';
 import { ApiProblem } from './problems.ts';
 import { rateLimitByMerchant } from './rate-limit.ts';
@@ -94,6 +95,7 @@ export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
   app.use('/v1', express.json({ limit: opts.bodyLimit ?? '64kb', type: () => true, strict: true }));
   app.use(paymentRoutes(ctx));
   app.use(modificationRoutes(ctx));
+  app.use(webhookEndpointPostRoutes(ctx, rt));
   app.use(createWebhookEndpointsRouter(rt.webhooks));
 
   app.use((req: Request) => {

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { captureBody, createPaymentBody, listPaymentsQuery, refundBody, voidBody } from './request-schemas.ts';
 import { attemptResource, paymentList, paymentResource, problemResource, refundResource, routingResource, timelineList, transitionResource } from './resource-schemas.ts';
 import { MAX_KEY_LENGTH } from './idempotent-post.ts';
+import { endpointBody, redeliverBody } from '../webhooks/outbound/merchant-routes.ts';
 import { PROBLEMS } from './problems.ts';
 import type { ProblemCode } from './problems.ts';
 
@@ -15,6 +16,7 @@ const COMPONENTS = {
   CreatePaymentRequest: createPaymentBody, CaptureRequest: captureBody, VoidRequest: voidBody, RefundRequest: refundBody,
   Payment: paymentResource, Attempt: attemptResource, Routing: routingResource, Refund: refundResource, Transition: transitionResource,
   PaymentList: paymentList, Timeline: timelineList, Problem: problemResource,
+  WebhookEndpointRequest: endpointBody, RedeliverRequest: redeliverBody.unwrap(),
 };
 
 function componentSchemas(): JsonObject {
@@ -100,6 +102,23 @@ export function openApiDocument(): JsonObject {
         get: {
           summary: 'Retrieve a refund', parameters: [pathId('refund')],
           responses: { 200: { description: 'Final', content: json('Refund') }, 202: { description: 'Pending', content: json('Refund') }, ...problems(...COMMON, 'not_found') },
+        },
+      },
+      '/v1/webhook_endpoints': {
+        post: post('Register an endpoint for signed event deliveries', 'WebhookEndpointRequest', { 201: { description: 'The endpoint' } }, []),
+        get: { summary: 'List your endpoints', responses: { 200: { description: 'The endpoints' }, ...problems(...COMMON) } },
+      },
+      '/v1/webhook_endpoints/{id}': { delete: { summary: 'Delete an endpoint', parameters: [pathId('endpoint')], responses: { 200: { description: 'Deleted' }, ...problems(...COMMON, 'not_found') } } },
+      '/v1/events/{id}': { get: { summary: 'An event with its deliveries and every delivery attempt', parameters: [pathId('event')], responses: { 200: { description: 'The event' }, ...problems(...COMMON, 'not_found') } } },
+      '/v1/events/{id}/redeliver': {
+        post: post('Deliver an event again (to one endpoint or all)', 'RedeliverRequest', { 202: { description: 'New deliveries scheduled' } }, ['not_found'], 'event'),
+      },
+      '/.well-known/jwks.json': { get: { summary: 'Public keys that verify Switchyard-Signature (ES256, detached JWS)', security: [], responses: { 200: { description: 'JWK set' } } } },
+      '/webhooks/{account}': {
+        post: {
+          summary: 'Provider notifications for a connector account (raw body; verified by the connector before anything is stored)', security: [],
+          parameters: [{ name: 'account', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: { 200: { description: 'Accepted (Adyen: [accepted])' }, 400: { description: 'Not verified' }, 401: { description: 'Bad credentials' } },
         },
       },
       '/healthz': { get: { summary: 'Process up', security: [], responses: { 200: { description: 'ok' } } } },

@@ -23,11 +23,11 @@ function problem(res: Response, code: Code, detail: string, errors?: readonly { 
   res.status(STATUS[code]).set('Content-Type', 'application/problem+json; charset=utf-8').send(JSON.stringify(body));
 }
 
-const endpointBody = z.strictObject({
+export const endpointBody = z.strictObject({
   url: z.string().max(2048).refine((u) => URL.canParse(u) && ['http:', 'https:'].includes(new URL(u).protocol), 'must be an absolute http(s) URL'),
   events: z.array(z.enum(MERCHANT_EVENT_TYPES)).min(1).max(MERCHANT_EVENT_TYPES.length).optional(),
 });
-const redeliverBody = z.strictObject({ endpoint_id: z.string().max(64).optional() }).optional();
+export const redeliverBody = z.strictObject({ endpoint_id: z.string().max(64).optional() }).optional();
 
 function merchantOf(res: Response): string | null {
   const id: unknown = res.locals['merchantId'];

@@ -1,0 +1,27 @@
+// The merchant's webhook POSTs under /v1 go through the same idempotency as every other POST:
+// a retried endpoint registration or redelivery replays its first answer instead of doing it twice.
+// Reads and deletes are served by the webhooks module's own router, mounted after this one.
+
+import express from 'express';
+import type { Router } from 'express';
+import type { Runtime } from '../app/runtime.ts';
+import { endpointBody, redeliverBody } from '../webhooks/outbound/merchant-routes.ts';
+import { createEndpoint, redeliverEvent } from '../webhooks/outbound/endpoint-store.ts';
+import type { ApiContext } from './api-context.ts';
+import { idempotentPost } from './idempotent-post.ts';
+import { ApiProblem } from './problems.ts';
+
+export function webhookEndpointPostRoutes(ctx: ApiContext, rt: Runtime): Router {
+  const router = express.Router();
+  router.post('/v1/webhook_endpoints', idempotentPost(ctx.idempotency, endpointBody, async ({ merchantId, body }) => {
+    return { status: 201, body: await createEndpoint(rt.database.db, merchantId, body.url, body.events, rt.now()) };
+  }));
+  router.post('/v1/events/:id/redeliver', idempotentPost(ctx.idempotency, redeliverBody.unwrap().prefault({}), async ({ merchantId, body, params }) => {
+    const id = params['id']!;
+    const ids = await redeliverEvent(rt.database.db, merchantId, id, rt.now(), body.endpoint_id);
+    if (ids === null) throw new ApiProblem('not_found', `no event ${id}`);
+    rt.webhooks.kick();
+    return { status: 202, body: { event_id: id, deliveries: ids } };
+  }));
+  return router;
+}
