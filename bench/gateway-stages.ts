@@ -1,0 +1,132 @@
+// Stages against the gateway over HTTP: lifecycle throughput (create manual-capture -> capture ->
+// read, several merchants at once), added latency at a fixed provider delay, and fail-fast with
+// every breaker open.
+
+import { randomBytes } from 'node:crypto';
+import type pg from 'pg';
+import { closedLoop, openLoop, percentile, sleep } from './lib.ts';
+import type { HttpClient } from './lib.ts';
+
+export interface Counters {
+  readonly xactCommit: number;
+  readonly transitions: number;
+}
+
+export async function counters(db: pg.Client): Promise<Counters> {
+  const r = await db.query<{ c: string; t: string }>(
+    `SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())::text AS c, (SELECT count(*) FROM payment_transitions)::text AS t`,
+  );
+  return { xactCommit: Number(r.rows[0]!.c), transitions: Number(r.rows[0]!.t) };
+}
+
+const card = { type: 'card', test_card: '4242424242424242' };
+
+async function payOnce(http: HttpClient, key: string, capture: boolean): Promise<number | null> {
+  const auth = { authorization: `Bearer ${key}` };
+  const started = performance.now();
+  const created = await http.json('POST', '/v1/payments', { ...auth, 'idempotency-key': randomBytes(8).toString('hex') }, {
+    amount: 1000, currency: 'EUR', reference: `bench-${randomBytes(4).toString('hex')}`, capture_method: 'manual', payment_method: card,
+  });
+  if (created.status !== 201 || created.json['status'] !== 'authorized') throw new Error(`create answered ${created.status} ${JSON.stringify(created.json).slice(0, 200)}`);
+  if (!capture) return created.ms;
+  const id = String(created.json['id']);
+  const captured = await http.json('POST', `/v1/payments/${id}/capture`, { ...auth, 'idempotency-key': randomBytes(8).toString('hex') }, {});
+  if (captured.status !== 200 && captured.status !== 202) throw new Error(`capture answered ${captured.status}`);
+  const read = await http.json('GET', `/v1/payments/${id}`, auth);
+  if (read.status !== 200) throw new Error(`read answered ${read.status}`);
+  return performance.now() - started;
+}
+
+export interface LifecycleResult {
+  readonly paymentsPerS: number;
+  readonly transitionsPerS: number;
+  readonly commitsPerPayment: number;
+  readonly payments: number;
+  readonly errors: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly firstError: string | null;
+}
+
+/** `merchants` merchants with `perMerchant` loops each, for `seconds`. */
+export async function lifecycle(http: HttpClient, db: pg.Client, keys: readonly string[], perMerchant: number, seconds: number): Promise<LifecycleResult> {
+  await closedLoop(keys.length, Math.min(1, seconds / 2), (w) => payOnce(http, keys[w]!, true)); // warm-up
+  // pg_stat_database is flushed by each backend at most once a second: let it settle at both ends.
+  await sleep(1_100);
+  const before = await counters(db);
+  const stats = await closedLoop(keys.length * perMerchant, seconds, (w) => payOnce(http, keys[w % keys.length]!, true));
+  await sleep(1_100);
+  const after = await counters(db);
+  const payments = stats.ok;
+  return {
+    paymentsPerS: payments / stats.seconds,
+    transitionsPerS: (after.transitions - before.transitions) / stats.seconds,
+    // Includes the bench's own two counter reads and everything the workers, relay and intake committed meanwhile.
+    commitsPerPayment: payments === 0 ? 0 : (after.xactCommit - before.xactCommit - 1) / payments,
+    payments, errors: stats.errors, p50Ms: percentile(stats.latencies, 50), p99Ms: percentile(stats.latencies, 99), firstError: stats.firstError,
+  };
+}
+
+async function control(http: HttpClient, path: string, body: unknown): Promise<void> {
+  const r = await http.json('POST', path, {}, body);
+  if (r.status !== 200) throw new Error(`${path} answered ${r.status}: ${JSON.stringify(r.json).slice(0, 200)}`);
+}
+
+export interface LatencyResult {
+  readonly ratePerS: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly requests: number;
+  readonly errors: number;
+  readonly firstError: string | null;
+}
+
+/**
+ * Creates (authorize only: one provider call each) at `ratePerS` while the Stripe sandbox answers
+ * every call after `delayMs`; the figure is the API latency minus that delay.
+ */
+export async function addedLatency(http: HttpClient, keys: readonly string[], ratePerS: number, seconds: number, delayMs: number): Promise<LatencyResult> {
+  await control(http, '/_sandbox/stripe_eu/faults', { op: 'any', mode: 'latency', latency_ms: delayMs, count: 1_000_000 });
+  let i = 0;
+  const stats = await openLoop(ratePerS, seconds, () => payOnce(http, keys[i++ % keys.length]!, false));
+  const added = stats.latencies.map((ms) => ms - delayMs);
+  return { ratePerS, p50Ms: percentile(added, 50), p99Ms: percentile(added, 99), requests: stats.ok, errors: stats.errors, firstError: stats.firstError };
+}
+
+export interface FailFastResult {
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly requests: number;
+  readonly statuses: Record<string, number>;
+}
+
+/** Takes every sandbox down, drives payments until every breaker is open, then times the API's answers. */
+export async function failFast(http: HttpClient, keys: readonly string[], seconds: number): Promise<FailFastResult> {
+  const accounts = ['stripe_eu', 'adyen_eu'];
+  for (const a of accounts) await control(http, `/_sandbox/${a}/outage`, { seconds: 120 });
+  const deadline = Date.now() + 60_000;
+  const allOpen = async (): Promise<boolean> => {
+    const r = await http.json('GET', '/_bench/breakers');
+    return accounts.every((a) => r.json[a] === 'open');
+  };
+  while (!(await allOpen())) {
+    if (Date.now() > deadline) throw new Error('breakers did not open within 60 s');
+    // Large EUR amounts try Adyen first, small ones Stripe: both see failures.
+    await Promise.all(
+      keys.slice(0, 4).flatMap((key, n) => [1000, 150_000].map((amount) =>
+        http.json('POST', '/v1/payments', { authorization: `Bearer ${key}`, 'idempotency-key': randomBytes(8).toString('hex') }, {
+          amount, currency: 'EUR', reference: `ff-${n}`, capture_method: 'manual', payment_method: card,
+        }).catch(() => undefined))),
+    );
+  }
+  const statuses: Record<string, number> = {};
+  const stats = await closedLoop(4, seconds, async (w) => {
+    const r = await http.json('POST', '/v1/payments', { authorization: `Bearer ${keys[w % keys.length]!}`, 'idempotency-key': randomBytes(8).toString('hex') }, {
+      amount: 1000, currency: 'EUR', reference: 'ff', capture_method: 'manual', payment_method: card,
+    });
+    const s = `${r.status} ${typeof r.json['status'] === 'string' ? r.json['status'] : ''}`.trim();
+    statuses[s] = (statuses[s] ?? 0) + 1;
+    return r.ms;
+  });
+  return { p50Ms: percentile(stats.latencies, 50), p99Ms: percentile(stats.latencies, 99), requests: stats.ok, statuses };
+}
