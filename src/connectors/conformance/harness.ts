@@ -6,7 +6,7 @@ import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } fro
 import { createServer as createHttpsServer } from 'node:https';
 import type { Server as HttpsServer } from 'node:https';
 import { createServer as createTcpServer } from 'node:net';
-import { createServer as createTlsServer } from 'node:tls';
+import { TLSSocket, createSecureContext } from 'node:tls';
 import type { AddressInfo, Socket } from 'node:net';
 import { newId } from '../../core/ids.ts';
 import { providerIdempotencyKey } from '../../core/keys.ts';
@@ -160,9 +160,11 @@ export async function startResetThenRefuse(tls?: StubTls): Promise<StubServer> {
       raw.resetAndDestroy();
     });
   };
-  const server = tls === undefined
-    ? createTcpServer((socket) => onConnection(socket, socket))
-    : createTlsServer({ key: tls.key, cert: tls.cert }, (socket) => onConnection(socket, socket));
+  // TLS is layered over our own TCP socket: only a TCP handle can be reset (a TLSSocket cannot).
+  const server = createTcpServer((raw) => {
+    if (tls === undefined) return onConnection(raw, raw);
+    onConnection(new TLSSocket(raw, { isServer: true, secureContext: createSecureContext({ key: tls.key, cert: tls.cert }) }), raw);
+  });
   const port = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
   return {
     host: '127.0.0.1',
