@@ -50,6 +50,14 @@ describe('failover by the decline table', () => {
     expect(p.state).toBe('declined');
   });
 
+  it('a soft decline marked retry-elsewhere on the primary is authorized on the secondary (tokens per account)', async () => {
+    const p = await gw.waitFor((await gw.pay({ paymentMethod: { tokens: { stripe_a: 'pm_card_chargeDeclinedProcessingError', stripe_b: 'pm_card_visa' } } })).id, settled);
+    expect(p.state).toBe('authorized');
+    expect(p.attempts.map((x) => [x.connector, x.status, x.proof])).toEqual([['stripe_a', 'declined', 'declined'], ['stripe_b', 'authorized', null]]);
+    expect(live(a, p.attempts[0]!.id)).toBe(0);
+    expect(live(b, p.attempts[1]!.id)).toBe(1);
+  });
+
   it('a soft decline not marked retry-elsewhere is declined without failover', async () => {
     const p = await gw.waitFor((await gw.pay({ paymentMethod: { test_card: '4000000000009995' } })).id, settled);
     expect(p.state).toBe('declined');
