@@ -8,6 +8,7 @@ import type { Runtime } from '../app/runtime.ts';
 import { createControlRouter } from '../connectors/sandbox/control-router.ts';
 import type { ApiContext } from './api-context.ts';
 import { bearerAuth } from './auth.ts';
+import { balanceRoutes } from './balance-routes.ts';
 import { healthRoutes } from './health-routes.ts';
 import { sendProblem } from './http.ts';
 import { redact } from './log-redaction.ts';
@@ -95,6 +96,7 @@ export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
   app.use('/v1', express.json({ limit: opts.bodyLimit ?? '64kb', type: () => true, strict: true }));
   app.use(paymentRoutes(ctx));
   app.use(modificationRoutes(ctx));
+  app.use(balanceRoutes(ctx));
   app.use(webhookEndpointPostRoutes(ctx, rt));
   app.use(createWebhookEndpointsRouter(rt.webhooks));
 

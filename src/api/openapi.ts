@@ -4,7 +4,7 @@
 
 import { z } from 'zod';
 import { captureBody, createPaymentBody, listPaymentsQuery, refundBody, voidBody } from './request-schemas.ts';
-import { attemptResource, paymentList, paymentResource, problemResource, refundResource, routingResource, timelineList, transitionResource } from './resource-schemas.ts';
+import { attemptResource, balanceList, balanceResource, paymentList, paymentResource, problemResource, refundResource, routingResource, timelineList, transitionResource } from './resource-schemas.ts';
 import { MAX_KEY_LENGTH } from './idempotent-post.ts';
 import { endpointBody, redeliverBody } from '../webhooks/outbound/merchant-routes.ts';
 import { PROBLEMS } from './problems.ts';
@@ -15,7 +15,7 @@ type JsonObject = Record<string, unknown>;
 const COMPONENTS = {
   CreatePaymentRequest: createPaymentBody, CaptureRequest: captureBody, VoidRequest: voidBody, RefundRequest: refundBody,
   Payment: paymentResource, Attempt: attemptResource, Routing: routingResource, Refund: refundResource, Transition: transitionResource,
-  PaymentList: paymentList, Timeline: timelineList, Problem: problemResource,
+  PaymentList: paymentList, Timeline: timelineList, Problem: problemResource, Balance: balanceResource, BalanceList: balanceList,
   WebhookEndpointRequest: endpointBody, RedeliverRequest: redeliverBody.unwrap(),
 };
 
@@ -103,6 +103,9 @@ export function openApiDocument(): JsonObject {
           summary: 'Retrieve a refund', parameters: [pathId('refund')],
           responses: { 200: { description: 'Final', content: json('Refund') }, 202: { description: 'Pending', content: json('Refund') }, ...problems(...COMMON, 'not_found') },
         },
+      },
+      '/v1/balances': {
+        get: { summary: 'Your balance per currency, from the ledger', responses: { 200: { description: 'One entry per currency with ledger activity', content: json('BalanceList') }, ...problems(...COMMON) } },
       },
       '/v1/webhook_endpoints': {
         post: post('Register an endpoint for signed event deliveries', 'WebhookEndpointRequest', { 201: { description: 'The endpoint' } }, []),

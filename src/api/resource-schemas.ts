@@ -105,3 +105,17 @@ export const problemResource = z
 export type PaymentResource = z.output<typeof paymentResource>;
 export type RefundResource = z.output<typeof refundResource>;
 export type TransitionResource = z.output<typeof transitionResource>;
+
+/** One currency of a merchant's balance, from the ledger (may go negative: reversals after payout). */
+export const balanceResource = z
+  .strictObject({
+    object: z.literal('balance'),
+    currency: z.string(),
+    payable: z.int().meta({ description: 'Owed to the merchant: captures net of refunds and reversals (merchant payable account).' }),
+    disputed: z.int().meta({ description: 'Withdrawn for open disputes (merchant disputes account).' }),
+  })
+  .meta({ id: 'Balance' });
+
+export const balanceList = z
+  .strictObject({ object: z.literal('list'), data: z.array(balanceResource), has_more: z.boolean(), next_cursor: z.string().nullable() })
+  .meta({ id: 'BalanceList' });

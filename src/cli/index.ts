@@ -146,6 +146,17 @@ program
   }));
 
 program
+  .command('reconcile')
+  .description("compare the providers' records for a window with ours; apply safe fixes, record the rest")
+  .option('--since <duration>', 'window length back from now (90m, 24h, 7d)', '24h')
+  .option('--connector <name>', 'only this connector account')
+  .option('--json', 'one JSON line')
+  .action(action(async (opts: { since: string; connector?: string; json?: boolean }) => {
+    const { reconcileCommand } = await import('./reconcile-command.ts');
+    await reconcileCommand(settingsFromEnv(), { since: opts.since, json: opts.json === true, ...(opts.connector === undefined ? {} : { connector: opts.connector }) }, print, log);
+  }));
+
+program
   .command('sandbox')
   .description('run the provider sandboxes alone, on the loopback URLs the config names as endpoints')
   .option('--control-port <port>', 'control API port', (v) => {

@@ -108,6 +108,8 @@ export interface ReconciliationRecord {
   readonly captured: number;
   readonly refunded: number;
   readonly createdAt: string;
+  /** An open chargeback/dispute the provider shows (reconciliation spots disputes we were never told about). */
+  readonly disputed?: boolean;
 }
 
 export interface ReconciliationWindow {

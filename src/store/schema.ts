@@ -360,8 +360,16 @@ export const discrepancies = pgTable(
     resolution: text('resolution'),
     createdAt: ts('created_at').notNull().defaultNow(),
     resolvedAt: ts('resolved_at'),
+    category: text('category'),
+    connector: text('connector'),
+    providerRef: text('provider_ref'),
+    owner: text('owner').notNull().default('operations'),
+    dedupeKey: text('dedupe_key'),
   },
-  (t) => [index('discrepancies_open_idx').on(t.createdAt).where(sql`status = 'open'`)],
+  (t) => [
+    index('discrepancies_open_idx').on(t.createdAt).where(sql`status = 'open'`),
+    unique('discrepancies_dedupe_key_key').on(t.dedupeKey),
+  ],
 );
 
 export const schemaMigrations = pgTable('schema_migrations', {

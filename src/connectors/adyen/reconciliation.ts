@@ -64,6 +64,7 @@ interface Fold {
   captured: number;
   refunded: number;
   createdAt: string;
+  disputed: boolean;
 }
 
 /** Folds report rows into one record per pspReference. Unreadable rows throw: a report we misread is worse than none. */
@@ -85,12 +86,14 @@ export function recordsFromSettlementReports(csvs: readonly string[], window: Re
       const credit = minorUnits(line[c.credit] ?? '', currency);
       if (psp === '' || debit === null || credit === null) throw new ReconciliationFetchError(`unreadable settlement row: ${line.join(',')}`);
       const createdAt = new Date(`${(line[c.created] ?? '').replace(' ', 'T')}Z`).toISOString();
-      const fold = folds.get(psp) ?? { providerRef: psp, attemptId: line[c.ref] || null, status: '', currency, authorized: 0, captured: 0, refunded: 0, createdAt };
+      const fold = folds.get(psp) ?? { providerRef: psp, attemptId: line[c.ref] || null, status: '', currency, authorized: 0, captured: 0, refunded: 0, createdAt, disputed: false };
       const type = line[c.type] ?? '';
       if (type === 'Authorised') fold.authorized += credit;
       else if (type === 'Settled') fold.captured += credit;
       else if (type === 'Refunded') fold.refunded += debit;
       else if (type === 'RefundedReversed') fold.refunded -= credit;
+      else if (type === 'Chargeback') fold.disputed = true;
+      else if (type === 'ChargebackReversed') fold.disputed = false;
       fold.status = type;
       if (createdAt < fold.createdAt) fold.createdAt = createdAt;
       folds.set(psp, fold);
@@ -103,7 +106,7 @@ export function recordsFromSettlementReports(csvs: readonly string[], window: Re
     .map((f) => {
       // A settlement without an Authorised row (a live report) still proves the amount was authorised.
       const authorized = Math.max(f.authorized, f.captured);
-      return { providerRef: f.providerRef, attemptId: f.attemptId, status: f.status, amount: authorized, currency: f.currency, authorized, captured: f.captured, refunded: f.refunded, createdAt: f.createdAt };
+      return { providerRef: f.providerRef, attemptId: f.attemptId, status: f.status, amount: authorized, currency: f.currency, authorized, captured: f.captured, refunded: f.refunded, createdAt: f.createdAt, ...(f.disputed ? { disputed: true } : {}) };
     });
 }
 

@@ -179,5 +179,6 @@ export function reconciliationRecord(pi: Stripe.PaymentIntent, fetchedCharge: St
     captured,
     refunded: charge === null ? 0 : toMinor(charge.amount_refunded, pi.currency),
     createdAt: new Date(pi.created * 1000).toISOString(),
+    ...(charge?.disputed === true ? { disputed: true } : {}),
   };
 }

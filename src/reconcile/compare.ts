@@ -1,0 +1,159 @@
+// Reconciliation, the pure half: one connector account's provider records × our payments (with
+// their attempts, captures, refunds and disputes) × our unapplied inbox rows → findings. No I/O:
+// run.ts loads, this decides, run.ts stores and applies. Only what the provider is authoritative
+// on and that step() can take safely (a capture or refund we asked for and never heard back
+// about) carries an input to apply; everything else is for an operator.
+
+import type { ReconciliationRecord } from '../connectors/contract.ts';
+import type { PaymentInput } from '../core/inputs.ts';
+import type { Attempt, Payment } from '../core/payment.ts';
+
+export const DISCREPANCY_CATEGORIES = ['missed_notification', 'unapplied_event', 'provider_side_change', 'no_counterpart', 'amount_mismatch'] as const;
+export type DiscrepancyCategory = (typeof DISCREPANCY_CATEGORIES)[number];
+
+export interface Finding {
+  readonly category: DiscrepancyCategory;
+  readonly paymentId: string | null;
+  readonly attemptId: string | null;
+  /** What the finding is about at the provider (a PaymentIntent / pspReference, or `inbox:<id>`); part of the dedupe key. */
+  readonly providerRef: string;
+  /** Which side of the reference (authorization, capture:<id>, refund, dispute…): several findings may share one reference. */
+  readonly aspect: string;
+  readonly detail: string;
+  /** Set only when the fix is safe to apply through transition() with origin 'reconcile'. */
+  readonly apply?: { readonly input: PaymentInput; readonly attemptId: string };
+}
+
+/** A verified inbox row that never got applied (dead-lettered, or pending past the grace period). */
+export interface UnappliedInboxRow {
+  readonly id: number;
+  readonly paymentId: string | null;
+  readonly attemptId: string | null;
+  readonly providerRef: string | null;
+  readonly rawType: string;
+  readonly outcome: string;
+  readonly reason: string | null;
+}
+
+export interface CompareInput {
+  readonly account: string;
+  readonly records: readonly ReconciliationRecord[];
+  /** Our payments with an attempt on this account created in the window. */
+  readonly payments: readonly Payment[];
+  /** Payment id → provider references of the disputes we already know about. */
+  readonly disputes: ReadonlyMap<string, readonly string[]>;
+  readonly unapplied: readonly UnappliedInboxRow[];
+  /**
+   * Attempts created at or after this instant are not expected in the provider's records yet
+   * (the connector's reconciliationDelayMs): their absence is not a finding.
+   */
+  readonly visibleBefore: Date;
+}
+
+export interface CompareResult {
+  /** Provider records and our attempts looked at. */
+  readonly checked: number;
+  readonly findings: readonly Finding[];
+}
+
+const inFlight = (s: string): boolean => s === 'requested' || s === 'pending';
+
+/** The attempt that holds the payment's money at this account: authorized (or being released). */
+function moneyAttempt(p: Payment, account: string): Attempt | undefined {
+  return p.attempts.find((a) => a.connector === account && (a.status === 'authorized' || a.status === 'releasing' || a.status === 'released'));
+}
+
+/** Attempts the provider should know about: we hold a reference, or we believe money moved. */
+function expectedAtProvider(a: Attempt): boolean {
+  return a.status === 'authorized' || (a.providerRef !== null && a.status !== 'declined' && a.status !== 'abandoned');
+}
+
+function compareAmounts(p: Payment, a: Attempt, r: ReconciliationRecord, knownDisputes: readonly string[]): Finding[] {
+  const base = { paymentId: p.id, attemptId: a.id, providerRef: r.providerRef };
+  const out: Finding[] = [];
+  // Before any capture the provider's `authorized` is the measure; after one, Stripe's shrinks to
+  // the captured amount on a final partial capture, so the authorization's own amount is.
+  const providerAuthorized = r.captured === 0 ? r.authorized : r.amount;
+  const comparable = a.amountAuthorized > 0 && (r.authorized > 0 || r.captured > 0);
+  if (r.currency !== p.currency || (comparable && providerAuthorized !== a.amountAuthorized)) {
+    out.push({ ...base, aspect: 'authorization', category: 'amount_mismatch', detail: `provider authorized ${providerAuthorized} ${r.currency}, we hold ${a.amountAuthorized} ${p.currency}` });
+    return out; // amounts in another currency or of another size make the comparisons below meaningless
+  }
+  if (moneyAttempt(p, a.connector)?.id !== a.id) return out;
+
+  if (r.captured > p.amountCaptured) {
+    const missing = r.captured - p.amountCaptured;
+    const c = p.captures.find((x) => inFlight(x.status) && x.amount === missing);
+    out.push(
+      c === undefined
+        ? { ...base, aspect: 'capture', category: 'provider_side_change', detail: `provider captured ${r.captured}, we captured ${p.amountCaptured} and asked for nothing matching` }
+        : { ...base, aspect: `capture:${c.id}`, category: 'missed_notification', detail: `capture ${c.no} of ${c.amount} succeeded at the provider; its notification never arrived`, apply: { input: { type: 'provider_fact', fact: { fact: 'capture_succeeded', captureId: c.id } }, attemptId: a.id } },
+    );
+  } else if (r.captured < p.amountCaptured) {
+    out.push({ ...base, aspect: 'capture', category: 'no_counterpart', detail: `we captured ${p.amountCaptured}, the provider shows ${r.captured}` });
+  }
+
+  if (r.refunded > p.amountRefunded) {
+    const missing = r.refunded - p.amountRefunded;
+    const f = p.refunds.find((x) => inFlight(x.status) && x.amount === missing);
+    out.push(
+      f === undefined
+        ? { ...base, aspect: 'refund', category: 'provider_side_change', detail: `provider refunded ${r.refunded}, we refunded ${p.amountRefunded} and asked for nothing matching` }
+        : { ...base, aspect: `refund:${f.id}`, category: 'missed_notification', detail: `refund ${f.no} of ${f.amount} succeeded at the provider; its notification never arrived`, apply: { input: { type: 'provider_fact', fact: { fact: 'refund_succeeded', refundId: f.id } }, attemptId: a.id } },
+    );
+  } else if (r.refunded < p.amountRefunded) {
+    // A refund only comes back by the issuer's or the provider's doing (returned, failed late).
+    out.push({ ...base, aspect: 'refund_returned', category: 'provider_side_change', detail: `we refunded ${p.amountRefunded}, the provider shows ${r.refunded}: a refund was returned or failed there` });
+  }
+
+  if (r.disputed === true && knownDisputes.length === 0) {
+    out.push({ ...base, aspect: 'dispute', category: 'provider_side_change', detail: 'the provider shows a dispute we were never notified about' });
+  }
+  return out;
+}
+
+export function compare(input: CompareInput): CompareResult {
+  const byRef = new Map(input.records.map((r) => [r.providerRef, r]));
+  const byAttempt = new Map(input.records.filter((r) => r.attemptId !== null).map((r) => [r.attemptId, r]));
+  const claimed = new Set<string>();
+  const findings: Finding[] = [];
+  let checked = 0;
+
+  for (const p of input.payments) {
+    for (const a of p.attempts) {
+      if (a.connector !== input.account || !expectedAtProvider(a)) continue;
+      checked++;
+      // Our reference first; the attempt id the provider echoes only when we never learned one.
+      const r = a.providerRef !== null ? byRef.get(a.providerRef) : byAttempt.get(a.id);
+      if (r === undefined) {
+        if (new Date(a.createdAt) < input.visibleBefore) {
+          findings.push({ category: 'no_counterpart', paymentId: p.id, attemptId: a.id, providerRef: a.providerRef ?? `attempt:${a.id}`, aspect: 'authorization', detail: `attempt ${a.no} is ${a.status} here; the provider has no record of it` });
+        }
+        continue;
+      }
+      claimed.add(r.providerRef);
+      findings.push(...compareAmounts(p, a, r, input.disputes.get(p.id) ?? []));
+    }
+  }
+
+  // Provider records nobody here claims but that moved money: the provider moved on, we never heard.
+  for (const r of input.records) {
+    if (claimed.has(r.providerRef)) continue;
+    checked++;
+    if (r.authorized === 0 && r.captured === 0) continue;
+    findings.push({ category: 'missed_notification', paymentId: null, attemptId: r.attemptId, providerRef: r.providerRef, aspect: 'record', detail: `provider record ${r.status} (authorized ${r.authorized}, captured ${r.captured} ${r.currency}) matches no attempt of ours` });
+  }
+
+  for (const row of input.unapplied) {
+    checked++;
+    findings.push({
+      category: 'unapplied_event', paymentId: row.paymentId, attemptId: row.attemptId, providerRef: `inbox:${row.id}`, aspect: 'event',
+      detail: `${row.rawType} (${row.providerRef ?? 'no provider ref'}) received, ${row.outcome}: ${row.reason ?? 'not applied'}`,
+    });
+  }
+  return { checked, findings };
+}
+
+export function dedupeKey(f: Pick<Finding, 'category' | 'paymentId' | 'providerRef' | 'aspect'>): string {
+  return `${f.category}:${f.paymentId ?? '-'}:${f.providerRef}:${f.aspect}`;
+}

@@ -1,0 +1,149 @@
+// Reconciliation against both in-process sandboxes (the shipped config): a mixed workload with
+// notifications on keeps the books straight; then notifications are dropped and payments are
+// moved at the providers (capture, refund, refund returned, disputes), plus a bug-like change on
+// our side and a dead-lettered inbox row. One run finds every category, applies the missed capture
+// and refund through transition(), lists the rest; a second run adds nothing.
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiApp } from '../../../src/api/app.ts';
+import { listenApi } from '../../../src/api/server.ts';
+import type { ApiServer } from '../../../src/api/server.ts';
+import { requestCapture, requestRefund } from '../../../src/app/payment-service.ts';
+import { runReconcile } from '../../../src/cli/reconcile-command.ts';
+import type { AdyenSandbox } from '../../../src/connectors/adyen/sandbox/index.ts';
+import type { StripeSandbox } from '../../../src/connectors/stripe/sandbox/index.ts';
+import type { Payment } from '../../../src/core/payment.ts';
+import { checkLedger } from '../../../src/ledger/check.ts';
+import { rotateMerchantKey } from '../../../src/store/merchants.ts';
+import { reconcile } from '../../../src/reconcile/run.ts';
+import type { ReconcileSummary } from '../../../src/reconcile/run.ts';
+import { settled, startTestGateway } from '../helpers/runtime.ts';
+import type { TestGateway } from '../helpers/runtime.ts';
+
+let server: ApiServer;
+let gw: TestGateway;
+let stripe: StripeSandbox;
+let adyen: AdyenSandbox;
+const started = new Date(Date.now() - 60_000);
+const LATER_MS = 20 * 60_000; // past Adyen's 15-minute report delay (the sandbox clock is advanced to match)
+
+beforeAll(async () => {
+  server = await listenApi(0, '127.0.0.1');
+  gw = await startTestGateway('reconcile', readFileSync('config/switchyard.yaml', 'utf8'), { webhookBaseUrl: `http://127.0.0.1:${server.port}` });
+  server.attach(createApiApp(gw.rt, { log: () => undefined }));
+  stripe = gw.rt.sandboxes.find((s) => s.account === 'stripe_eu') as StripeSandbox;
+  adyen = gw.rt.sandboxes.find((s) => s.account === 'adyen_eu') as unknown as AdyenSandbox;
+}, 60_000);
+afterAll(async () => {
+  await gw?.close();
+  await server?.close(0);
+});
+
+const authorized = async (amount: number): Promise<Payment> => gw.waitFor((await gw.pay({ amount })).id, settled);
+async function capture(p: Payment, wait = true): Promise<Payment> {
+  await requestCapture(gw.rt, gw.merchantId, p, undefined, true);
+  return wait ? gw.waitFor(p.id, (x) => x.state === 'captured') : gw.waitFor(p.id, (x) => x.captures.length > 0 && x.captures.every((c) => c.status !== 'requested'));
+}
+async function refund(p: Payment, amount: number, wait = true): Promise<Payment> {
+  await requestRefund(gw.rt, gw.merchantId, p, amount, null);
+  const n = p.refunds.length + 1;
+  return gw.waitFor(p.id, (x) => x.refunds.length === n && (wait ? x.amountRefunded === p.amountRefunded + amount : x.refunds.every((r) => r.status !== 'requested')));
+}
+const providerRef = (p: Payment): string => p.attempts.find((a) => a.status === 'authorized')!.providerRef!;
+const rows = async () => (await gw.db.pool.query<{ category: string; payment_id: string | null; status: string; owner: string }>(`SELECT category, payment_id, status, owner FROM discrepancies WHERE category IS NOT NULL`)).rows;
+const later = () => new Date(Date.now() + LATER_MS);
+const run = (): Promise<ReconcileSummary> =>
+  reconcile({ db: gw.rt.database.db, connectors: gw.rt.connectors, envs: gw.rt.envs, now: later }, { window: { from: started, to: later() } });
+
+describe('reconcile', () => {
+  const p: Record<string, Payment> = {};
+
+  it('mixed workload with notifications on: the ledger check passes', async () => {
+    p['stripeRefunded'] = await refund(await capture(await authorized(1_000)), 300);
+    p['adyenRefunded'] = await refund(await capture(await authorized(150_000)), 50_000);
+    p['adyenCaptured'] = await capture(await authorized(120_000));
+    p['stripeDisputed'] = await capture(await authorized(2_000));
+    p['stripeReturned'] = await refund(await capture(await authorized(3_000)), 400);
+    p['stripeAuthorized'] = await authorized(4_000);
+    p['stripeGhost'] = await authorized(5_000);
+    expect(p['adyenRefunded'].attempts[0]!.connector).toBe('adyen_eu');
+    expect((await checkLedger(gw.rt.database.db)).problems).toEqual([]);
+    // Our totals equal the sandboxes' ledgers, payment by payment.
+    for (const x of Object.values(p)) {
+      const a = x.attempts.find((t) => t.status === 'authorized')!;
+      const sb = a.connector === 'stripe_eu' ? stripe : adyen;
+      const entry = sb.ledger().find((e) => e.reference === a.id);
+      expect([entry?.captured, entry?.refunded], x.id).toEqual([x.amountCaptured, x.amountRefunded]);
+    }
+  }, 60_000);
+
+  it('notifications off, payments moved at the providers: each category found, the safe ones applied', async () => {
+    stripe.configureWebhooks({ enabled: false });
+    adyen.configureWebhooks({ enabled: false });
+    const missedCapture = await capture(await authorized(130_000), false);
+    expect(missedCapture.state).toBe('capturing');
+    const missedRefund = await refund(p['adyenCaptured']!, 20_000, false);
+    expect(missedRefund.refunds[0]!.status).toBe('pending');
+    stripe.failRefund(String(p['stripeReturned']!.refunds[0]!.providerRef));
+    stripe.createDispute(providerRef(p['stripeDisputed']!));
+    adyen.chargeback(providerRef(p['adyenRefunded']!));
+    // A bug on our side: an attempt pointing at nothing, an amount the provider never saw.
+    await gw.db.pool.query(`UPDATE payment_attempts SET provider_ref = 'pi_ghost' WHERE payment_id = $1`, [p['stripeGhost']!.id]);
+    await gw.db.pool.query(`UPDATE payment_attempts SET amount_authorized = amount_authorized + 1 WHERE payment_id = $1`, [p['stripeAuthorized']!.id]);
+    await gw.db.pool.query(
+      `INSERT INTO inbound_events (connector, provider_event_id, raw_body, verified, outcome, reason, event, payment_id)
+       VALUES ('stripe_eu', 'evt_dead', '\\x7b7d', true, 'failed', 'no payment after 8 tries', $1, NULL)`,
+      [JSON.stringify({ kind: 'refund_succeeded', rawType: 'charge.refunded', providerEventId: 'evt_dead', connectorType: 'stripe', attemptId: null, providerRef: 'pi_unknown', occurredAt: new Date().toISOString(), amount: 1, currency: 'EUR', modificationRef: null })],
+    );
+    adyen.advanceClock(LATER_MS / 1000); // the settlement report rows become available
+
+    const first = await run();
+    expect(first.auto_resolved).toBe(2);
+    expect(first.by_category.missed_notification).toBeGreaterThanOrEqual(2);
+    for (const c of ['unapplied_event', 'provider_side_change', 'no_counterpart', 'amount_mismatch'] as const) expect(first.by_category[c], c).toBeGreaterThan(0);
+
+    const captured = await gw.waitFor(missedCapture.id, (x) => x.state === 'captured');
+    expect(captured.amountCaptured).toBe(130_000);
+    const refunded = await gw.waitFor(missedRefund.id, (x) => x.refunds[0]?.status === 'succeeded');
+    expect(refunded.amountRefunded).toBe(20_000);
+    const timeline = await gw.db.pool.query(`SELECT origin FROM payment_transitions WHERE payment_id = ANY($1) AND origin = 'reconcile'`, [[missedCapture.id, missedRefund.id]]);
+    expect(timeline.rowCount).toBe(2);
+
+    const stored = await rows();
+    const of = (id: string) => stored.filter((r) => r.payment_id === id).map((r) => `${r.category}/${r.status}`).sort();
+    expect(of(missedCapture.id)).toEqual(['missed_notification/resolved']);
+    expect(of(missedRefund.id)).toEqual(['missed_notification/resolved']);
+    expect(of(p['stripeReturned']!.id)).toEqual(['provider_side_change/open']);
+    expect(of(p['stripeDisputed']!.id)).toEqual(['provider_side_change/open']);
+    expect(of(p['adyenRefunded']!.id)).toEqual(['provider_side_change/open']);
+    expect(of(p['stripeGhost']!.id)).toEqual(['no_counterpart/open']);
+    expect(of(p['stripeAuthorized']!.id)).toEqual(['amount_mismatch/open']);
+    expect(of(p['stripeRefunded']!.id)).toEqual([]);
+    expect(stored.filter((r) => r.status === 'open').every((r) => r.owner === 'operations')).toBe(true);
+
+    const second = await run();
+    expect(second.new).toBe(0);
+    expect(second.auto_resolved).toBe(0);
+    expect(await rows()).toHaveLength(stored.length);
+    expect((await checkLedger(gw.rt.database.db)).problems).toEqual([]);
+  }, 60_000);
+
+  it('GET /v1/balances: the merchant payable per currency, from the ledger', async () => {
+    const key = await rotateMerchantKey(gw.rt.database.db, gw.merchantId);
+    const res = await fetch(`http://127.0.0.1:${server.port}/v1/balances`, { headers: { authorization: `Bearer ${key}` } });
+    expect(res.status).toBe(200);
+    const all = await gw.db.pool.query<{ c: string; r: string }>(`SELECT SUM(amount_captured)::text AS c, SUM(amount_refunded)::text AS r FROM payments WHERE merchant_id = $1`, [gw.merchantId]);
+    const net = Number(all.rows[0]!.c) - Number(all.rows[0]!.r);
+    expect(await res.json()).toEqual({ object: 'list', data: [{ object: 'balance', currency: 'EUR', payable: net, disputed: 0 }], has_more: false, next_cursor: null });
+    const none = await fetch(`http://127.0.0.1:${server.port}/v1/balances`);
+    expect(none.status).toBe(401);
+  });
+
+  it('the command: --json summary keys, one connector', async () => {
+    const s = await runReconcile(gw.rt, { since: '1h', connector: 'stripe_eu', json: true }, () => undefined);
+    expect(Object.keys(s.by_category).sort()).toEqual(['amount_mismatch', 'missed_notification', 'no_counterpart', 'provider_side_change', 'unapplied_event']);
+    expect(s.checked).toBeGreaterThan(0);
+    expect(s.new).toBe(0);
+    await expect(runReconcile(gw.rt, { since: '1h', connector: 'nope', json: true }, () => undefined)).rejects.toThrow(/no connector account "nope"/);
+  });
+});
