@@ -36,7 +36,22 @@ export async function withChildren(db: DbOrTx, rows: readonly PaymentRow[]): Pro
   return rows.map((p) => paymentFromRows(p, byA.get(p.id) ?? [], byC.get(p.id) ?? [], byR.get(p.id) ?? []));
 }
 
+/**
+ * Runs reads in one snapshot. The payment row and its children are separate statements; under
+ * READ COMMITTED a commit between them would mix two versions (a refund already succeeded on a
+ * payment whose amount_refunded is still the old one). Inside a caller's transaction, that
+ * transaction decides.
+ */
+export async function inSnapshot<T>(db: DbOrTx, read: (tx: DbOrTx) => Promise<T>): Promise<T> {
+  if ('rollback' in db) return read(db);
+  return db.transaction((tx) => read(tx), { isolationLevel: 'repeatable read', accessMode: 'read only' });
+}
+
 export async function loadAggregate(db: DbOrTx, paymentId: string, options: LoadOptions = {}): Promise<Payment | null> {
+  return inSnapshot(db, (snapshot) => loadAggregateIn(snapshot, paymentId, options));
+}
+
+async function loadAggregateIn(db: DbOrTx, paymentId: string, options: LoadOptions): Promise<Payment | null> {
   const where = options.merchantId === undefined ? eq(payments.id, paymentId) : and(eq(payments.id, paymentId), eq(payments.merchantId, options.merchantId));
   const query = db.select().from(payments).where(where);
   const rows = options.forUpdate === true ? await query.for('update') : await query;

@@ -5,7 +5,7 @@ import { and, asc, desc, eq, lt } from 'drizzle-orm';
 import type { Attempt, Payment } from '../core/payment.ts';
 import type { PaymentState } from '../core/states.ts';
 import type { DbOrTx } from './db.ts';
-import { loadAggregate, withChildren } from './payment-load.ts';
+import { inSnapshot, loadAggregate, withChildren } from './payment-load.ts';
 import { attemptFromRow } from './payment-rows.ts';
 import { paymentAttempts, paymentTransitions, payments } from './schema.ts';
 import type { TransitionOrigin } from './transition.ts';
@@ -36,9 +36,11 @@ export async function listPayments(db: DbOrTx, merchantId: string, q: ListPaymen
     q.status === undefined ? undefined : eq(payments.state, q.status),
     q.startingAfter === undefined ? undefined : lt(payments.id, q.startingAfter),
   );
-  const rows = await db.select().from(payments).where(where).orderBy(desc(payments.id)).limit(q.limit + 1);
-  const page = rows.slice(0, q.limit);
-  return { data: await withChildren(db, page), hasMore: rows.length > q.limit };
+  return inSnapshot(db, async (tx) => {
+    const rows = await tx.select().from(payments).where(where).orderBy(desc(payments.id)).limit(q.limit + 1);
+    const page = rows.slice(0, q.limit);
+    return { data: await withChildren(tx, page), hasMore: rows.length > q.limit };
+  });
 }
 
 export interface TimelineEntry {
