@@ -1,8 +1,6 @@
 // kill -9 of worker processes at random moments while 200 payments run (before the call, after
 // the call but before the commit, after the commit): after a restart every payment reaches the
 // right state, the sandbox shows one authorization per payment, and no outbox row is left undone.
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +15,7 @@ import type { StripeSandbox } from '../../../src/connectors/stripe/sandbox/index
 import { createMerchant } from '../../../src/store/merchants.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import type { TestDatabase } from '../helpers/db.ts';
+import { KillableWorker } from '../helpers/killable-worker.ts';
 import { REDIS_URL, settled } from '../helpers/runtime.ts';
 
 const PAYMENTS = 200;
@@ -24,27 +23,7 @@ let db: TestDatabase;
 let sandbox: StripeSandbox;
 let rt: Runtime;
 let env: NodeJS.ProcessEnv;
-let child: ChildProcess | null = null;
-let kills = 0;
-
-function startWorker(): Promise<ChildProcess> {
-  const c = spawn(process.execPath, ['--import', 'tsx', 'test/integration/jobs/worker-child.ts'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    c.stdout.once('data', () => resolve(c));
-    c.once('exit', (code) => reject(new Error(`worker exited early (${code})`)));
-  });
-}
-
-async function killWorker(): Promise<void> {
-  const c = child;
-  child = null;
-  if (c === null || c.exitCode !== null) return;
-  await new Promise<void>((resolve) => {
-    c.once('exit', () => resolve());
-    c.kill('SIGKILL');
-  });
-  kills++;
-}
+let worker: KillableWorker;
 
 beforeAll(async () => {
   db = await createTestDatabase('jobs_crash');
@@ -59,11 +38,12 @@ routing:
 `);
   const prefix = `sytest_crash_${randomBytes(3).toString('hex')}`;
   env = { ...process.env, DATABASE_URL: db.url, REDIS_URL, SWITCHYARD_CONFIG: configFile, SWITCHYARD_QUEUE_PREFIX: prefix };
+  worker = new KillableWorker('test/integration/jobs/worker-child.ts', env);
   rt = await startRuntime({ role: 'api', databaseUrl: db.url, redisUrl: REDIS_URL, configFile, queuePrefix: prefix, relaySweepMs: 300, relayRepublishMs: 2_000, log: () => undefined });
 }, 60_000);
 
 afterAll(async () => {
-  await killWorker();
+  await worker?.kill();
   await rt?.stop();
   await sandbox?.close();
   await db?.drop();
@@ -74,15 +54,15 @@ describe('kill -9 of workers', () => {
     const { merchant } = await createMerchant(rt.database.db, { name: 'crash' });
     // Latency widens the window between the provider's answer and our commit.
     sandbox.scheduleFault({ op: 'any', mode: 'latency', latencyMs: 40, count: 100_000 });
-    child = await startWorker();
+    await worker.start();
     const ids: string[] = [];
     let killing = true;
     const killer = (async () => {
       while (killing) {
         await new Promise((r) => setTimeout(r, 200 + Math.floor(Math.random() * 600)));
         if (!killing) break;
-        await killWorker();
-        child = await startWorker();
+        await worker.kill();
+        await worker.start();
       }
     })();
     for (let i = 0; i < PAYMENTS; i++) {
@@ -95,13 +75,13 @@ describe('kill -9 of workers', () => {
       if (i % 20 === 0) await new Promise((res) => setTimeout(res, 150));
     }
     // Keep killing while the work is still in flight, at least a handful of times.
-    while (kills < 6) await new Promise((r) => setTimeout(r, 200));
+    while (worker.kills < 6) await new Promise((r) => setTimeout(r, 200));
     killing = false;
     await killer;
-    if (child === null) child = await startWorker();
+    if (!worker.running) await worker.start();
 
     const final = await Promise.all(ids.map((id) => waitForPayment(rt, merchant.id, id, settled, 90_000)));
-    expect(kills).toBeGreaterThanOrEqual(6);
+    expect(worker.kills).toBeGreaterThanOrEqual(6);
     expect(final.map((p) => p?.state)).toEqual(ids.map(() => 'authorized'));
     const ledger = sandbox.ledger();
     for (const p of final) {

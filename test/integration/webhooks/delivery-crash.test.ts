@@ -1,8 +1,6 @@
 // kill -9 of the worker process while it delivers merchant webhooks (before the POST, during it,
 // after it and before the commit): after a restart every event reaches the endpoint at least
 // once, and every delivery ends succeeded. Nothing is lost.
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +16,7 @@ import { createMerchant } from '../../../src/store/merchants.ts';
 import { createEndpoint } from '../../../src/webhooks/outbound/endpoint-store.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import type { TestDatabase } from '../helpers/db.ts';
+import { KillableWorker } from '../helpers/killable-worker.ts';
 import { REDIS_URL } from '../helpers/runtime.ts';
 import { startReceiver, until } from './helpers.ts';
 import type { Receiver } from './helpers.ts';
@@ -28,27 +27,7 @@ let sandbox: StripeSandbox;
 let rt: Runtime;
 let rx: Receiver;
 let env: NodeJS.ProcessEnv;
-let child: ChildProcess | null = null;
-let kills = 0;
-
-function startWorker(): Promise<ChildProcess> {
-  const c = spawn(process.execPath, ['--import', 'tsx', 'test/integration/webhooks/delivery-worker-child.ts'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    c.stdout.once('data', () => resolve(c));
-    c.once('exit', (code) => reject(new Error(`worker exited early (${code})`)));
-  });
-}
-
-async function killWorker(): Promise<void> {
-  const c = child;
-  child = null;
-  if (c === null || c.exitCode !== null) return;
-  await new Promise<void>((resolve) => {
-    c.once('exit', () => resolve());
-    c.kill('SIGKILL');
-  });
-  kills++;
-}
+let worker: KillableWorker;
 
 beforeAll(async () => {
   db = await createTestDatabase('wh_crash');
@@ -66,11 +45,12 @@ routing:
 `);
   const prefix = `sytest_whcrash_${randomBytes(3).toString('hex')}`;
   env = { ...process.env, DATABASE_URL: db.url, REDIS_URL, SWITCHYARD_CONFIG: configFile, SWITCHYARD_QUEUE_PREFIX: prefix };
+  worker = new KillableWorker('test/integration/webhooks/delivery-worker-child.ts', env);
   rt = await startRuntime({ role: 'api', databaseUrl: db.url, redisUrl: REDIS_URL, configFile, queuePrefix: prefix, relaySweepMs: 300, relayRepublishMs: 2_000, log: () => undefined });
 }, 60_000);
 
 afterAll(async () => {
-  await killWorker();
+  await worker?.kill();
   await rt?.stop();
   await sandbox?.close();
   await rx?.close();
@@ -81,14 +61,14 @@ describe('kill -9 during delivery', () => {
   it(`${PAYMENTS} payments' events all reach the endpoint despite random worker kills`, async () => {
     const { merchant } = await createMerchant(rt.database.db, { name: 'whcrash' });
     await createEndpoint(rt.database.db, merchant.id, `${rx.url}/hook`, ['payment.authorized'], new Date());
-    child = await startWorker();
+    await worker.start();
     let killing = true;
     const killer = (async () => {
       while (killing) {
         await new Promise((r) => setTimeout(r, 300 + Math.floor(Math.random() * 700)));
         if (!killing) break;
-        await killWorker();
-        child = await startWorker();
+        await worker.kill();
+        await worker.start();
       }
     })();
     for (let i = 0; i < PAYMENTS; i++) {
@@ -99,10 +79,10 @@ describe('kill -9 during delivery', () => {
       if (!r.ok) throw new Error(r.message);
       if (i % 10 === 0) await new Promise((res) => setTimeout(res, 200));
     }
-    while (kills < 4) await new Promise((r) => setTimeout(r, 200));
+    while (worker.kills < 4) await new Promise((r) => setTimeout(r, 200));
     killing = false;
     await killer;
-    if (child === null) child = await startWorker();
+    if (!worker.running) await worker.start();
 
     const deliveries = await until(
       () => rt.database.db.execute<{ status: string; n: string }>(sql`SELECT status, count(*) AS n FROM event_deliveries GROUP BY status`).then((r) => r.rows),
@@ -110,7 +90,7 @@ describe('kill -9 during delivery', () => {
       120_000,
     );
     expect(deliveries).toEqual([{ status: 'succeeded', n: String(PAYMENTS) }]);
-    expect(kills).toBeGreaterThanOrEqual(4);
+    expect(worker.kills).toBeGreaterThanOrEqual(4);
     const events = await rt.database.db.execute<{ id: string }>(sql`SELECT id FROM merchant_events WHERE type = 'payment.authorized'`);
     expect(events.rows).toHaveLength(PAYMENTS);
     const got = new Set(rx.received.map((r) => String(r.headers['switchyard-event-id'])));
