@@ -1,26 +1,19 @@
 // The CLI through its launcher (bin/switchyard.js), as `npx switchyard` runs it.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authenticateMerchant } from '../../../src/store/merchants.ts';
+import { runCli } from '../helpers/cli.ts';
+import type { CliResult } from '../helpers/cli.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import type { TestDatabase } from '../helpers/db.ts';
 
-const run = promisify(execFile);
 let db: TestDatabase;
 beforeAll(async () => {
   db = await createTestDatabase('api_cli');
 });
 afterAll(async () => db?.drop());
 
-async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const r = await run('node', ['bin/switchyard.js', ...args], { env: { ...process.env, DATABASE_URL: db.url, ...env }, timeout: 30_000 });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
+function cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return runCli(args, { DATABASE_URL: db.url, ...env });
 }
 
 describe('switchyard CLI', () => {

@@ -1,30 +1,24 @@
 // Operator commands through the launcher: dlq list/replay, ledger check, sandbox.
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.ts';
+import type { CliResult } from '../helpers/cli.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import type { TestDatabase } from '../helpers/db.ts';
 import { freePort } from '../helpers/redis-server.ts';
 
-const run = promisify(execFile);
 let db: TestDatabase;
 beforeAll(async () => {
   db = await createTestDatabase('cli_ops');
 });
 afterAll(async () => db?.drop());
 
-async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const r = await run('node', ['bin/switchyard.js', ...args], { env: { ...process.env, DATABASE_URL: db.url, ...env }, timeout: 30_000 });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
+function cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return runCli(args, { DATABASE_URL: db.url, ...env });
 }
 
 describe('operator commands', () => {

@@ -1,27 +1,20 @@
 // `switchyard reconcile` through the launcher: with --json the last stdout line is the summary
 // with exactly the documented keys; without it a progress line goes to stderr; bad input is one line.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.ts';
+import type { CliResult } from '../helpers/cli.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import type { TestDatabase } from '../helpers/db.ts';
 import { REDIS_URL } from '../helpers/runtime.ts';
 
-const run = promisify(execFile);
 let db: TestDatabase;
 beforeAll(async () => {
   db = await createTestDatabase('reconcile_cli');
 });
 afterAll(async () => db?.drop());
 
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const r = await run('node', ['bin/switchyard.js', ...args], { env: { ...process.env, DATABASE_URL: db.url, REDIS_URL }, timeout: 60_000 });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
+function cli(args: string[]): Promise<CliResult> {
+  return runCli(args, { DATABASE_URL: db.url, REDIS_URL });
 }
 
 describe('switchyard reconcile', () => {
