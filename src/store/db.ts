@@ -39,5 +39,19 @@ export function createPool(url: string, options: DatabaseOptions = {}): pg.Pool 
 export function createDatabase(url: string = databaseUrlFromEnv(), options: DatabaseOptions = {}): Database {
   const pool = createPool(url, options);
   const db = drizzle({ client: pool, schema });
-  return { url, pool, db, close: () => pool.end() };
+  return { url, pool, db, close: () => endPool(pool) };
+}
+
+/**
+ * Ends the pool, bounded: after connections were terminated under it (a failover, an admin
+ * kill) pg's end() can wait forever on a dead client, and a shutdown must not hang.
+ */
+export async function endPool(pool: pg.Pool, timeoutMs = 5_000): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const bounded = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, timeoutMs);
+    timer.unref();
+  });
+  await Promise.race([pool.end().catch(() => undefined), bounded]);
+  clearTimeout(timer);
 }
