@@ -3,7 +3,7 @@
 
 const PATTERNS: readonly [RegExp, string][] = [
   [/\b\d{12,19}\b/g, '[card]'],
-  [/\b(sy_live|sk_live|sk_test|rk_live|rk_test|whsec)_[A-Za-z0-9_-]+/g, '[secret]'],
+  [/\b(sy_live|sk_sy|sk_live|sk_test|rk_live|rk_test|whsec)_[A-Za-z0-9_-]+/g, '[secret]'],
   [/Bearer\s+\S+/gi, 'Bearer [secret]'],
   [/(postgres(?:ql)?|redis|rediss):\/\/([^:@/\s]+):[^@/\s]+@/gi, '$1://$2:***@'],
 ];

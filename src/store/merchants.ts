@@ -13,7 +13,8 @@ export interface Merchant {
   readonly createdAt: string;
 }
 
-const KEY_PREFIX = 'sy_live_';
+// Merchant API keys look like secret keys everywhere (sk_…); "sy" tells them apart from a provider's.
+const KEY_PREFIX = 'sk_sy_';
 
 export function hashApiKey(apiKey: string): string {
   return createHash('sha256').update(apiKey).digest('hex');

@@ -15,7 +15,7 @@ afterAll(async () => api?.close());
 describe('authentication', () => {
   it('missing, malformed and wrong keys are 401 problems and write nothing', async () => {
     const before = await rowCounts(api.gw);
-    for (const headers of [{}, { authorization: 'Basic abc' }, { authorization: 'Bearer sy_live_not-a-real-key' }, { authorization: `Bearer ${api.apiKey}x` }]) {
+    for (const headers of [{}, { authorization: 'Basic abc' }, { authorization: 'Bearer sk_sy_not-a-real-key' }, { authorization: `Bearer ${api.apiKey}x` }]) {
       const r = await api.call('POST', '/v1/payments', { key: null, headers, body: paymentBody() });
       expect(r.status).toBe(401);
       expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);

