@@ -16,7 +16,7 @@ import { assertNever } from './states.ts';
 import type { OperationRef, PaymentInput, ProviderFact, TimerKind } from './inputs.ts';
 import type { CallOutcome } from './outcome.ts';
 import type { Effect } from './effects.ts';
-import type { CaptureMethod, Payment, RoutingDecision } from './payment.ts';
+import type { Payment } from './payment.ts';
 
 export type { StepEnv, StepResult } from './draft.ts';
 
@@ -245,18 +245,11 @@ function onOperator(d: Draft, as: 'authorized' | 'failed' | 'voided', note: stri
 
 // ---- creation ------------------------------------------------------------------------------
 
-export interface NewPaymentRequest {
-  readonly id: string;
-  readonly merchantId: string;
-  readonly reference: string;
-  readonly amount: number;
-  readonly currency: string;
-  readonly captureMethod: CaptureMethod;
-  readonly allowPartialAuthorization: boolean;
-  readonly routing: RoutingDecision;
-  readonly metadata: Readonly<Record<string, string>>;
-  readonly maxLifetimeMs?: number;
-}
+/** What a new payment starts from: the payment's own fields that its creator decides. */
+export type NewPaymentRequest = Pick<
+  Payment,
+  'id' | 'merchantId' | 'reference' | 'amount' | 'currency' | 'captureMethod' | 'allowPartialAuthorization' | 'routing' | 'metadata'
+> & { readonly maxLifetimeMs?: number };
 
 /** A new payment, already submitted: created -> authorizing (or failed when no connector can take it). */
 export function newPayment(req: NewPaymentRequest, now: Date, env: StepEnv): { payment: Payment; effects: readonly Effect[]; to: Payment['state'] } {
