@@ -1,53 +1,29 @@
 // kill -9 of worker processes at random moments while 200 payments run (before the call, after
 // the call but before the commit, after the commit): after a restart every payment reaches the
 // right state, the sandbox shows one authorization per payment, and no outbox row is left undone.
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRuntime } from '../../../src/app/runtime.ts';
 import type { Runtime } from '../../../src/app/runtime.ts';
 import { startPayment, waitForPayment } from '../../../src/app/payment-service.ts';
-import { startStripeSandbox } from '../../../src/connectors/stripe/sandbox/index.ts';
 import type { StripeSandbox } from '../../../src/connectors/stripe/sandbox/index.ts';
 import { createMerchant } from '../../../src/store/merchants.ts';
-import { createTestDatabase } from '../helpers/db.ts';
-import type { TestDatabase } from '../helpers/db.ts';
-import { KillableWorker } from '../helpers/killable-worker.ts';
-import { REDIS_URL, settled } from '../helpers/runtime.ts';
+import { startCrashRig } from '../helpers/crash-rig.ts';
+import type { CrashRig } from '../helpers/crash-rig.ts';
+import type { KillableWorker } from '../helpers/killable-worker.ts';
+import { settled } from '../helpers/runtime.ts';
 
 const PAYMENTS = 200;
-let db: TestDatabase;
+let rig: CrashRig;
 let sandbox: StripeSandbox;
 let rt: Runtime;
-let env: NodeJS.ProcessEnv;
 let worker: KillableWorker;
 
 beforeAll(async () => {
-  db = await createTestDatabase('jobs_crash');
-  sandbox = await startStripeSandbox({ account: 'stripe_a', secretKey: 'sk_test_crash', port: 0 });
-  const dir = mkdtempSync(join(tmpdir(), 'sy-crash-'));
-  const configFile = join(dir, 'switchyard.yaml');
-  writeFileSync(configFile, `
-connectors:
-  stripe_a: { type: stripe, endpoint: "${sandbox.url}", secret_key: sk_test_crash, webhook_secrets: [whsec_x], timeout_ms: 3000, queue: { concurrency: 8, rate_per_s: 1000 } }
-routing:
-  default: { priority: [stripe_a] }
-`);
-  const prefix = `sytest_crash_${randomBytes(3).toString('hex')}`;
-  env = { ...process.env, DATABASE_URL: db.url, REDIS_URL, SWITCHYARD_CONFIG: configFile, SWITCHYARD_QUEUE_PREFIX: prefix };
-  worker = new KillableWorker('test/integration/jobs/worker-child.ts', env);
-  rt = await startRuntime({ role: 'api', databaseUrl: db.url, redisUrl: REDIS_URL, configFile, queuePrefix: prefix, relaySweepMs: 300, relayRepublishMs: 2_000, log: () => undefined });
+  rig = await startCrashRig('jobs_crash');
+  ({ rt, sandbox, worker } = rig);
 }, 60_000);
 
-afterAll(async () => {
-  await worker?.kill();
-  await rt?.stop();
-  await sandbox?.close();
-  await db?.drop();
-});
+afterAll(async () => rig?.close());
 
 describe('kill -9 of workers', () => {
   it(`${PAYMENTS} payments survive random worker kills`, async () => {

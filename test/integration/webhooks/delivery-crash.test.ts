@@ -1,60 +1,35 @@
 // kill -9 of the worker process while it delivers merchant webhooks (before the POST, during it,
 // after it and before the commit): after a restart every event reaches the endpoint at least
 // once, and every delivery ends succeeded. Nothing is lost.
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRuntime } from '../../../src/app/runtime.ts';
 import type { Runtime } from '../../../src/app/runtime.ts';
 import { startPayment } from '../../../src/app/payment-service.ts';
-import { startStripeSandbox } from '../../../src/connectors/stripe/sandbox/index.ts';
-import type { StripeSandbox } from '../../../src/connectors/stripe/sandbox/index.ts';
 import { createMerchant } from '../../../src/store/merchants.ts';
 import { createEndpoint } from '../../../src/webhooks/outbound/endpoint-store.ts';
-import { createTestDatabase } from '../helpers/db.ts';
-import type { TestDatabase } from '../helpers/db.ts';
-import { KillableWorker } from '../helpers/killable-worker.ts';
-import { REDIS_URL } from '../helpers/runtime.ts';
+import { startCrashRig } from '../helpers/crash-rig.ts';
+import type { CrashRig } from '../helpers/crash-rig.ts';
+import type { KillableWorker } from '../helpers/killable-worker.ts';
 import { startReceiver, until } from './helpers.ts';
 import type { Receiver } from './helpers.ts';
 
 const PAYMENTS = 40;
-let db: TestDatabase;
-let sandbox: StripeSandbox;
+let rig: CrashRig;
 let rt: Runtime;
 let rx: Receiver;
-let env: NodeJS.ProcessEnv;
 let worker: KillableWorker;
 
 beforeAll(async () => {
-  db = await createTestDatabase('wh_crash');
   rx = await startReceiver();
   // A slow answer widens the window between the POST and the commit that records it.
   rx.behave('/hook', { delayMs: 150 });
-  sandbox = await startStripeSandbox({ account: 'stripe_a', secretKey: 'sk_test_whcrash', port: 0 });
-  const dir = mkdtempSync(join(tmpdir(), 'sy-whcrash-'));
-  const configFile = join(dir, 'switchyard.yaml');
-  writeFileSync(configFile, `
-connectors:
-  stripe_a: { type: stripe, endpoint: "${sandbox.url}", secret_key: sk_test_whcrash, webhook_secrets: [whsec_x], timeout_ms: 3000, queue: { concurrency: 8, rate_per_s: 1000 } }
-routing:
-  default: { priority: [stripe_a] }
-`);
-  const prefix = `sytest_whcrash_${randomBytes(3).toString('hex')}`;
-  env = { ...process.env, DATABASE_URL: db.url, REDIS_URL, SWITCHYARD_CONFIG: configFile, SWITCHYARD_QUEUE_PREFIX: prefix };
-  worker = new KillableWorker('test/integration/webhooks/delivery-worker-child.ts', env);
-  rt = await startRuntime({ role: 'api', databaseUrl: db.url, redisUrl: REDIS_URL, configFile, queuePrefix: prefix, relaySweepMs: 300, relayRepublishMs: 2_000, log: () => undefined });
+  rig = await startCrashRig('wh_crash');
+  ({ rt, worker } = rig);
 }, 60_000);
 
 afterAll(async () => {
-  await worker?.kill();
-  await rt?.stop();
-  await sandbox?.close();
+  await rig?.close();
   await rx?.close();
-  await db?.drop();
 });
 
 describe('kill -9 during delivery', () => {

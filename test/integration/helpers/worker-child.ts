@@ -1,4 +1,6 @@
-// A worker process for the delivery crash test, killed with SIGKILL by the parent at random moments.
+// A worker process for the crash tests: the runtime `switchyard start --role worker` runs,
+// configured from the environment, killed with SIGKILL by the parent at random moments.
+// Deliveries retry fast so a test over merchant webhooks finishes in seconds.
 import { startRuntime } from '../../../src/app/runtime.ts';
 
 const rt = await startRuntime({
