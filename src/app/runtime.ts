@@ -24,6 +24,14 @@ import type { WebhookOptions, WebhookServices } from '../webhooks/webhook-servic
 import { WebhookWorkers } from '../webhooks/webhook-workers.ts';
 import { loadSigningKeys } from '../webhooks/outbound/signing-keys.ts';
 import type { Redis } from 'ioredis';
+import type { TransitionSeams } from '../store/transition.ts';
+
+/** Dependency-injection seams: production passes none; the chaos harness plants bugs through them. */
+export interface GatewaySeams {
+  readonly transition?: TransitionSeams;
+  readonly aroundCall?: ProcessorDeps['aroundCall'];
+  readonly mapEvent?: WebhookServices['mapEvent'];
+}
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -54,6 +62,7 @@ export interface RuntimeOptions {
   readonly webhooks?: WebhookOptions;
   /** Where SWITCHYARD_SIGNING_JWKS is read from (default process.env). */
   readonly env?: NodeJS.ProcessEnv;
+  readonly seams?: GatewaySeams;
 }
 
 export interface Runtime {
@@ -82,6 +91,7 @@ export class ConfigError extends Error {
 
 export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const log = opts.log ?? ((l: string) => console.error(l));
+  const aroundCall = opts.aroundCall ?? opts.seams?.aroundCall;
   const now = opts.now ?? (() => new Date());
   const holder = ConfigHolder.open(opts.configFile, { log });
   if (!(holder instanceof ConfigHolder)) throw new ConfigError(formatProblems(holder));
@@ -103,7 +113,11 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     const breakerSettings = Object.fromEntries(Object.entries(config.connectors).map(([n, c]) => [n, c.breaker]));
     const breakers = new ConnectorBreakers(breakerSettings, log);
     cleanups.unshift(() => Promise.resolve(breakers.shutdown()));
-    const envs = new StepEnvFactory({ connectors: set.connectors, breakers, snapshots, ...(opts.core === undefined ? {} : { core: opts.core }) });
+    const envs = new StepEnvFactory({
+      connectors: set.connectors, breakers, snapshots,
+      ...(opts.core === undefined ? {} : { core: opts.core }),
+      ...(opts.seams?.transition === undefined ? {} : { seams: opts.seams.transition }),
+    });
 
     const producer: Redis = redisConnection(opts.redisUrl, 'producer', log);
     cleanups.push(() => producer.quit().catch(() => producer.disconnect()));
@@ -129,6 +143,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     const webhooks: WebhookServices = {
       db: database.db, connectors: set.connectors, envs, now, log, kick: () => relay.kick(),
       keys: await loadSigningKeys(database.db, opts.env ?? process.env, log), settings: webhookSettings(opts.webhooks),
+      ...(opts.seams?.mapEvent === undefined ? {} : { mapEvent: opts.seams.mapEvent }),
     };
 
     let workers: WorkerPool | null = null;
@@ -139,7 +154,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       workers = new WorkerPool(
         {
           db: database.db, connectors: set.connectors, breakers, envs, kick: () => relay.kick(), now,
-          ...(opts.aroundCall === undefined ? {} : { aroundCall: opts.aroundCall }),
+          ...(aroundCall === undefined ? {} : { aroundCall }),
         },
         { connection: workerConnection, prefix, accounts: limits, log, ...(opts.onProcessed === undefined ? {} : { onProcessed: opts.onProcessed }) },
       );

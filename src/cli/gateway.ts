@@ -8,7 +8,7 @@ import { startIdempotencyPurge } from '../api/idempotency-purge.ts';
 import { listenApi } from '../api/server.ts';
 import type { ApiServer } from '../api/server.ts';
 import { startRuntime } from '../app/runtime.ts';
-import type { Role, Runtime } from '../app/runtime.ts';
+import type { GatewaySeams, Role, Runtime } from '../app/runtime.ts';
 import { maskDatabaseUrl } from '../store/database-url.ts';
 import express from 'express';
 import { checkRedis, migrateDatabase } from './preflight.ts';
@@ -20,6 +20,8 @@ export interface GatewayOptions extends GatewaySettings {
   readonly listen: boolean;
   readonly print: (line: string) => void;
   readonly log: (line: string) => void;
+  /** Planted-bug seams (the chaos harness's own entry point); `switchyard start` passes none. */
+  readonly seams?: GatewaySeams;
 }
 
 export interface RunningGateway {
@@ -38,6 +40,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   try {
     rt = await startRuntime({
       role: o.role, databaseUrl: o.databaseUrl, redisUrl: o.redisUrl, configFile: o.configFile, log: o.log,
+      ...(o.seams === undefined ? {} : { seams: o.seams }),
       ...(server === null ? {} : { webhookBaseUrl: `http://127.0.0.1:${server.port}` }),
     });
   } catch (err) {

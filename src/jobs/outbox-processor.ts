@@ -26,8 +26,8 @@ export interface ProcessorDeps {
   readonly now?: () => Date;
   /** Longer than any provider call can take, so a live worker never loses its claim. */
   readonly leaseMs?: number;
-  /** Test seam: wraps the provider call (the chaos harness plants bugs here). */
-  readonly aroundCall?: (effect: ProviderCallEffect, call: () => Promise<CallOutcome>) => Promise<CallOutcome>;
+  /** Test seam: wraps the provider call; `call` may be given a changed effect (the chaos harness plants bugs here). */
+  readonly aroundCall?: (effect: ProviderCallEffect, call: (effect?: ProviderCallEffect) => Promise<CallOutcome>) => Promise<CallOutcome>;
 }
 
 export type ProcessResult =
@@ -73,8 +73,8 @@ async function runProviderCall(deps: ProcessorDeps, row: ClaimedRow, now: () => 
     outcome = { kind: 'not_sent', reason: 'local_validation', detail: `connector account ${effect.connector} is not configured` };
   } else {
     const pm = (await loadPaymentMethod(deps.db, payment.id)) as StoredPaymentMethod | null;
-    const call = () => executeCall(connector, payment, attempt, effect, pm);
-    const guarded = usesBreaker(effect.op) ? () => deps.breakers.call(effect.connector, call) : call;
+    const call = (e: ProviderCallEffect = effect) => executeCall(connector, payment, attempt, e, pm);
+    const guarded = (e?: ProviderCallEffect) => (usesBreaker(effect.op) ? deps.breakers.call(effect.connector, () => call(e)) : call(e));
     outcome = deps.aroundCall === undefined ? await guarded() : await deps.aroundCall(effect, guarded);
   }
   // Breaker states and time are read after the call: they are what the decision sees.

@@ -9,6 +9,7 @@ import type { Connector } from '../connectors/contract.ts';
 import type { ConnectorBreakers } from '../routing/breakers.ts';
 import type { DbOrTx } from '../store/db.ts';
 import type { RoutingSnapshotStore } from '../store/routing-snapshots.ts';
+import type { TransitionEnv, TransitionSeams } from '../store/transition.ts';
 
 export interface StepEnvDeps {
   readonly connectors: ReadonlyMap<string, Connector>;
@@ -16,6 +17,8 @@ export interface StepEnvDeps {
   readonly snapshots: RoutingSnapshotStore;
   readonly core?: CorePolicy;
   readonly defaultMaxAttempts?: number;
+  /** Planted-bug seams for the chaos harness; production passes none. */
+  readonly seams?: TransitionSeams;
 }
 
 export class StepEnvFactory {
@@ -30,12 +33,13 @@ export class StepEnvFactory {
   }
 
   /** For a new payment routed by the current snapshot. */
-  current(maxAttempts: number): StepEnv {
-    return { policies: this.policies, openBreakers: this.deps.breakers.openAccounts(), core: this.core, maxAttempts, newId: (k) => newId(k) };
+  current(maxAttempts: number): TransitionEnv {
+    const env: StepEnv = { policies: this.policies, openBreakers: this.deps.breakers.openAccounts(), core: this.core, maxAttempts, newId: (k) => newId(k) };
+    return this.deps.seams === undefined ? env : { ...env, seams: this.deps.seams };
   }
 
   /** For an existing payment: max attempts come from the snapshot it was routed with. */
-  async forSnapshot(db: DbOrTx, version: string): Promise<StepEnv> {
+  async forSnapshot(db: DbOrTx, version: string): Promise<TransitionEnv> {
     const snapshot = await this.deps.snapshots.load(db, version);
     return this.current(snapshot?.maxAttempts ?? this.deps.defaultMaxAttempts ?? 3);
   }

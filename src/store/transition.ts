@@ -29,6 +29,32 @@ export interface TransitionHooks {
   beforeCommit?(ctx: { backendPid: number }): Promise<void>;
 }
 
+/**
+ * Dependency-injection seams. Production passes none; the chaos harness swaps in deliberately
+ * broken parts (chaos/planted-bugs.ts) to prove its invariants catch them.
+ */
+export interface TransitionSeams {
+  /** Replaces step(). */
+  readonly step?: typeof step;
+  /** Replaces the optimistic write of the payment row; resolves true when the row was written. */
+  readonly writePayment?: (tx: DbOrTx, paymentId: string, changes: Record<string, unknown>, loadedVersion: number) => Promise<boolean>;
+}
+
+/** What transition() runs step() with: the core's environment, plus the seams (none in production). */
+export interface TransitionEnv extends StepEnv {
+  readonly seams?: TransitionSeams;
+}
+
+/** The version check that makes concurrent transitions of one payment serialize. */
+async function writePaymentGuarded(tx: DbOrTx, paymentId: string, changes: Record<string, unknown>, loadedVersion: number): Promise<boolean> {
+  const updated = await tx
+    .update(payments)
+    .set({ ...changes, version: sql`${payments.version} + 1` })
+    .where(and(eq(payments.id, paymentId), eq(payments.version, loadedVersion)))
+    .returning({ version: payments.version });
+  return updated.length > 0;
+}
+
 export interface TransitionOptions {
   /** Tenant scope: another merchant's payment is not found. */
   readonly merchantId?: string;
@@ -138,7 +164,7 @@ async function attemptOnce(
   paymentId: string,
   input: PaymentInput,
   origin: TransitionOrigin,
-  env: StepEnv,
+  env: TransitionEnv,
   opts: TransitionOptions,
   tryNo: number,
 ): Promise<TransitionResult> {
@@ -153,7 +179,7 @@ async function attemptOnce(
     if (loaded === null) throw new PaymentNotFoundError(paymentId);
     await opts.hooks?.afterLoad?.({ tryNo, payment: loaded });
 
-    const result = step(loaded, input, now, env);
+    const result = (env.seams?.step ?? step)(loaded, input, now, env);
     const log = {
       paymentId,
       input,
@@ -182,12 +208,7 @@ async function attemptOnce(
     const next = result.payment;
     if (next.version !== loaded.version + 1) throw new Error(`step bug: applied version ${next.version} after ${loaded.version}`);
     const { id: _id, merchantId: _m, createdAt: _c, version: _v, ...changes } = paymentRow(next, now);
-    const updated = await tx
-      .update(payments)
-      .set({ ...changes, version: sql`${payments.version} + 1` })
-      .where(and(eq(payments.id, paymentId), eq(payments.version, loaded.version)))
-      .returning({ version: payments.version });
-    if (updated.length === 0) throw new StaleVersion();
+    if (!(await (env.seams?.writePayment ?? writePaymentGuarded)(tx, paymentId, changes, loaded.version))) throw new StaleVersion();
 
     await writeChildren(tx, loaded, next, now);
     const [row] = await tx
@@ -217,7 +238,7 @@ export async function transition(
   paymentId: string,
   input: PaymentInput,
   origin: TransitionOrigin,
-  env: StepEnv,
+  env: TransitionEnv,
   opts: TransitionOptions = {},
 ): Promise<TransitionResult> {
   const maxTries = opts.maxTries ?? 5;

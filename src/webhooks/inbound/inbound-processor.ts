@@ -64,7 +64,7 @@ async function applyClaimed(s: WebhookServices, outboxId: number, inboundId: num
 
   const payment = await loadAggregate(s.db, paymentId);
   if (payment === null) return notKnownYet(s, outboxId, row.id, row.tries + 1, e);
-  const action = actionForEvent(payment, row.connector, e);
+  const action = (s.mapEvent ?? actionForEvent)(payment, row.connector, e);
   switch (action.kind) {
     case 'ignore':
       await s.db.transaction(async (tx) => {
