@@ -5,15 +5,13 @@
 // queue prefix; loopback only; every loop is bounded. With --json the last line is one JSON object.
 
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir, totalmem } from 'node:os';
-import { join } from 'node:path';
+import { cpus, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { databaseUrlFromEnv, withDatabase } from '../src/store/database-url.ts';
 import { createDatabase } from '../src/store/db.ts';
 import { createMerchant } from '../src/store/merchants.ts';
-import { ensureDatabase, migrate } from '../src/store/migrate.ts';
+import { benchConfig, recreateDatabase } from './config.ts';
 import { addedLatency, failFast, lifecycle } from './gateway-stages.ts';
 import { BENCH_STRIPE_SECRET, intake } from './intake.ts';
 import { HttpClient, round, startChild } from './lib.ts';
@@ -33,32 +31,6 @@ const MERCHANTS = 8;
 const LOOPS_PER_MERCHANT = 2;
 const PROVIDER_DELAY_MS = 200;
 const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
-
-async function recreateDatabase(url: string, name: string): Promise<void> {
-  const admin = new pg.Client({ connectionString: withDatabase(url, 'postgres') });
-  await admin.connect();
-  try {
-    await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
-  } finally {
-    await admin.end();
-  }
-  await ensureDatabase(url);
-  await migrate(url);
-}
-
-/** The shipped config, with provider queue limits lifted so they do not cap the measurement. */
-function benchConfig(): string {
-  const shipped = readFileSync(new URL('../config/switchyard.yaml', import.meta.url), 'utf8');
-  const queue = 'queue: { concurrency: 64, rate_per_s: 100000 }';
-  const text = shipped
-    .replace(/queue: \{ concurrency: 16, rate_per_s: 200 \}/, queue)
-    .replace(/(\n\s+)merchant_account: SwitchyardSandbox/, `$1merchant_account: SwitchyardSandbox$1${queue}`);
-  if (text.split(queue).length !== 3) throw new Error('config/switchyard.yaml changed shape: update bench/run.ts benchConfig()');
-  const dir = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
-  const file = join(dir, 'switchyard.yaml');
-  writeFileSync(file, text);
-  return file;
-}
 
 async function main(): Promise<void> {
   // BENCH_DATABASE: another name, so the bench's own test does not collide with a manual run.
