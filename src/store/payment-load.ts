@@ -1,6 +1,7 @@
 // Loads payment aggregates (the row with its attempts, captures and refunds), one or many.
 
-import { and, asc, eq, inArray } from 'drizzle-orm';
+import { asc, getTableColumns, inArray, sql } from 'drizzle-orm';
+import type { Column, SQL, Table } from 'drizzle-orm';
 import type { Payment } from '../core/payment.ts';
 import type { DbOrTx } from './db.ts';
 import { paymentFromRows } from './payment-rows.ts';
@@ -47,14 +48,63 @@ export async function inSnapshot<T>(db: DbOrTx, read: (tx: DbOrTx) => Promise<T>
   return db.transaction((tx) => read(tx), { isolationLevel: 'repeatable read', accessMode: 'read only' });
 }
 
+/**
+ * One payment with its children in ONE statement: a single statement reads one snapshot, so the
+ * row and its attempts, captures and refunds are always from the same version, without the
+ * BEGIN/COMMIT of a repeatable-read transaction (one round trip instead of six).
+ * With `forUpdate` (inside a transaction) the row is locked first, then read: a read after the
+ * lock is granted sees the latest committed version, and nobody can change it until we commit.
+ */
 export async function loadAggregate(db: DbOrTx, paymentId: string, options: LoadOptions = {}): Promise<Payment | null> {
-  return inSnapshot(db, (snapshot) => loadAggregateIn(snapshot, paymentId, options));
+  if (options.forUpdate === true) {
+    const locked = await db.execute(sql`SELECT 1 FROM payments WHERE id = ${paymentId} FOR UPDATE`);
+    if (locked.rows.length === 0) return null;
+  }
+  const scope = options.merchantId === undefined ? sql`` : sql` AND p.merchant_id = ${options.merchantId}`;
+  const res = await db.execute<Record<string, unknown>>(sql`${AGGREGATE_SELECT} WHERE p.id = ${paymentId}${scope}`);
+  const row = res.rows[0];
+  return row === undefined ? null : aggregateFromRow(row);
 }
 
-async function loadAggregateIn(db: DbOrTx, paymentId: string, options: LoadOptions): Promise<Payment | null> {
-  const where = options.merchantId === undefined ? eq(payments.id, paymentId) : and(eq(payments.id, paymentId), eq(payments.merchantId, options.merchantId));
-  const query = db.select().from(payments).where(where);
-  const rows = options.forUpdate === true ? await query.for('update') : await query;
-  const [payment] = await withChildren(db, rows);
-  return payment ?? null;
+// ---- the one-statement aggregate read, generated from the drizzle schema ----
+
+type Columns = Record<string, Column>;
+
+/** Children as a JSON array; BIGINT as text, so an amount beyond 2^53 is refused (safeBigint), not rounded by JSON.parse. */
+function childrenJson(table: Table, tableName: string, alias: string): SQL {
+  const cols = getTableColumns(table) as Columns;
+  const fields = Object.entries(cols).map(([key, col]) => `'${key}', ${alias}.${col.name}${col.getSQLType() === 'bigint' ? '::text' : ''}`);
+  return sql.raw(`(SELECT coalesce(json_agg(json_build_object(${fields.join(', ')}) ORDER BY ${alias}.no), '[]') FROM ${tableName} ${alias} WHERE ${alias}.payment_id = p.id)`);
+}
+
+const PAYMENT_COLUMNS = getTableColumns(payments) as Columns;
+const ATTEMPT_COLUMNS = getTableColumns(paymentAttempts) as Columns;
+const CAPTURE_COLUMNS = getTableColumns(captures) as Columns;
+const REFUND_COLUMNS = getTableColumns(refunds) as Columns;
+
+const AGGREGATE_SELECT = sql.join([
+  sql.raw(`SELECT ${Object.values(PAYMENT_COLUMNS).map((c) => `p.${c.name}`).join(', ')}, `),
+  childrenJson(paymentAttempts, 'payment_attempts', 'a'), sql.raw(' AS sy_attempts, '),
+  childrenJson(captures, 'captures', 'c'), sql.raw(' AS sy_captures, '),
+  childrenJson(refunds, 'refunds', 'r'), sql.raw(' AS sy_refunds FROM payments p'),
+]);
+
+/** Maps driver values (by column name, or by key inside the children's JSON) through the columns' own decoders. */
+function decode<T>(cols: Columns, raw: Record<string, unknown>, by: 'name' | 'key'): T {
+  const out: Record<string, unknown> = {};
+  for (const [key, col] of Object.entries(cols)) {
+    const v = raw[by === 'name' ? col.name : key];
+    out[key] = v === null || v === undefined ? null : col.mapFromDriverValue(v);
+  }
+  return out as T;
+}
+
+function aggregateFromRow(row: Record<string, unknown>): Payment {
+  const list = <T>(cols: Columns, v: unknown): T[] => (v as Record<string, unknown>[]).map((x) => decode<T>(cols, x, 'key'));
+  return paymentFromRows(
+    decode<PaymentRow>(PAYMENT_COLUMNS, row, 'name'),
+    list<AttemptRow>(ATTEMPT_COLUMNS, row['sy_attempts']),
+    list<CaptureRow>(CAPTURE_COLUMNS, row['sy_captures']),
+    list<RefundRow>(REFUND_COLUMNS, row['sy_refunds']),
+  );
 }
