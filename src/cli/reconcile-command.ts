@@ -55,7 +55,8 @@ export async function reconcileCommand(settings: GatewaySettings, o: ReconcileCo
     const s = await runReconcile(rt, o, log);
     if (o.json) return print(summaryLine(s));
     const cats = Object.entries(s.by_category).filter(([, n]) => n > 0).map(([c, n]) => `${c} ${n}`).join(', ');
-    print(`reconciled ${s.window.from} .. ${s.window.to}: ${s.checked} checked, ${s.discrepancies} discrepancies${cats === '' ? '' : ` (${cats})`}, ${s.auto_resolved} auto-resolved, ${s.new} new`);
+    const settled = s.settlement.lines === 0 ? '' : `; settlement: ${s.settlement.lines} rows, ${s.settlement.posted} posted, ${s.settlement.unmatched} unmatched`;
+    print(`reconciled ${s.window.from} .. ${s.window.to}: ${s.checked} checked, ${s.discrepancies} discrepancies${cats === '' ? '' : ` (${cats})`}, ${s.auto_resolved} auto-resolved, ${s.new} new${settled}`);
   } finally {
     await rt.stop();
   }

@@ -110,6 +110,27 @@ export interface ReconciliationRecord {
   readonly createdAt: string;
   /** An open chargeback/dispute the provider shows (reconciliation spots disputes we were never told about). */
   readonly disputed?: boolean;
+  /** Modification references of captures the provider reports failed after success (Adyen CAPTURE_FAILED). */
+  readonly failedCaptures?: readonly string[];
+}
+
+/** One money-moving row of a provider's settlement report, in minor units. */
+export interface SettlementLine {
+  /** Stable across downloads of the same report: what makes a re-import post nothing. */
+  readonly lineId: string;
+  /** The payment's reference at the provider, and our attempt id when the row carries it. */
+  readonly providerRef: string;
+  readonly attemptId: string | null;
+  readonly modificationRef: string | null;
+  /** The provider's row type (Adyen: Settled, Refunded, Chargeback, ChargebackReversed, RefundedReversed, CaptureFailed…). */
+  readonly type: string;
+  readonly currency: string;
+  /** Signed: positive when the provider credits us, negative for a debit. */
+  readonly gross: number;
+  /** The provider's commission on the row (>= 0); the bank receives gross - fee. */
+  readonly fee: number;
+  readonly bookedAt: string;
+  readonly batch: string;
 }
 
 export interface ReconciliationWindow {
@@ -205,5 +226,7 @@ export interface Connector {
   /** Records become available `reconciliationDelayMs` after the fact. */
   readonly reconciliationDelayMs: number;
   fetchReconciliationRecords(window: ReconciliationWindow): Promise<readonly ReconciliationRecord[]>;
+  /** Settlement rows booked in the window, for connectors whose provider reports them (Adyen); absent otherwise. */
+  fetchSettlementLines?(window: ReconciliationWindow): Promise<readonly SettlementLine[]>;
   close(): Promise<void>;
 }

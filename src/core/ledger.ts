@@ -12,8 +12,10 @@ export interface LedgerLine {
   readonly currency: string;
 }
 
+export type DisputeStatus = 'opened' | 'won' | 'lost';
+
 export interface Posting {
-  readonly kind: LedgerEffect['posting'] | 'dispute_opened' | 'dispute_won' | 'settlement';
+  readonly kind: LedgerEffect['posting'] | 'dispute_opened' | 'dispute_won' | 'dispute_lost' | 'settlement';
   readonly lines: readonly LedgerLine[];
 }
 
@@ -45,6 +47,63 @@ export function postingFor(effect: LedgerEffect, merchantId: string): Posting {
     case 'capture_reversed':
       return { kind: effect.posting, lines: pair(payable, receivable, effect.amount, effect.currency) };
   }
+}
+
+export interface DisputeChange {
+  readonly from: DisputeStatus | null;
+  readonly to: DisputeStatus;
+  readonly amount: number;
+  readonly currency: string;
+  readonly connector: string;
+  readonly merchantId: string;
+}
+
+/**
+ * A dispute moves funds: opened, the provider withdraws the disputed amount (the connector owes us
+ * less; the merchant's disputes account holds it); won, it is reinstated; lost, it is written off
+ * against the merchant's payable. A dispute first heard of already closed posts the net of both
+ * steps (won: nothing moved, so null). null also for a change that moves nothing (a repeat).
+ */
+export function disputePosting(c: DisputeChange): Posting | null {
+  if (c.amount <= 0 || c.from === c.to || c.from === 'won' || c.from === 'lost') return null;
+  const receivable = ledgerAccounts.connectorReceivable(c.connector);
+  const disputes = ledgerAccounts.disputes(c.merchantId);
+  const payable = ledgerAccounts.merchantPayable(c.merchantId);
+  if (c.from === null) {
+    if (c.to === 'opened') return { kind: 'dispute_opened', lines: pair(disputes, receivable, c.amount, c.currency) };
+    if (c.to === 'lost') return { kind: 'dispute_lost', lines: pair(payable, receivable, c.amount, c.currency) };
+    return null;
+  }
+  if (c.to === 'won') return { kind: 'dispute_won', lines: pair(receivable, disputes, c.amount, c.currency) };
+  if (c.to === 'lost') return { kind: 'dispute_lost', lines: pair(payable, disputes, c.amount, c.currency) };
+  return null;
+}
+
+/** One row of a provider's settlement report, in minor units of its currency. */
+export interface SettlementAmounts {
+  readonly connector: string;
+  readonly currency: string;
+  /** Signed: positive when the provider credits us (a settled capture), negative for a debit (refund, chargeback). */
+  readonly gross: number;
+  /** The provider's commission on the row, >= 0; what reaches the bank is gross - fee. */
+  readonly fee: number;
+}
+
+/**
+ * Settlement moves what the connector owes us (receivable, by the gross) to the bank (settlement
+ * account, by the net) and books the provider's commission as fees. A debit row (refund,
+ * chargeback) runs the other way. null when the row moves nothing.
+ */
+export function settlementPosting(s: SettlementAmounts): Posting | null {
+  if (!Number.isSafeInteger(s.gross) || !Number.isSafeInteger(s.fee) || s.fee < 0) throw new RangeError(`settlement amounts must be integers, fee >= 0 (gross ${s.gross}, fee ${s.fee})`);
+  const receivable = ledgerAccounts.connectorReceivable(s.connector);
+  const bank = ledgerAccounts.settlement(s.connector);
+  const fees = ledgerAccounts.fees(s.connector);
+  const net = s.gross - s.fee;
+  const line = (account: string, signedDebit: number): LedgerLine[] =>
+    signedDebit === 0 ? [] : [{ account, direction: signedDebit > 0 ? 'debit' : 'credit', amount: Math.abs(signedDebit), currency: s.currency }];
+  const lines = [...line(receivable, -s.gross), ...line(fees, s.fee), ...line(bank, net)];
+  return lines.length === 0 ? null : { kind: 'settlement', lines };
 }
 
 /** Sum of debits minus credits per currency; zero for every currency when the lines balance. */

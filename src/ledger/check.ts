@@ -1,11 +1,14 @@
-// `switchyard ledger check`: every ledger transaction balances per currency, and for every payment
-// the books agree with the payment: what the connector owes us on it = captured - refunded.
+// `switchyard ledger check`: every ledger transaction balances per currency; for every payment
+// the postings of its transitions agree with the payment (what the connector owes us on it =
+// captured - refunded); and every dispute's postings agree with its status (withdrawn while
+// opened or lost, held in the merchant's disputes account only while opened). Settlement
+// postings move receivable to the bank and are proven by the balance check alone.
 
 import { sql } from 'drizzle-orm';
 import type { Db } from '../store/db.ts';
 
 export interface LedgerProblem {
-  readonly kind: 'unbalanced_transaction' | 'payment_mismatch';
+  readonly kind: 'unbalanced_transaction' | 'payment_mismatch' | 'dispute_mismatch';
   readonly id: string;
   readonly detail: string;
 }
@@ -13,6 +16,7 @@ export interface LedgerProblem {
 export interface LedgerCheckResult {
   readonly transactions: number;
   readonly payments: number;
+  readonly disputes: number;
   readonly problems: readonly LedgerProblem[];
 }
 
@@ -25,15 +29,33 @@ export async function checkLedger(db: Db): Promise<LedgerCheckResult> {
     SELECT p.id, p.currency, (p.amount_captured - p.amount_refunded) AS expected,
            coalesce(sum(CASE e.direction WHEN 'debit' THEN e.amount ELSE -e.amount END), 0) AS booked
       FROM payments p
-      LEFT JOIN ledger_transactions t ON t.payment_id = p.id
+      LEFT JOIN ledger_transactions t ON t.payment_id = p.id AND t.kind IN ('capture', 'capture_reversed', 'refund', 'refund_reversed')
       LEFT JOIN ledger_entries e ON e.transaction_id = t.id AND e.account LIKE 'connector:%:receivable'
      GROUP BY p.id, p.currency, p.amount_captured, p.amount_refunded
     HAVING (p.amount_captured - p.amount_refunded) <> coalesce(sum(CASE e.direction WHEN 'debit' THEN e.amount ELSE -e.amount END), 0)`);
+  // Per dispute: the receivable moved by -amount while opened or lost; the disputes account holds amount while opened.
+  const disputeRows = await db.execute<{ id: string; status: string; amount: string; currency: string; withdrawn: string; held: string }>(sql`
+    SELECT d.id, d.status, d.amount, d.currency,
+           coalesce(sum(CASE WHEN e.account LIKE 'connector:%:receivable' THEN (CASE e.direction WHEN 'credit' THEN e.amount ELSE -e.amount END) END), 0) AS withdrawn,
+           coalesce(sum(CASE WHEN e.account LIKE 'merchant:%:disputes' THEN (CASE e.direction WHEN 'debit' THEN e.amount ELSE -e.amount END) END), 0) AS held
+      FROM disputes d
+      LEFT JOIN ledger_transactions t ON t.description = d.id AND t.source LIKE 'dispute:%'
+      LEFT JOIN ledger_entries e ON e.transaction_id = t.id
+     GROUP BY d.id, d.status, d.amount, d.currency`);
+  const disputeProblems: LedgerProblem[] = [];
+  for (const d of disputeRows.rows) {
+    const withdrawn = d.status === 'opened' || d.status === 'lost' ? Number(d.amount) : 0;
+    const held = d.status === 'opened' ? Number(d.amount) : 0;
+    if (Number(d.withdrawn) !== withdrawn || Number(d.held) !== held) {
+      disputeProblems.push({ kind: 'dispute_mismatch', id: d.id, detail: `${d.status} ${d.amount} ${d.currency}: expected withdrawn ${withdrawn} / held ${held}, booked ${d.withdrawn} / ${d.held}` });
+    }
+  }
   const counts = await db.execute<{ transactions: string; payments: string }>(sql`
     SELECT (SELECT count(*) FROM ledger_transactions) AS transactions, (SELECT count(*) FROM payments) AS payments`);
   const problems: LedgerProblem[] = [
     ...unbalanced.rows.map((r) => ({ kind: 'unbalanced_transaction' as const, id: r.id, detail: `${r.currency} debits - credits = ${r.net}` })),
     ...mismatched.rows.map((r) => ({ kind: 'payment_mismatch' as const, id: r.id, detail: `captured - refunded = ${r.expected} ${r.currency}, receivable booked ${r.booked}` })),
+    ...disputeProblems,
   ];
-  return { transactions: Number(counts.rows[0]?.transactions ?? 0), payments: Number(counts.rows[0]?.payments ?? 0), problems };
+  return { transactions: Number(counts.rows[0]?.transactions ?? 0), payments: Number(counts.rows[0]?.payments ?? 0), disputes: disputeRows.rows.length, problems };
 }

@@ -81,16 +81,31 @@ function compareAmounts(p: Payment, a: Attempt, r: ReconciliationRecord, knownDi
   }
   if (moneyAttempt(p, a.connector)?.id !== a.id) return out;
 
-  if (r.captured > p.amountCaptured) {
-    const missing = r.captured - p.amountCaptured;
+  // A capture we hold as succeeded that the provider reports failed (Adyen CAPTURE_FAILED) and we
+  // never heard about: the provider is authoritative, and step() reverses it with a compensating
+  // posting. The amount comparison below then measures what remains.
+  const failedRefs = new Set(r.failedCaptures ?? []);
+  let ourCaptured = p.amountCaptured;
+  for (const c of p.captures) {
+    if (c.status !== 'succeeded' || c.providerRef === null || !failedRefs.has(c.providerRef)) continue;
+    ourCaptured -= c.amount;
+    out.push({
+      ...base, aspect: `capture_failed:${c.id}`, category: 'missed_notification',
+      detail: `capture ${c.no} of ${c.amount} (${c.providerRef}) failed at the provider after it succeeded; the CAPTURE_FAILED notification never arrived`,
+      apply: { input: { type: 'provider_fact', fact: { fact: 'capture_reversed', captureId: c.id } }, attemptId: a.id },
+    });
+  }
+
+  if (r.captured > ourCaptured) {
+    const missing = r.captured - ourCaptured;
     const c = p.captures.find((x) => inFlight(x.status) && x.amount === missing);
     out.push(
       c === undefined
-        ? { ...base, aspect: 'capture', category: 'provider_side_change', detail: `provider captured ${r.captured}, we captured ${p.amountCaptured} and asked for nothing matching` }
+        ? { ...base, aspect: 'capture', category: 'provider_side_change', detail: `provider captured ${r.captured}, we captured ${ourCaptured} and asked for nothing matching` }
         : { ...base, aspect: `capture:${c.id}`, category: 'missed_notification', detail: `capture ${c.no} of ${c.amount} succeeded at the provider; its notification never arrived`, apply: { input: { type: 'provider_fact', fact: { fact: 'capture_succeeded', captureId: c.id } }, attemptId: a.id } },
     );
-  } else if (r.captured < p.amountCaptured) {
-    out.push({ ...base, aspect: 'capture', category: 'no_counterpart', detail: `we captured ${p.amountCaptured}, the provider shows ${r.captured}` });
+  } else if (r.captured < ourCaptured) {
+    out.push({ ...base, aspect: 'capture', category: 'no_counterpart', detail: `we captured ${ourCaptured}, the provider shows ${r.captured}` });
   }
 
   if (r.refunded > p.amountRefunded) {

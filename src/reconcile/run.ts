@@ -1,12 +1,15 @@
 // Reconciliation, the I/O half: for each connector account, read the provider's records for the
 // window, load our side, compare (compare.ts), apply the safe findings through transition() with
 // origin 'reconcile', and store every finding once (dedupe_key), auto-applied ones as resolved.
+// Then the account's settlement rows for the window are imported into the ledger (once per row).
 
 import { and, eq, gte, inArray, lt, or, sql } from 'drizzle-orm';
 import type { Connector, NormalizedEvent, ReconciliationWindow } from '../connectors/contract.ts';
 import { newId } from '../core/ids.ts';
 import type { Payment } from '../core/payment.ts';
 import type { StepEnvFactory } from '../jobs/step-env.ts';
+import { importSettlement } from '../ledger/settlement.ts';
+import type { SettlementImport } from '../ledger/settlement.ts';
 import type { Db } from '../store/db.ts';
 import { loadAggregate } from '../store/payment-load.ts';
 import { discrepancies, disputes, inboundEvents, paymentAttempts } from '../store/schema.ts';
@@ -41,6 +44,8 @@ export interface ReconcileSummary {
   readonly auto_resolved: number;
   /** Discrepancies stored by this run (a re-run of the same window stores none). */
   readonly new: number;
+  /** Settlement rows read, posted by this run, and naming none of our attempts, over all accounts. */
+  readonly settlement: SettlementImport;
 }
 
 export class UnknownConnectorError extends Error {
@@ -122,6 +127,7 @@ export async function reconcile(deps: ReconcileDeps, opts: ReconcileOptions): Pr
   let found = 0;
   let autoResolved = 0;
   let stored = 0;
+  const settlement = { lines: 0, posted: 0, unmatched: 0 };
   for (const [i, account] of accounts.entries()) {
     const connector = deps.connectors.get(account);
     if (connector === undefined) throw new UnknownConnectorError(`no connector account "${account}" (configured: ${[...deps.connectors.keys()].join(', ')})`);
@@ -143,9 +149,13 @@ export async function reconcile(deps: ReconcileDeps, opts: ReconcileOptions): Pr
       if (resolution !== null) autoResolved++;
       if (await store(deps.db, account, f, resolution, deps.now())) stored++;
     }
+    const imported = await importSettlement(deps.db, account, connector, opts.window, deps.now());
+    settlement.lines += imported.lines;
+    settlement.posted += imported.posted;
+    settlement.unmatched += imported.unmatched;
     deps.onProgress?.(account, i + 1, accounts.length);
   }
-  return { window: { from: opts.window.from.toISOString(), to: opts.window.to.toISOString() }, checked, discrepancies: found, by_category: byCategory, auto_resolved: autoResolved, new: stored };
+  return { window: { from: opts.window.from.toISOString(), to: opts.window.to.toISOString() }, checked, discrepancies: found, by_category: byCategory, auto_resolved: autoResolved, new: stored, settlement };
 }
 
 /** Open discrepancies found by reconciliation, oldest first (for operators and tests). */

@@ -16,6 +16,7 @@ import type {
   ReconciliationRecord,
   ReconciliationWindow,
   RefundRequest,
+  SettlementLine,
   VoidRequest,
 } from '../contract.ts';
 import { mergeDeclineTable } from '../decline-table.ts';
@@ -24,7 +25,7 @@ import { parseAdyenAccountConfig } from './config.ts';
 import { ADYEN_DEFAULT_DECLINES, ADYEN_POLICY } from './defaults.ts';
 import { ADYEN_ERROR_CLASSIFICATION, outcomeForFailure } from './error-classification.ts';
 import { CheckoutAPI, Client, EnvironmentEnum } from './library.ts';
-import { fetchSettlementRecords } from './reconciliation.ts';
+import { fetchSettlementLines, fetchSettlementRecords } from './reconciliation.ts';
 import { modificationOutcome, paymentOutcome } from './status-map.ts';
 import { captureRequest, paymentRequest, refundRequest, resolvePaymentMethod, toAdyenAmount } from './transformers.ts';
 import { recordTransport, RedirectingHttpClient } from './transport.ts';
@@ -136,6 +137,11 @@ export function createAdyenConnector(account: string, options: AdyenConnectorOpt
     return fetchSettlementRecords({ baseUrl, merchantAccount, apiKey: options.apiKey, ca: options.caPem, timeoutMs: options.timeoutMs }, window);
   }
 
+  function fetchReportLines(window: ReconciliationWindow): Promise<readonly SettlementLine[]> {
+    const baseUrl = options.reportBaseUrl ?? options.baseUrl ?? (options.environment === 'LIVE' ? 'https://ca-live.adyen.com' : 'https://ca-test.adyen.com');
+    return fetchSettlementLines({ baseUrl, merchantAccount, apiKey: options.apiKey, ca: options.caPem, timeoutMs: options.timeoutMs }, window);
+  }
+
   const webhookSecrets = { hmacKeys: options.hmacKeys, username: options.webhookUsername, password: options.webhookPassword };
   return {
     type: 'adyen',
@@ -154,6 +160,7 @@ export function createAdyenConnector(account: string, options: AdyenConnectorOpt
     cancelByReference,
     verifyWebhook: (rawBody, headers, now) => verifyAdyenWebhook(rawBody, headers, webhookSecrets, now, declineTable),
     fetchReconciliationRecords,
+    fetchSettlementLines: fetchReportLines,
     close: () => Promise.resolve(), // the library opens a new agent per request (connection: close)
   };
 }

@@ -5,7 +5,7 @@
 
 import https from 'node:https';
 import { CURRENCY_EXPONENTS } from '../../core/money.ts';
-import type { ReconciliationRecord, ReconciliationWindow } from '../contract.ts';
+import type { ReconciliationRecord, ReconciliationWindow, SettlementLine } from '../contract.ts';
 
 export class ReconciliationFetchError extends Error {
   override readonly name = 'ReconciliationFetchError';
@@ -65,6 +65,7 @@ interface Fold {
   refunded: number;
   createdAt: string;
   disputed: boolean;
+  failedCaptures: string[];
 }
 
 /** Folds report rows into one record per pspReference. Unreadable rows throw: a report we misread is worse than none. */
@@ -78,7 +79,7 @@ export function recordsFromSettlementReports(csvs: readonly string[], window: Re
       if (i < 0) throw new ReconciliationFetchError(`settlement report has no column "${name}"`);
       return i;
     };
-    const c = { psp: col('Psp Reference'), ref: col('Merchant Reference'), created: col('Creation Date'), type: col('Type'), currency: col('Gross Currency'), debit: col('Gross Debit (GC)'), credit: col('Gross Credit (GC)') };
+    const c = { psp: col('Psp Reference'), ref: col('Merchant Reference'), created: col('Creation Date'), type: col('Type'), currency: col('Gross Currency'), debit: col('Gross Debit (GC)'), credit: col('Gross Credit (GC)'), modification: col('Modification Reference') };
     for (const line of lines) {
       const psp = line[c.psp] ?? '';
       const currency = line[c.currency] ?? '';
@@ -86,10 +87,14 @@ export function recordsFromSettlementReports(csvs: readonly string[], window: Re
       const credit = minorUnits(line[c.credit] ?? '', currency);
       if (psp === '' || debit === null || credit === null) throw new ReconciliationFetchError(`unreadable settlement row: ${line.join(',')}`);
       const createdAt = new Date(`${(line[c.created] ?? '').replace(' ', 'T')}Z`).toISOString();
-      const fold = folds.get(psp) ?? { providerRef: psp, attemptId: line[c.ref] || null, status: '', currency, authorized: 0, captured: 0, refunded: 0, createdAt, disputed: false };
+      const fold = folds.get(psp) ?? { providerRef: psp, attemptId: line[c.ref] || null, status: '', currency, authorized: 0, captured: 0, refunded: 0, createdAt, disputed: false, failedCaptures: [] };
       const type = line[c.type] ?? '';
       if (type === 'Authorised') fold.authorized += credit;
       else if (type === 'Settled') fold.captured += credit;
+      else if (type === 'CaptureFailed') {
+        fold.captured -= debit;
+        fold.failedCaptures.push(line[c.modification] ?? '');
+      }
       else if (type === 'Refunded') fold.refunded += debit;
       else if (type === 'RefundedReversed') fold.refunded -= credit;
       else if (type === 'Chargeback') fold.disputed = true;
@@ -106,7 +111,10 @@ export function recordsFromSettlementReports(csvs: readonly string[], window: Re
     .map((f) => {
       // A settlement without an Authorised row (a live report) still proves the amount was authorised.
       const authorized = Math.max(f.authorized, f.captured);
-      return { providerRef: f.providerRef, attemptId: f.attemptId, status: f.status, amount: authorized, currency: f.currency, authorized, captured: f.captured, refunded: f.refunded, createdAt: f.createdAt, ...(f.disputed ? { disputed: true } : {}) };
+      return {
+        providerRef: f.providerRef, attemptId: f.attemptId, status: f.status, amount: authorized, currency: f.currency, authorized, captured: f.captured, refunded: f.refunded, createdAt: f.createdAt,
+        ...(f.disputed ? { disputed: true } : {}), ...(f.failedCaptures.length > 0 ? { failedCaptures: f.failedCaptures } : {}),
+      };
     });
 }
 
@@ -141,13 +149,70 @@ export function reportFileName(dayStartMs: number): string {
   return `settlement_detail_report_${iso.slice(0, 4)}_${iso.slice(5, 7)}_${iso.slice(8, 10)}.csv`;
 }
 
-/** Downloads the report of every UTC day the window touches; a day not generated yet contributes nothing. */
-export async function fetchSettlementRecords(source: ReportSource, window: ReconciliationWindow): Promise<ReconciliationRecord[]> {
+/** The reports of every UTC day the window touches; a day not generated yet contributes nothing. */
+async function downloadReports(source: ReportSource, window: ReconciliationWindow): Promise<string[]> {
   const csvs: string[] = [];
   for (let day = Math.floor(window.from.getTime() / DAY_MS) * DAY_MS; day < window.to.getTime(); day += DAY_MS) {
     const url = `${source.baseUrl}/reports/download/MerchantAccount/${encodeURIComponent(source.merchantAccount)}/${reportFileName(day)}`;
     const csv = await download(url, source);
     if (csv !== null) csvs.push(csv);
   }
-  return recordsFromSettlementReports(csvs, window);
+  return csvs;
+}
+
+export async function fetchSettlementRecords(source: ReportSource, window: ReconciliationWindow): Promise<ReconciliationRecord[]> {
+  return recordsFromSettlementReports(await downloadReports(source, window), window);
+}
+
+export async function fetchSettlementLines(source: ReportSource, window: ReconciliationWindow): Promise<SettlementLine[]> {
+  return settlementLinesFromReports(await downloadReports(source, window), window);
+}
+
+/** Rows that book no money: the sandbox's Authorised / Cancelled additions. */
+const NOT_MONEY = new Set(['Authorised', 'Cancelled', 'Received', 'SentForSettle', 'SentForRefund']);
+
+/**
+ * The money-moving rows booked in the window, one SettlementLine each. gross = credit - debit in
+ * the gross currency; fee = gross - net (the net columns are what the bank receives, so every
+ * commission, markup and scheme fee is in it). A row settled in another currency than it was
+ * booked in is refused: converting it is not something to guess.
+ */
+export function settlementLinesFromReports(csvs: readonly string[], window: ReconciliationWindow): SettlementLine[] {
+  const out: SettlementLine[] = [];
+  const from = window.from.toISOString();
+  const to = window.to.toISOString();
+  for (const csv of csvs) {
+    const [head, ...lines] = parseCsv(csv);
+    if (head === undefined) continue;
+    const col = (name: string): number => {
+      const i = head.indexOf(name);
+      if (i < 0) throw new ReconciliationFetchError(`settlement report has no column "${name}"`);
+      return i;
+    };
+    const c = {
+      psp: col('Psp Reference'), ref: col('Merchant Reference'), created: col('Creation Date'), type: col('Type'), modification: col('Modification Reference'),
+      currency: col('Gross Currency'), debit: col('Gross Debit (GC)'), credit: col('Gross Credit (GC)'),
+      netCurrency: col('Net Currency'), netDebit: col('Net Debit (NC)'), netCredit: col('Net Credit (NC)'), batch: col('Batch Number'),
+    };
+    const seen = new Map<string, number>();
+    for (const line of lines) {
+      const type = line[c.type] ?? '';
+      if (NOT_MONEY.has(type)) continue;
+      const psp = line[c.psp] ?? '';
+      const currency = line[c.currency] ?? '';
+      const [debit, credit, netDebit, netCredit] = [c.debit, c.credit, c.netDebit, c.netCredit].map((i) => minorUnits(line[i] ?? '', currency));
+      if (psp === '' || debit == null || credit == null || netDebit == null || netCredit == null) throw new ReconciliationFetchError(`unreadable settlement row: ${line.join(',')}`);
+      if ((line[c.netCurrency] ?? currency) !== currency) throw new ReconciliationFetchError(`settlement row in ${currency} settled in ${line[c.netCurrency] ?? '?'}: not supported: ${line.join(',')}`);
+      const modificationRef = line[c.modification] || null;
+      const batch = line[c.batch] ?? '';
+      const key = `${batch}:${psp}:${type}:${modificationRef ?? '-'}`;
+      const n = (seen.get(key) ?? 0) + 1;
+      seen.set(key, n);
+      const bookedAt = new Date(`${(line[c.created] ?? '').replace(' ', 'T')}Z`).toISOString();
+      if (bookedAt < from || bookedAt >= to) continue;
+      const gross = credit - debit;
+      out.push({ lineId: n === 1 ? key : `${key}#${n}`, providerRef: psp, attemptId: line[c.ref] || null, modificationRef, type, currency, gross, fee: gross - (netCredit - netDebit), bookedAt, batch });
+    }
+  }
+  return out;
 }

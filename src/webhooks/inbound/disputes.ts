@@ -5,6 +5,7 @@
 import { and, eq } from 'drizzle-orm';
 import type { IdKind } from '../../core/ids.ts';
 import type { Payment } from '../../core/payment.ts';
+import { asDisputeStatus, postDisputeChange } from '../../ledger/postings.ts';
 import type { DbOrTx } from '../../store/db.ts';
 import { disputes, outbox } from '../../store/schema.ts';
 import type { DisputeView, MerchantEventRowPayload } from '../outbound/event-body.ts';
@@ -37,6 +38,9 @@ export async function applyDisputeEvent(tx: DbOrTx, payment: Payment, account: s
     id = existing.id;
     await tx.update(disputes).set({ status, updatedAt: now }).where(eq(disputes.id, id));
   }
+  // Funds withdrawn / reinstated / written off, in this same transaction (src/core/ledger.ts).
+  const disputed = existing === undefined ? { amount, currency } : { amount: existing.amount, currency: existing.currency };
+  await postDisputeChange(tx, { disputeId: id, paymentId: payment.id, merchantId: payment.merchantId, connector: account, from: asDisputeStatus(existing?.status), to: status, ...disputed, now, newId: () => newId('ledger') });
   const view: DisputeView = { id, status, amount, currency, reason: e.reason ?? existing?.reason ?? null, provider_reference: e.disputeRef };
   const payload: MerchantEventRowPayload = { type: 'merchant_event', event: `dispute.${status}`, dispute: view, payment };
   await tx.insert(outbox).values({ paymentId: payment.id, kind: 'merchant_event', payload, runAt: now });

@@ -68,6 +68,22 @@ describe('compare', () => {
     expect(categories(input([payment({ amountCaptured: 600 })], [record({ authorized: 600, captured: 600 })]))).toEqual([]);
   });
 
+  it('a capture we hold as succeeded that the provider reports failed: missed_notification applied as capture_reversed', () => {
+    const caps = [
+      { id: 'cap_1', no: 1, amount: 400, status: 'succeeded', providerRef: 'mod_1' },
+      { id: 'cap_2', no: 2, amount: 600, status: 'succeeded', providerRef: 'mod_2' },
+    ] as unknown as Payment['captures'];
+    const p = payment({ state: 'captured', amountCaptured: 1000, captures: caps });
+    const found = compare(input([p], [record({ captured: 600, failedCaptures: ['mod_1'] })])).findings;
+    expect(found.map((f) => [f.category, f.aspect])).toEqual([['missed_notification', 'capture_failed:cap_1']]);
+    expect(found[0]?.apply).toEqual({ input: { type: 'provider_fact', fact: { fact: 'capture_reversed', captureId: 'cap_1' } }, attemptId: 'att_1' });
+    // Already reversed here (the notification arrived): nothing to find.
+    const reversed = payment({ state: 'captured', amountCaptured: 600, captures: [{ ...caps[0]!, status: 'reversed' }, caps[1]!] as unknown as Payment['captures'] });
+    expect(categories(input([reversed], [record({ captured: 600, failedCaptures: ['mod_1'] })]))).toEqual([]);
+    // Without the failed-capture mark the same shortfall is only a no_counterpart for an operator.
+    expect(categories(input([p], [record({ captured: 600 })]))).toEqual(['no_counterpart']);
+  });
+
   it('unclaimed provider money and unapplied inbox rows', () => {
     const i = input([], [record({ providerRef: 'pi_x', attemptId: null, captured: 500 })], {
       unapplied: [{ id: 7, paymentId: null, attemptId: null, providerRef: 'pi_y', rawType: 'charge.refunded', outcome: 'failed', reason: 'no payment' }],

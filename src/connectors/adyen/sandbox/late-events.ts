@@ -36,6 +36,7 @@ export function failCapture(ctx: AdyenOperationContext, capturePsp: string): voi
   const { p, mod } = findModification(ctx, capturePsp, 'capture');
   p.captured -= mod.amount.value;
   mod.success = false;
+  ctx.state.book({ bookedMs: ctx.nowMs, type: 'CaptureFailed', payment: p, modificationReference: capturePsp, amount: mod.amount.value });
   notifyAbout(ctx, p, 'CAPTURE_FAILED', capturePsp, mod.amount.value, 'Capture Failed', true);
 }
 

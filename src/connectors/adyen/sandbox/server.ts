@@ -58,6 +58,8 @@ export interface AdyenSandbox extends SandboxControl {
   /** A succeeded refund fails (REFUND_FAILED) or is returned (REFUNDED_REVERSED). */
   reverseRefund(refundPspReference: string, eventCode?: 'REFUND_FAILED' | 'REFUNDED_REVERSED'): void;
   chargeback(paymentPspReference: string, options?: { readonly amount?: number; readonly reversed?: boolean }): void;
+  /** Commission on each Settled row of the settlement report from now on: fixed minor units + basis points. */
+  setSettlementCommission(fixed: number, bps: number): void;
   webhookDeliveries(): readonly DeliveryRecord[];
   /** Resolves once every notification queued so far was delivered or given up on. */
   webhooksIdle(): Promise<void>;
@@ -125,6 +127,9 @@ export async function startAdyenSandbox(options: AdyenSandboxOptions): Promise<A
     failCapture: (psp) => fromCode((ctx) => failCapture(ctx, psp)),
     reverseRefund: (psp, eventCode = 'REFUNDED_REVERSED') => fromCode((ctx) => reverseRefund(ctx, psp, eventCode)),
     chargeback: (psp, o = {}) => fromCode((ctx) => chargeback(ctx, psp, o.reversed === true, o.amount)),
+    setSettlementCommission: (fixed, bps) => {
+      state.commission = { fixed, bps };
+    },
     webhookDeliveries: () => dispatcher.deliveries,
     webhooksIdle: async () => {
       outbox.flush();

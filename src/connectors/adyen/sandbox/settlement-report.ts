@@ -2,7 +2,10 @@
 // GET /reports/download/MerchantAccount/{merchantAccount}/settlement_detail_report_{YYYY_MM_DD}.csv
 // A row appears once `availabilityDelayMs` has passed since it was booked (sandbox clock); a day
 // that has not begun that long ago is 404, as a report not generated yet. Amounts are decimal
-// strings in major units, as Adyen writes them; there are no fees in the sandbox (net = gross).
+// strings in major units, as Adyen writes them. Settled rows carry the commission in force when
+// they were booked (setSettlementCommission; none by default: net = gross); other rows none. The sandbox books
+// Settled when the capture succeeds, so a capture the scheme rejects later (CAPTURE_FAILED) shows
+// as a CaptureFailed debit row for the same modification.
 
 import { CURRENCY_EXPONENTS } from '../../../core/money.ts';
 import type { AdyenSandboxState, SettlementBooking } from './state.ts';
@@ -47,13 +50,15 @@ function csvField(v: string): string {
 }
 
 function row(b: SettlementBooking, batch: number): string[] {
-  const debit = b.type === 'Refunded' || b.type === 'Chargeback' || b.type === 'Cancelled';
+  const debit = b.type === 'Refunded' || b.type === 'Chargeback' || b.type === 'Cancelled' || b.type === 'CaptureFailed';
   const amount = majorUnits(b.amount, b.payment.amount.currency);
   const currency = b.payment.amount.currency;
+  const fee = b.fee ?? 0;
+  const net = majorUnits(b.amount - fee, currency);
   const created = new Date(b.bookedMs).toISOString().replace('T', ' ').slice(0, 19);
   return [
     'SwitchyardSandbox', b.payment.merchantAccount, b.payment.pspReference, b.payment.merchantReference, b.payment.paymentMethod, created, 'UTC',
-    b.type, b.modificationReference, currency, debit ? amount : '', debit ? '' : amount, '1', currency, debit ? amount : '', debit ? '' : amount, majorUnits(0, currency), String(batch),
+    b.type, b.modificationReference, currency, debit ? amount : '', debit ? '' : amount, '1', currency, debit ? amount : '', debit ? '' : net, majorUnits(fee, currency), String(batch),
   ];
 }
 

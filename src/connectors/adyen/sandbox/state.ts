@@ -49,10 +49,12 @@ export interface PaymentRecord {
 export interface SettlementBooking {
   readonly bookedMs: number;
   /** Authorised / Cancelled rows are a sandbox addition (see docs/sandbox.md): real settlement details carry booked money only. */
-  readonly type: 'Authorised' | 'Cancelled' | 'Settled' | 'Refunded' | 'Chargeback' | 'ChargebackReversed' | 'RefundedReversed';
+  readonly type: 'Authorised' | 'Cancelled' | 'Settled' | 'Refunded' | 'Chargeback' | 'ChargebackReversed' | 'RefundedReversed' | 'CaptureFailed';
   readonly payment: PaymentRecord;
   readonly modificationReference: string;
   readonly amount: number;
+  /** Commission charged on the row, fixed when it is booked (set by book()). */
+  readonly fee?: number;
 }
 
 export class AdyenSandboxState {
@@ -60,6 +62,8 @@ export class AdyenSandboxState {
   /** merchant reference -> pspReference of the technical cancel that fenced it. */
   readonly fencedReferences = new Map<string, string>();
   readonly bookings: SettlementBooking[] = [];
+  /** Adyen's commission on each Settled row: fixed minor units plus basis points of the gross (default none). */
+  commission: { fixed: number; bps: number } = { fixed: 0, bps: 0 };
 
   latestByReference(merchantReference: string): PaymentRecord | undefined {
     let latest: PaymentRecord | undefined;
@@ -73,7 +77,9 @@ export class AdyenSandboxState {
   }
 
   book(booking: SettlementBooking): void {
-    this.bookings.push(booking);
+    const { fixed, bps } = this.commission;
+    const fee = booking.type === 'Settled' ? Math.min(booking.amount, fixed + Math.floor((booking.amount * bps) / 10_000)) : 0;
+    this.bookings.push({ ...booking, fee });
   }
 
   ledger(): SandboxLedgerEntry[] {

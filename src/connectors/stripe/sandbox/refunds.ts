@@ -107,6 +107,17 @@ export function openDispute(ctx: OperationContext, paymentIntentId: string, opti
   return rendered;
 }
 
+/** The issuer decides an open dispute (charge.dispute.closed with status won or lost). */
+export function closeDispute(ctx: OperationContext, disputeId: string, outcome: 'won' | 'lost'): StripeObject {
+  const dispute = ctx.state.disputes.get(disputeId);
+  if (dispute === undefined) throw resourceMissing('dispute', disputeId);
+  if (dispute.status === 'won' || dispute.status === 'lost') throw stateError('dispute_already_closed', `Dispute ${disputeId} is already ${dispute.status}.`);
+  dispute.status = outcome;
+  const rendered = renderDispute(dispute, ctx.state);
+  ctx.emit('charge.dispute.closed', rendered);
+  return rendered;
+}
+
 function findCharge(ctx: OperationContext, id: string, param?: string): ChargeRecord {
   const charge = ctx.state.charges.get(id);
   if (charge === undefined) throw resourceMissing('charge', id, param);

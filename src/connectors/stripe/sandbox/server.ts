@@ -14,7 +14,7 @@ import { buildStripeEvent, stripeWebhookHeaders } from './events.ts';
 import { IdempotencyStore } from './idempotency.ts';
 import type { StripeObject } from './objects.ts';
 import { StripeProtocol } from './protocol.ts';
-import { failRefund, openDispute } from './refunds.ts';
+import { closeDispute, failRefund, openDispute } from './refunds.ts';
 import { StripeSandboxState } from './state.ts';
 
 export interface StripeWebhookEndpoint {
@@ -50,6 +50,8 @@ export interface StripeSandbox extends SandboxControl {
   failRefund(refundId: string, failureReason?: string): StripeObject;
   /** Opens a dispute on the PaymentIntent's captured charge (charge.dispute.created); returns the dispute object. */
   createDispute(paymentIntentId: string, options?: { amount?: number; reason?: string }): StripeObject;
+  /** Closes an open dispute as won or lost (charge.dispute.closed); returns the dispute object. */
+  closeDispute(disputeId: string, outcome: 'won' | 'lost'): StripeObject;
   setWebhookEndpoint(endpoint: StripeWebhookEndpoint | undefined): void;
   webhookDeliveries(): readonly DeliveryRecord[];
   /** Resolves once every webhook published so far was delivered or given up on. */
@@ -111,6 +113,7 @@ export async function startStripeSandbox(options: StripeSandboxOptions): Promise
     advanceClock: (seconds) => clock.advance(seconds),
     failRefund: (refundId, failureReason = 'expired_or_canceled_card') => fromCode((ctx) => failRefund(ctx, refundId, failureReason)),
     createDispute: (paymentIntentId, disputeOptions = {}) => fromCode((ctx) => openDispute(ctx, paymentIntentId, disputeOptions)),
+    closeDispute: (disputeId, outcome) => fromCode((ctx) => closeDispute(ctx, disputeId, outcome)),
     setWebhookEndpoint: (endpoint) => dispatcher.setTarget(targetOf(endpoint)),
     webhookDeliveries: () => dispatcher.deliveries,
     webhooksIdle: () => dispatcher.idle(),

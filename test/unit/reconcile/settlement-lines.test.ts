@@ -1,0 +1,55 @@
+// Settlement rows from the Adyen settlement-details report the sandbox writes: the report's own
+// state and renderer produce the CSV, the connector's parser reads it back into SettlementLines
+// (signed gross, fee = gross - net, stable line ids) and folds CaptureFailed into its records.
+import { describe, expect, it } from 'vitest';
+import { recordsFromSettlementReports, settlementLinesFromReports } from '../../../src/connectors/adyen/reconciliation.ts';
+import { settlementReport } from '../../../src/connectors/adyen/sandbox/settlement-report.ts';
+import { AdyenSandboxState } from '../../../src/connectors/adyen/sandbox/state.ts';
+import type { PaymentRecord } from '../../../src/connectors/adyen/sandbox/state.ts';
+
+const DAY = Date.UTC(2026, 0, 5);
+const payment = { pspReference: 'PSP1', merchantReference: 'att_1', merchantAccount: 'Shop', amount: { value: 10_000, currency: 'EUR' }, paymentMethod: 'visa' } as unknown as PaymentRecord;
+
+function report(): string {
+  const state = new AdyenSandboxState();
+  state.commission = { fixed: 10, bps: 150 }; // 10 + 1.5 %
+  state.book({ bookedMs: DAY + 1_000, type: 'Authorised', payment, modificationReference: 'PSP1', amount: 10_000 });
+  state.book({ bookedMs: DAY + 2_000, type: 'Settled', payment, modificationReference: 'CAP1', amount: 6_000 });
+  state.book({ bookedMs: DAY + 3_000, type: 'Settled', payment, modificationReference: 'CAP2', amount: 4_000 });
+  state.commission = { fixed: 0, bps: 0 };
+  state.book({ bookedMs: DAY + 4_000, type: 'Refunded', payment, modificationReference: 'REF1', amount: 1_500 });
+  state.book({ bookedMs: DAY + 5_000, type: 'CaptureFailed', payment, modificationReference: 'CAP2', amount: 4_000 });
+  state.book({ bookedMs: DAY + 6_000, type: 'Chargeback', payment, modificationReference: 'PSP1', amount: 2_000 });
+  state.book({ bookedMs: DAY + 7_000, type: 'Chargeback', payment, modificationReference: 'PSP1', amount: 2_000 });
+  return settlementReport(state, { merchantAccount: 'Shop', dayStartMs: DAY }, DAY + 86_400_000, 0)!;
+}
+
+describe('settlement lines from the report', () => {
+  const window = { from: new Date(DAY), to: new Date(DAY + 86_400_000) };
+
+  it('one line per money-moving row: signed gross, the commission as fee, stable ids (a repeat row gets #2)', () => {
+    const lines = settlementLinesFromReports([report()], window);
+    expect(lines.map((l) => [l.type, l.modificationRef, l.gross, l.fee])).toEqual([
+      ['Settled', 'CAP1', 6_000, 100],
+      ['Settled', 'CAP2', 4_000, 70],
+      ['Refunded', 'REF1', -1_500, 0],
+      ['CaptureFailed', 'CAP2', -4_000, 0],
+      ['Chargeback', 'PSP1', -2_000, 0],
+      ['Chargeback', 'PSP1', -2_000, 0],
+    ]);
+    const ids = lines.map((l) => l.lineId);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids.at(-1)).toMatch(/#2$/);
+    expect(settlementLinesFromReports([report()], window).map((l) => l.lineId)).toEqual(ids);
+    expect(lines.every((l) => l.attemptId === 'att_1' && l.providerRef === 'PSP1' && l.currency === 'EUR')).toBe(true);
+  });
+
+  it('rows booked outside the window are not lines', () => {
+    expect(settlementLinesFromReports([report()], { from: new Date(DAY + 3_500), to: new Date(DAY + 4_500) }).map((l) => l.type)).toEqual(['Refunded']);
+  });
+
+  it('the records fold a CaptureFailed row out of captured and name the failed capture', () => {
+    const [r] = recordsFromSettlementReports([report()], window);
+    expect([r?.captured, r?.refunded, r?.failedCaptures, r?.disputed]).toEqual([6_000, 1_500, ['CAP2'], true]);
+  });
+});
