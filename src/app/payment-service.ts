@@ -12,6 +12,7 @@ import { loadPayment } from '../store/payment-queries.ts';
 import { createPayment, transition } from '../store/transition.ts';
 import type { TransitionResult } from '../store/transition.ts';
 import type { StoredPaymentMethod } from '../jobs/call-executor.ts';
+import { PaymentWaits } from './payment-waits.ts';
 import type { Runtime } from './runtime.ts';
 
 export interface StartPaymentRequest {
@@ -83,13 +84,36 @@ export function resolveByOperator(rt: Runtime, merchantId: string, paymentId: st
   return apply(rt, merchantId, paymentId, { type: 'operator_resolved', as, note }, 'operator');
 }
 
-/** Polls until `done(payment)` or the timeout; returns the last payment seen. Works across processes. */
-export async function waitForPayment(rt: Runtime, merchantId: string, paymentId: string, done: (p: Payment) => boolean, timeoutMs: number, pollMs = 25): Promise<Payment | null> {
-  const deadline = Date.now() + timeoutMs;
-  let p = await loadPayment(rt.database.db, merchantId, paymentId);
-  while (p !== null && !done(p) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, pollMs));
-    p = await loadPayment(rt.database.db, merchantId, paymentId);
+const waitsByDb = new WeakMap<object, PaymentWaits>();
+
+/** The runtime's payment waits (created on first use; they hold no connection of their own). */
+export function paymentWaits(rt: Runtime): PaymentWaits {
+  const own = (rt as { waits?: PaymentWaits }).waits;
+  if (own !== undefined) return own;
+  let w = waitsByDb.get(rt.database.db);
+  if (w === undefined) {
+    w = new PaymentWaits(rt.database.db, { fallbackMs: 100 });
+    waitsByDb.set(rt.database.db, w);
   }
-  return p;
+  return w;
+}
+
+/**
+ * Waits until `done(payment)` or the timeout; returns the last payment seen. Re-reads the payment
+ * when a commit changed it (woken by PaymentWaits) and at least every fallback interval, so it
+ * works across processes too. `pollMs` is the longest it sleeps between reads.
+ */
+export async function waitForPayment(rt: Runtime, merchantId: string, paymentId: string, done: (p: Payment) => boolean, timeoutMs: number, pollMs?: number): Promise<Payment | null> {
+  const deadline = Date.now() + timeoutMs;
+  const watch = paymentWaits(rt).watch(paymentId);
+  try {
+    let p = await loadPayment(rt.database.db, merchantId, paymentId);
+    while (p !== null && !done(p) && Date.now() < deadline) {
+      await watch.next(Math.min(pollMs ?? Infinity, deadline - Date.now()));
+      p = await loadPayment(rt.database.db, merchantId, paymentId);
+    }
+    return p;
+  } finally {
+    watch.close();
+  }
 }

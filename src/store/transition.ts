@@ -223,6 +223,38 @@ async function attemptOnce(
   });
 }
 
+type CommitWatcher = (paymentId: string) => void;
+const commitWatchers = new WeakMap<object, Set<CommitWatcher>>();
+
+/**
+ * Calls `watcher` with the payment id after every COMMIT that changed a payment through this `db`
+ * (transition() applied, or createPayment()). The API's waits use it to re-read a payment when it
+ * changed instead of polling. Returns the unsubscribe function.
+ */
+export function watchPaymentCommits(db: Db, watcher: CommitWatcher): () => void {
+  let set = commitWatchers.get(db);
+  if (set === undefined) {
+    set = new Set();
+    commitWatchers.set(db, set);
+  }
+  set.add(watcher);
+  return () => {
+    set.delete(watcher);
+  };
+}
+
+function notifyCommitted(db: Db, paymentId: string): void {
+  const set = commitWatchers.get(db);
+  if (set === undefined) return;
+  for (const w of set) {
+    try {
+      w(paymentId);
+    } catch {
+      // A watcher must never fail a committed transition.
+    }
+  }
+}
+
 async function committed(opts: { onCommitted?: (ids: readonly number[]) => void | Promise<void> }, outboxIds: readonly number[]): Promise<void> {
   if (opts.onCommitted === undefined || outboxIds.length === 0) return;
   try {
@@ -245,6 +277,7 @@ export async function transition(
   for (let tryNo = 1; tryNo <= maxTries; tryNo++) {
     try {
       const result = await attemptOnce(db, paymentId, input, origin, env, opts, tryNo);
+      if (result.kind === 'applied') notifyCommitted(db, paymentId);
       await committed(opts, result.outboxIds);
       return result;
     } catch (err) {
@@ -291,6 +324,7 @@ export async function createPayment(db: Db, req: NewPaymentRequest, env: StepEnv
     await opts.inTransaction?.(tx);
     return { payment, effects, outboxIds, transitionId };
   });
+  notifyCommitted(db, result.payment.id);
   await committed(opts, result.outboxIds);
   return result;
 }
