@@ -19,6 +19,8 @@ import { webhookEndpointPostRoutes } from './webhook-endpoint-routes.ts';
 import { createJwksRouter, createWebhookEndpointsRouter, createWebhookIntakeRouter } from '../webhooks/index.ts';
 import { ApiProblem } from './problems.ts';
 import { rateLimitByMerchant } from './rate-limit.ts';
+import { metricsRouter, observeRequests } from '../observability/http.ts';
+import { reenterRequestContext } from '../observability/request-context.ts';
 import type { RateLimit } from './rate-limit.ts';
 
 import { DEFAULT_IDEMPOTENCY_RETENTION_MS, DEFAULT_WAIT_MS } from './defaults.ts';
@@ -69,17 +71,11 @@ export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  // One line per request: method, path, status, time and merchant; never headers, query or body.
-  app.use((req, res, next) => {
-    const started = Date.now();
-    res.on('finish', () => {
-      const who = typeof res.locals['merchantId'] === 'string' ? ` ${res.locals['merchantId']}` : '';
-      log(redact(`api: ${req.method} ${req.originalUrl.split('?')[0]} ${res.statusCode} ${Date.now() - started}ms${who}`));
-    });
-    next();
-  });
+  // One structured line per request (request id, method, path, status, time, merchant) and the request metrics.
+  app.use(observeRequests(rt.logger, rt.metrics));
 
   app.use(healthRoutes(rt));
+  app.use(metricsRouter(rt.metrics));
   const document = openApiDocument();
   app.get('/openapi.json', (_req, res) => {
     res.json(document);
@@ -93,7 +89,7 @@ export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
   app.use('/v1', bearerAuth(rt.database.db));
   if (opts.rateLimit !== null) app.use('/v1', rateLimitByMerchant(opts.rateLimit ?? { perSecond: 100, burst: 200 }));
   // Every content type is read as JSON: a form-encoded body is malformed JSON, not an empty one.
-  app.use('/v1', express.json({ limit: opts.bodyLimit ?? '64kb', type: () => true, strict: true }));
+  app.use('/v1', express.json({ limit: opts.bodyLimit ?? '64kb', type: () => true, strict: true }), reenterRequestContext);
   app.use(paymentRoutes(ctx));
   app.use(modificationRoutes(ctx));
   app.use(balanceRoutes(ctx));
@@ -110,6 +106,7 @@ export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
     }
     const problem = err instanceof ApiProblem ? err : bodyParserProblem(err);
     if (problem !== null) {
+      res.locals['problemCode'] = problem.code;
       sendProblem(res, problem);
       return;
     }

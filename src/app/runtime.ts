@@ -24,6 +24,9 @@ import type { WebhookOptions, WebhookServices } from '../webhooks/webhook-servic
 import { WebhookWorkers } from '../webhooks/webhook-workers.ts';
 import { loadSigningKeys } from '../webhooks/outbound/signing-keys.ts';
 import type { Redis } from 'ioredis';
+import { createLogger, startObservability } from '../observability/index.ts';
+import type { GatewayMetrics, Logger } from '../observability/index.ts';
+import { DELIVERY_QUEUE, INBOUND_QUEUE, MERCHANT_EVENT_QUEUE } from '../webhooks/webhook-jobs.ts';
 import type { TransitionSeams } from '../store/transition.ts';
 
 /** Dependency-injection seams: production passes none; the chaos harness plants bugs through them. */
@@ -45,6 +48,8 @@ export interface RuntimeOptions {
   readonly now?: () => Date;
   readonly core?: CorePolicy;
   readonly log?: (line: string) => void;
+  /** Structured JSON logs (requests, transitions); default: pino lines written through `log`. */
+  readonly logger?: Logger;
   /** Base URL of this gateway, where in-process sandboxes send webhooks (`${base}/webhooks/${account}`). */
   readonly webhookBaseUrl?: string;
   readonly relaySweepMs?: number;
@@ -79,6 +84,9 @@ export interface Runtime {
   readonly workers: WorkerPool | null;
   /** What the webhook routers take (src/webhooks: provider intake, merchant endpoints, JWKS). */
   readonly webhooks: WebhookServices;
+  /** Prometheus metrics: this process's counters, shared state read at scrape time. */
+  readonly metrics: GatewayMetrics;
+  readonly logger: Logger;
   readonly now: () => Date;
   /** The queue an outbox row of this kind and connector goes to (null: no consumer). */
   queueFor(kind: string, connector: string | null): string | null;
@@ -125,6 +133,11 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     const queues = new QueueSet(producer, prefix);
     cleanups.unshift(() => queues.close());
     const accounts = new Set(Object.keys(config.connectors));
+    const logger = opts.logger ?? createLogger(log);
+    const queueNames = [...[...accounts].map(callQueueName), TIMER_QUEUE, INBOUND_QUEUE, MERCHANT_EVENT_QUEUE, DELIVERY_QUEUE];
+    const observability = startObservability(logger, { db: database.db, now, queueNames: () => queueNames, queue: (n) => queues.get(n), breakers: () => breakers.states() });
+    cleanups.push(() => Promise.resolve(observability.stop()));
+    const metrics = observability.metrics;
     const queueFor = (kind: string, connector: string | null): string | null =>
       webhookQueueFor(kind) ?? (kind === 'timer' ? TIMER_QUEUE : kind === 'provider_call' && connector !== null && accounts.has(connector) ? callQueueName(connector) : null);
     const relay = new OutboxRelay(
@@ -141,8 +154,8 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     );
     cleanups.unshift(() => relay.stop());
     const webhooks: WebhookServices = {
-      db: database.db, connectors: set.connectors, envs, now, log, kick: () => relay.kick(),
-      keys: await loadSigningKeys(database.db, opts.env ?? process.env, log), settings: webhookSettings(opts.webhooks),
+      db: database.db, connectors: set.connectors, envs, now, log, kick: (ids?: readonly number[]) => relay.kick(ids),
+      keys: await loadSigningKeys(database.db, opts.env ?? process.env, log), settings: webhookSettings(opts.webhooks), observe: metrics,
       ...(opts.seams?.mapEvent === undefined ? {} : { mapEvent: opts.seams.mapEvent }),
     };
 
@@ -153,18 +166,18 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       const limits = Object.fromEntries(Object.entries(config.connectors).map(([n, c]) => [n, { concurrency: c.queue.concurrency, ratePerS: c.queue.rate_per_s }]));
       workers = new WorkerPool(
         {
-          db: database.db, connectors: set.connectors, breakers, envs, kick: () => relay.kick(), now,
-          ...(aroundCall === undefined ? {} : { aroundCall }),
+          db: database.db, connectors: set.connectors, breakers, envs, kick: (ids?: readonly number[]) => relay.kick(ids), now,
+          aroundCall: metrics.aroundCall(aroundCall),
         },
         { connection: workerConnection, prefix, accounts: limits, log, ...(opts.onProcessed === undefined ? {} : { onProcessed: opts.onProcessed }) },
       );
       cleanups.unshift(() => workers!.close());
       await workers.waitUntilReady();
-      const webhookWorkers = new WebhookWorkers(webhooks, { connection: workerConnection, prefix });
+      const webhookWorkers = new WebhookWorkers(webhooks, { connection: workerConnection, prefix, onProcessed: (q, _id, r) => metrics.webhookJobDone(q, r) });
       cleanups.unshift(() => webhookWorkers.close());
       await webhookWorkers.waitUntilReady();
       const recovery = new RecoverySweeper(
-        { db: database.db, envs, kick: () => relay.kick() },
+        { db: database.db, envs, kick: (ids?: readonly number[]) => relay.kick(ids) },
         { staleMs: opts.recoveryStaleMs ?? 5 * 60_000, intervalMs: opts.recoveryIntervalMs ?? 30_000, perConnectorPerSweep: 50, now, log },
       );
       recovery.start();
@@ -174,7 +187,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
 
     let stopped = false;
     return {
-      role: opts.role, database, config: holder, connectors: set.connectors, sandboxes: set.sandboxes, breakers, envs, snapshots, relay, queues, workers, webhooks, now, queueFor,
+      role: opts.role, database, config: holder, connectors: set.connectors, sandboxes: set.sandboxes, breakers, envs, snapshots, relay, queues, workers, webhooks, metrics, logger, now, queueFor,
       async stop() {
         if (stopped) return;
         stopped = true;

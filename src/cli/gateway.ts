@@ -11,6 +11,9 @@ import { startRuntime } from '../app/runtime.ts';
 import type { GatewaySeams, Role, Runtime } from '../app/runtime.ts';
 import { maskDatabaseUrl } from '../store/database-url.ts';
 import express from 'express';
+import { createLogger, lineLog } from '../observability/logger.ts';
+import type { Logger } from '../observability/logger.ts';
+import { metricsRouter } from '../observability/http.ts';
 import { checkRedis, migrateDatabase } from './preflight.ts';
 import type { GatewaySettings } from './settings.ts';
 
@@ -19,7 +22,9 @@ export interface GatewayOptions extends GatewaySettings {
   /** Workers listen (health only) when a port is given. */
   readonly listen: boolean;
   readonly print: (line: string) => void;
-  readonly log: (line: string) => void;
+  /** Where the JSON log lines go (default stderr); every line, plain or structured, is written as JSON by pino. */
+  readonly log?: (line: string) => void;
+  readonly logger?: Logger;
   /** Planted-bug seams (the chaos harness's own entry point); `switchyard start` passes none. */
   readonly seams?: GatewaySeams;
 }
@@ -31,15 +36,17 @@ export interface RunningGateway {
 }
 
 export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
+  const logger = o.logger ?? createLogger(o.log);
+  const log = lineLog(logger);
   await checkRedis(o.redisUrl);
   const migrated = await migrateDatabase(o.databaseUrl);
-  o.log(`database ${maskDatabaseUrl(o.databaseUrl)}: ${migrated.applied.length === 0 ? 'up to date' : `applied ${migrated.applied.join(', ')}`}`);
+  log(`database ${maskDatabaseUrl(o.databaseUrl)}: ${migrated.applied.length === 0 ? 'up to date' : `applied ${migrated.applied.join(', ')}`}`);
 
   const server = o.listen ? await listenApi(o.port) : null;
   let rt: Runtime;
   try {
     rt = await startRuntime({
-      role: o.role, databaseUrl: o.databaseUrl, redisUrl: o.redisUrl, configFile: o.configFile, log: o.log,
+      role: o.role, databaseUrl: o.databaseUrl, redisUrl: o.redisUrl, configFile: o.configFile, log, logger,
       ...(o.seams === undefined ? {} : { seams: o.seams }),
       ...(server === null ? {} : { webhookBaseUrl: `http://127.0.0.1:${server.port}` }),
     });
@@ -52,10 +59,10 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   let stopPurge = (): void => undefined;
   if (server !== null) {
     if (o.role === 'worker') {
-      server.attach(express().use(healthRoutes(rt)));
+      server.attach(express().use(healthRoutes(rt)).use(metricsRouter(rt.metrics)));
     } else {
-      server.attach(createApiApp(rt, { authorizationWaitMs: o.waitMs, modificationWaitMs: o.waitMs, idempotencyRetentionMs: o.idempotencyRetentionMs, log: o.log }));
-      stopPurge = startIdempotencyPurge(rt.database.db, { now: rt.now, log: o.log });
+      server.attach(createApiApp(rt, { authorizationWaitMs: o.waitMs, modificationWaitMs: o.waitMs, idempotencyRetentionMs: o.idempotencyRetentionMs, log }));
+      stopPurge = startIdempotencyPurge(rt.database.db, { now: rt.now, log });
     }
   }
 

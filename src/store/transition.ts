@@ -16,6 +16,7 @@ import { writeEffects } from './effect-rows.ts';
 import { loadAggregate } from './payment-load.ts';
 import { attemptRow, captureRow, paymentRow, refundRow } from './payment-rows.ts';
 import { captures, paymentAttempts, paymentTransitions, payments, refunds } from './schema.ts';
+import { announceCreated, announceTransition } from '../observability/transition-feed.ts';
 
 type IllegalCode = Extract<StepResult, { kind: 'illegal' }>['code'];
 
@@ -279,6 +280,7 @@ export async function transition(
       const result = await attemptOnce(db, paymentId, input, origin, env, opts, tryNo);
       if (result.kind === 'applied') notifyCommitted(db, paymentId);
       await committed(opts, result.outboxIds);
+      announceTransition(result, origin);
       return result;
     } catch (err) {
       if (!(err instanceof StaleVersion)) throw err;
@@ -326,5 +328,6 @@ export async function createPayment(db: Db, req: NewPaymentRequest, env: StepEnv
   });
   notifyCommitted(db, result.payment.id);
   await committed(opts, result.outboxIds);
+  announceCreated(result, opts.origin ?? 'api');
   return result;
 }

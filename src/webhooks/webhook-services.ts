@@ -6,6 +6,7 @@
 import type { Connector } from '../connectors/contract.ts';
 import type { Db } from '../store/db.ts';
 import type { StepEnvFactory } from '../jobs/step-env.ts';
+import type { WebhookIntakeObserver } from '../observability/metrics.ts';
 import type { actionForEvent } from './inbound/event-mapping.ts';
 import { DEFAULT_DELIVERY_SCHEDULE } from './outbound/delivery-schedule.ts';
 import type { DeliverySchedule } from './outbound/delivery-schedule.ts';
@@ -60,7 +61,9 @@ export interface WebhookServices {
   readonly now: () => Date;
   readonly log: (line: string) => void;
   /** Publish new outbox rows now (the relay kick); the relay's sweep covers a missed kick. */
-  readonly kick: () => void;
+  readonly kick: (outboxIds?: readonly number[]) => void;
+  /** Intake counters (metrics); absent in tests that build services by hand. */
+  readonly observe?: WebhookIntakeObserver;
   /** Planted-bug seam for the chaos harness: replaces actionForEvent. Production passes none. */
   readonly mapEvent?: typeof actionForEvent;
 }

@@ -38,12 +38,14 @@ export function createWebhookIntakeRouter(services: WebhookServices): Router {
       if (!verdict.ok) {
         // The reason names what failed (header, secret, age), never the body or a secret.
         log(`webhooks: ${account} rejected ${verdict.status}: ${verdict.reason}`);
+        services.observe?.webhookIntake(account, verdict.reason);
         await recordRejected(services.db, account, raw, req.headers, verdict.status, verdict.reason, now);
         res.status(verdict.status).json({ error: verdict.reason });
         return;
       }
       const stored = await storeVerifiedEvents(services.db, account, raw, req.headers, verdict.events, now);
-      if (stored.inserted > 0) services.kick();
+      services.observe?.webhookIntake(account, null);
+      if (stored.outboxIds.length > 0) services.kick(stored.outboxIds);
       sendAck(res, connector.type, stored.inserted, stored.duplicates);
     } catch (err) {
       // Not acknowledged: the provider delivers again, and the inbox absorbs the repeat.

@@ -1,0 +1,60 @@
+// HTTP observation: a request id per request (kept from X-Request-Id when sane, echoed back),
+// one structured log line and the request metrics when the response is sent, and GET /metrics.
+
+import express from 'express';
+import type { Request, RequestHandler, Response, Router } from 'express';
+import type { Logger } from './logger.ts';
+import type { GatewayMetrics } from './metrics.ts';
+import { requestIdFor, runInRequestContext } from './request-context.ts';
+import type { RequestContext } from './request-context.ts';
+
+/** A bounded route label: the matched route pattern, never the raw path (ids would explode the series). */
+function routeLabel(req: Request, res: Response): string {
+  const route = (req as { route?: { path?: unknown } }).route;
+  if (route !== undefined && typeof route.path === 'string') return `${req.baseUrl}${route.path}`;
+  return res.statusCode === 404 ? 'unmatched' : 'middleware';
+}
+
+/** What the idempotency layer did for this request, from the answer (the error handler leaves the problem code in res.locals). */
+function idempotencyOutcome(res: Response): string | null {
+  if (res.getHeader('Idempotent-Replayed') === 'true') return 'replayed';
+  const code: unknown = res.locals['problemCode'];
+  if (code === 'idempotency_request_in_progress') return 'in_progress';
+  if (code === 'idempotency_key_reused') return 'key_reused';
+  return null;
+}
+
+export function observeRequests(logger: Logger, metrics: GatewayMetrics): RequestHandler {
+  return (req, res, next) => {
+    const ctx: RequestContext = { requestId: requestIdFor(req.get('x-request-id')) };
+    res.locals['requestContext'] = ctx;
+    res.setHeader('X-Request-Id', ctx.requestId);
+    const started = performance.now();
+    res.on('finish', () => {
+      const ms = performance.now() - started;
+      const route = routeLabel(req, res);
+      metrics.request(req.method, route, res.statusCode, ms / 1000, idempotencyOutcome(res));
+      const merchant: unknown = res.locals['merchantId'];
+      const problem: unknown = res.locals['problemCode'];
+      // Method, path, status, time, merchant: never headers, query or body.
+      logger.info(
+        {
+          request_id: ctx.requestId, method: req.method, path: req.originalUrl.split('?')[0], route, status: res.statusCode, duration_ms: Math.round(ms),
+          ...(typeof merchant === 'string' ? { merchant_id: merchant } : {}), ...(typeof problem === 'string' ? { problem } : {}),
+        },
+        'request',
+      );
+    });
+    runInRequestContext(ctx, next);
+  };
+}
+
+/** GET /metrics in the Prometheus text format. */
+export function metricsRouter(metrics: GatewayMetrics): Router {
+  const router = express.Router();
+  router.get('/metrics', async (_req, res) => {
+    const { contentType, body } = await metrics.text();
+    res.set('Content-Type', contentType).set('Cache-Control', 'no-store').send(body);
+  });
+  return router;
+}

@@ -1,0 +1,162 @@
+// The indicators that reflect shared state, read at the moment they are asked for (a Prometheus
+// scrape, the dashboard), so every process reports the same truth whichever served the request:
+// payments in flight by state and connector with the oldest one's age, the outbox backlog and its
+// dead letters, inbound webhook dead letters, outbound deliveries pending and failing by endpoint,
+// open reconciliation discrepancies, and the BullMQ queues. Breaker states are per process.
+
+import { sql } from 'drizzle-orm';
+import type { Queue } from 'bullmq';
+import type { Db } from '../store/db.ts';
+
+/** The states a payment never leaves (core TERMINAL_STATES), spelled as SQL for the in-flight index. */
+const TERMINAL = sql`('captured', 'voided', 'declined', 'expired', 'failed')`;
+
+export interface PaymentGroup {
+  readonly state: string;
+  readonly connector: string;
+  readonly count: number;
+  readonly oldestAgeSeconds: number;
+}
+
+export interface AgedCount {
+  readonly count: number;
+  readonly oldestAgeSeconds: number;
+}
+
+export interface QueueIndicator {
+  readonly queue: string;
+  readonly waiting: number;
+  readonly active: number;
+  readonly delayed: number;
+  readonly failed: number;
+  readonly oldestWaitingAgeSeconds: number;
+}
+
+export interface DeliveryIndicator {
+  readonly endpointId: string;
+  readonly url: string;
+  readonly pending: number;
+  readonly failing: number;
+  readonly oldestAgeSeconds: number;
+}
+
+export interface Indicators {
+  readonly at: string;
+  /** Non-terminal payments by state and the connector of their latest attempt ('none' before one). */
+  readonly payments: readonly PaymentGroup[];
+  /** Outbox rows due now and not done, by kind: the backlog the workers have not caught up with. */
+  readonly outboxDue: Readonly<Record<string, AgedCount>>;
+  /** Dead letters by kind: outbox rows past their retries, and inbound webhook events ('inbound_event'). */
+  readonly deadLetters: Readonly<Record<string, AgedCount>>;
+  readonly deliveries: readonly DeliveryIndicator[];
+  readonly discrepancies: Readonly<Record<string, AgedCount>>;
+  /** Null when Redis did not answer. */
+  readonly queues: readonly QueueIndicator[] | null;
+  readonly breakers: Readonly<Record<string, string>>;
+  /** What could not be read this time (the rest is still reported). */
+  readonly errors: readonly string[];
+}
+
+export interface IndicatorSources {
+  readonly db: Db;
+  readonly now: () => Date;
+  readonly queueNames: () => readonly string[];
+  readonly queue: (name: string) => Queue;
+  readonly breakers: () => Readonly<Record<string, string>>;
+}
+
+interface CountRow extends Record<string, unknown> {
+  readonly key: string;
+  readonly n: number;
+  readonly age: number | null;
+}
+
+function byKey(rows: readonly CountRow[]): Record<string, AgedCount> {
+  const out: Record<string, AgedCount> = {};
+  for (const r of rows) out[r.key] = { count: Number(r.n), oldestAgeSeconds: Math.max(0, Number(r.age ?? 0)) };
+  return out;
+}
+
+async function paymentGroups(db: Db, now: Date): Promise<PaymentGroup[]> {
+  const r = await db.execute<{ state: string; connector: string | null; n: number; age: number }>(sql`
+    SELECT p.state, a.connector, count(*)::int AS n, extract(epoch FROM ${now.toISOString()}::timestamptz - min(p.created_at))::float8 AS age
+      FROM payments p
+      LEFT JOIN LATERAL (SELECT connector FROM payment_attempts WHERE payment_id = p.id ORDER BY no DESC LIMIT 1) a ON true
+     WHERE p.state NOT IN ${TERMINAL}
+     GROUP BY p.state, a.connector
+     ORDER BY age DESC`);
+  return r.rows.map((x) => ({ state: x.state, connector: x.connector ?? 'none', count: Number(x.n), oldestAgeSeconds: Math.max(0, Number(x.age)) }));
+}
+
+async function outboxDue(db: Db, now: Date): Promise<Record<string, AgedCount>> {
+  const at = now.toISOString();
+  const r = await db.execute<CountRow>(sql`
+    SELECT kind AS key, count(*)::int AS n, extract(epoch FROM ${at}::timestamptz - min(run_at))::float8 AS age
+      FROM outbox WHERE status = 'pending' AND run_at <= ${at}::timestamptz GROUP BY kind`);
+  return byKey(r.rows);
+}
+
+async function deadLetters(db: Db, now: Date): Promise<Record<string, AgedCount>> {
+  const at = now.toISOString();
+  const r = await db.execute<CountRow>(sql`
+    SELECT kind AS key, count(*)::int AS n, extract(epoch FROM ${at}::timestamptz - min(created_at))::float8 AS age
+      FROM outbox WHERE status = 'dead' GROUP BY kind
+    UNION ALL
+    SELECT 'inbound_event', count(*)::int, extract(epoch FROM ${at}::timestamptz - min(received_at))::float8
+      FROM inbound_events WHERE outcome = 'failed' HAVING count(*) > 0`);
+  return byKey(r.rows);
+}
+
+async function deliveries(db: Db, now: Date): Promise<DeliveryIndicator[]> {
+  const r = await db.execute<{ endpoint_id: string; url: string; pending: number; failing: number; age: number }>(sql`
+    SELECT d.endpoint_id, w.url, count(*)::int AS pending, (count(*) FILTER (WHERE d.attempts > 0))::int AS failing,
+           extract(epoch FROM ${now.toISOString()}::timestamptz - min(d.created_at))::float8 AS age
+      FROM event_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id
+     WHERE d.status = 'pending'
+     GROUP BY d.endpoint_id, w.url ORDER BY d.endpoint_id`);
+  return r.rows.map((x) => ({ endpointId: x.endpoint_id, url: x.url, pending: Number(x.pending), failing: Number(x.failing), oldestAgeSeconds: Math.max(0, Number(x.age)) }));
+}
+
+async function discrepancies(db: Db, now: Date): Promise<Record<string, AgedCount>> {
+  const r = await db.execute<CountRow>(sql`
+    SELECT coalesce(category, kind) AS key, count(*)::int AS n, extract(epoch FROM ${now.toISOString()}::timestamptz - min(created_at))::float8 AS age
+      FROM discrepancies WHERE status = 'open' GROUP BY 1`);
+  return byKey(r.rows);
+}
+
+async function queueIndicator(q: Queue, now: Date): Promise<QueueIndicator> {
+  const counts = await q.getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'failed');
+  const [oldest] = await q.getJobs(['waiting'], 0, 0, true);
+  const due = oldest === undefined ? null : oldest.timestamp + (oldest.delay ?? 0);
+  return {
+    queue: q.name,
+    waiting: (counts['waiting'] ?? 0) + (counts['prioritized'] ?? 0),
+    active: counts['active'] ?? 0,
+    delayed: counts['delayed'] ?? 0,
+    failed: counts['failed'] ?? 0,
+    oldestWaitingAgeSeconds: due === null ? 0 : Math.max(0, (now.getTime() - due) / 1000),
+  };
+}
+
+async function settle<T>(what: string, errors: string[], read: () => Promise<T>, fallback: T): Promise<T> {
+  try {
+    return await read();
+  } catch (err) {
+    errors.push(`${what}: ${(err as Error).message.slice(0, 200)}`);
+    return fallback;
+  }
+}
+
+export async function readIndicators(s: IndicatorSources): Promise<Indicators> {
+  const now = s.now();
+  const errors: string[] = [];
+  const [payments, due, dead, dels, disc, queues] = await Promise.all([
+    settle('payments', errors, () => paymentGroups(s.db, now), []),
+    settle('outbox', errors, () => outboxDue(s.db, now), {}),
+    settle('dead letters', errors, () => deadLetters(s.db, now), {}),
+    settle('deliveries', errors, () => deliveries(s.db, now), []),
+    settle('discrepancies', errors, () => discrepancies(s.db, now), {}),
+    settle('queues', errors, () => Promise.all(s.queueNames().map((n) => queueIndicator(s.queue(n), now))), null),
+  ]);
+  return { at: now.toISOString(), payments, outboxDue: due, deadLetters: dead, deliveries: dels, discrepancies: disc, queues, breakers: s.breakers(), errors };
+}
