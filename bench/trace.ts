@@ -8,6 +8,8 @@
 // Its own database (switchyard_bench_trace, recreated) and queue prefix.
 
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { createApiApp } from '../src/api/app.ts';
@@ -23,6 +25,8 @@ const { values } = parseArgs({
     payments: { type: 'string', default: '20' },
     concurrency: { type: 'string', default: '0' },
     seconds: { type: 'string', default: '5' },
+    /** Write a V8 CPU profile of the concurrent phase only (read it with bench/cpu-summary.ts). */
+    profile: { type: 'string' },
   },
 });
 
@@ -60,6 +64,33 @@ function dump(title: string, stats: Map<string, Stat> | undefined, per: number):
 }
 
 const card = { type: 'card', test_card: '4242424242424242' };
+
+/** CPU ms used so far by this process and by every postgres and redis-server process (from /proc). */
+function cpuNow(): { node: number; postgres: number; redis: number } {
+  const tick = 10; // USER_HZ = 100 on Linux
+  let postgres = 0;
+  let redis = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ms = (Number(f[11]) + Number(f[12])) * tick;
+      if (name === 'postgres') postgres += ms;
+      else if (name === 'redis-server') redis += ms;
+    } catch {
+      // the process ended
+    }
+  }
+  const u = process.cpuUsage();
+  return { node: (u.user + u.system) / 1000, postgres, redis };
+}
+
+function cpuLine(before: ReturnType<typeof cpuNow>, after: ReturnType<typeof cpuNow>, per: number): string {
+  const d = (k: 'node' | 'postgres' | 'redis'): number => round((after[k] - before[k]) / per, 1);
+  return `CPU ms per lifecycle: gateway+driver ${d('node')}, postgres ${d('postgres')} (all databases: other sessions too), redis ${d('redis')}`;
+}
 
 async function main(): Promise<void> {
   const name = 'switchyard_bench_trace';
@@ -105,11 +136,14 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 500));
     const n = Number(values.payments);
     phase = 'sequential';
+    const cpu0 = cpuNow();
     for (let i = 0; i < n; i++) await lifecycle(true);
+    const cpu1 = cpuNow();
     await new Promise((r) => setTimeout(r, 500)); // let trailing webhooks and merchant events settle
     phase = 'after';
     console.log(`sequential lifecycles: ${n}`);
     for (const [k, v] of Object.entries(timings)) console.log(`  ${k.padEnd(8)} p50 ${round(percentile(v, 50))} ms  p90 ${round(percentile(v, 90))} ms  max ${round(Math.max(...v))} ms`);
+    console.log(cpuLine(cpu0, cpu1, n));
     dump('all round trips, sequential phase', byPhase.get('sequential'), n);
 
     // Hops from the database: per payment, relative to the API's first transition.
@@ -138,9 +172,23 @@ async function main(): Promise<void> {
     const c = Number(values.concurrency);
     if (c > 0) {
       phase = 'concurrent';
+      const session = values.profile === undefined ? null : new Session();
+      if (session !== null) {
+        session.connect();
+        await session.post('Profiler.enable');
+        await session.post('Profiler.start');
+      }
+      const c0 = cpuNow();
       const stats = await closedLoop(c, Number(values.seconds), () => lifecycle(false));
+      const c1 = cpuNow();
+      if (session !== null) {
+        const { profile } = await session.post('Profiler.stop');
+        writeFileSync(values.profile!, JSON.stringify(profile));
+        session.disconnect();
+      }
       const per = stats.ok;
       console.log(`\nconcurrent: ${c} loops, ${round(stats.ok / stats.seconds, 1)} lifecycles/s, p50 ${round(percentile(stats.latencies, 50))} ms, errors ${stats.errors} ${stats.firstError ?? ''}`);
+      console.log(cpuLine(c0, c1, per));
       dump('all round trips, concurrent phase', byPhase.get('concurrent'), per);
     }
   } finally {

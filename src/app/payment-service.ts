@@ -53,7 +53,7 @@ export async function startPayment(rt: Runtime, merchantId: string, req: StartPa
     },
     rt.envs.current(snapshot.maxAttempts),
     {
-      origin: 'api', now: rt.now, paymentMethod: req.paymentMethod, onCommitted: () => rt.relay.kick(),
+      origin: 'api', now: rt.now, paymentMethod: req.paymentMethod, onCommitted: (ids) => rt.relay.kick(ids),
       ...(opts.inTransaction === undefined ? {} : { inTransaction: (tx: DbOrTx) => opts.inTransaction!(tx, id) }),
     },
   );
@@ -63,7 +63,7 @@ export async function startPayment(rt: Runtime, merchantId: string, req: StartPa
 async function apply(rt: Runtime, merchantId: string, paymentId: string, input: PaymentInput, origin: 'api' | 'operator' = 'api'): Promise<TransitionResult> {
   const p = await loadPayment(rt.database.db, merchantId, paymentId);
   const env = await rt.envs.forSnapshot(rt.database.db, p?.routing.snapshot ?? rt.config.current().snapshot.version);
-  return transition(rt.database.db, paymentId, input, origin, env, { merchantId, now: rt.now, onCommitted: () => rt.relay.kick() });
+  return transition(rt.database.db, paymentId, input, origin, env, { merchantId, now: rt.now, onCommitted: (ids) => rt.relay.kick(ids) });
 }
 
 export function requestCapture(rt: Runtime, merchantId: string, payment: Payment, amount: number | undefined, final: boolean, captureId = newId('capture')): Promise<TransitionResult> {

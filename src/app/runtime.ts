@@ -154,7 +154,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     );
     cleanups.unshift(() => relay.stop());
     const webhooks: WebhookServices = {
-      db: database.db, connectors: set.connectors, envs, now, log, kick: () => relay.kick(),
+      db: database.db, connectors: set.connectors, envs, now, log, kick: (ids?: readonly number[]) => relay.kick(ids),
       keys: await loadSigningKeys(database.db, opts.env ?? process.env, log), settings: webhookSettings(opts.webhooks), observe: metrics,
       ...(opts.seams?.mapEvent === undefined ? {} : { mapEvent: opts.seams.mapEvent }),
     };
@@ -166,7 +166,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       const limits = Object.fromEntries(Object.entries(config.connectors).map(([n, c]) => [n, { concurrency: c.queue.concurrency, ratePerS: c.queue.rate_per_s }]));
       workers = new WorkerPool(
         {
-          db: database.db, connectors: set.connectors, breakers, envs, kick: () => relay.kick(), now,
+          db: database.db, connectors: set.connectors, breakers, envs, kick: (ids?: readonly number[]) => relay.kick(ids), now,
           aroundCall: metrics.aroundCall(aroundCall),
         },
         { connection: workerConnection, prefix, accounts: limits, log, ...(opts.onProcessed === undefined ? {} : { onProcessed: opts.onProcessed }) },
@@ -177,7 +177,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       cleanups.unshift(() => webhookWorkers.close());
       await webhookWorkers.waitUntilReady();
       const recovery = new RecoverySweeper(
-        { db: database.db, envs, kick: () => relay.kick() },
+        { db: database.db, envs, kick: (ids?: readonly number[]) => relay.kick(ids) },
         { staleMs: opts.recoveryStaleMs ?? 5 * 60_000, intervalMs: opts.recoveryIntervalMs ?? 30_000, perConnectorPerSweep: 50, now, log },
       );
       recovery.start();

@@ -21,8 +21,8 @@ export interface ProcessorDeps {
   readonly connectors: ReadonlyMap<string, Connector>;
   readonly breakers: ConnectorBreakers;
   readonly envs: StepEnvFactory;
-  /** Called after each commit that wrote outbox rows (the relay kick). */
-  readonly kick: () => void;
+  /** Called after each commit that wrote outbox rows, with their ids (the relay publishes them). */
+  readonly kick: (outboxIds?: readonly number[]) => void;
   readonly now?: () => Date;
   /** Longer than any provider call can take, so a live worker never loses its claim. */
   readonly leaseMs?: number;
@@ -84,7 +84,7 @@ async function runProviderCall(deps: ProcessorDeps, row: ClaimedRow, now: () => 
     attemptId: attempt.id,
     now,
     inTransaction: (tx) => markOutboxDone(tx, row.id, now()),
-    onCommitted: () => deps.kick(),
+    onCommitted: (ids) => deps.kick(ids),
   });
   return { kind: result.kind, op: effect.op, outcome: outcome.kind };
 }
@@ -99,7 +99,7 @@ async function runTimer(deps: ProcessorDeps, row: ClaimedRow, now: () => Date): 
   const result = await transition(deps.db, payment.id, input, 'timer', env, {
     now,
     inTransaction: (tx) => markOutboxDone(tx, row.id, now()),
-    onCommitted: () => deps.kick(),
+    onCommitted: (ids) => deps.kick(ids),
   });
   return { kind: result.kind, op: `timer:${timer.timer}` };
 }

@@ -32,6 +32,8 @@ export class OutboxRelay {
   private again = false;
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
+  private readonly direct = new Set<number>();
+  private directRunning: Promise<void> | null = null;
   private readonly horizonMs: number;
   private readonly republishAfterMs: number;
   private readonly batchSize: number;
@@ -57,14 +59,72 @@ export class OutboxRelay {
     this.jobOptions = opts.jobOptions ?? OUTBOX_JOB_OPTIONS;
   }
 
-  /** Publish what is due now; coalesces kicks that arrive while a pass runs. */
-  kick(): void {
+  /**
+   * After a commit. With the new rows' ids, publishes exactly those (batched with other commits
+   * that arrive while a publish runs: one SELECT by id, one addBulk per queue, one UPDATE); with
+   * none, runs a pass over everything due. Either way the sweep covers what this misses (a crash
+   * between COMMIT and the publish, Redis down).
+   */
+  kick(outboxIds?: readonly number[]): void {
     if (this.stopped) return;
+    if (outboxIds !== undefined && outboxIds.length > 0) {
+      for (const id of outboxIds) this.direct.add(id);
+      if (this.directRunning === null) this.directRunning = this.drainDirect();
+      return;
+    }
     if (this.running !== null) {
       this.again = true;
       return;
     }
     void this.publishDue().catch((err: unknown) => this.log(`relay: publish failed (the sweep will retry): ${(err as Error).message}`));
+  }
+
+  /** Settles when the direct publishes queued so far are done (tests). */
+  async idle(): Promise<void> {
+    while (this.directRunning !== null) await this.directRunning;
+  }
+
+  private async drainDirect(): Promise<void> {
+    try {
+      // Let the commits finishing in this turn of the event loop join the batch.
+      await new Promise<void>((r) => setImmediate(r));
+      while (this.direct.size > 0 && !this.stopped) {
+        const ids = [...this.direct].slice(0, this.batchSize);
+        for (const id of ids) this.direct.delete(id);
+        await this.publishIds(ids).catch((err: unknown) => this.log(`relay: direct publish failed (the sweep will retry): ${(err as Error).message}`));
+      }
+    } finally {
+      this.directRunning = null;
+    }
+  }
+
+  private async publishIds(ids: readonly number[]): Promise<void> {
+    const now = this.now();
+    const { rows } = await this.pool.query<{ id: string; kind: string; connector: string | null; run_at: Date }>(
+      `SELECT id, kind, connector, run_at FROM outbox
+        WHERE id = ANY($1::bigint[]) AND status = 'pending' AND kind = ANY($2::text[]) AND run_at <= $3 AND published_at IS NULL`,
+      [ids, this.kinds, new Date(now.getTime() + this.horizonMs)],
+    );
+    const published = await this.addJobs(rows, now);
+    if (published.length > 0) await this.pool.query('UPDATE outbox SET published_at = $1 WHERE id = ANY($2::bigint[]) AND published_at IS NULL', [now, published]);
+  }
+
+  /** Adds one job per row (its delay until run_at) to the row's queue; returns the ids published. */
+  private async addJobs(rows: readonly { id: string; kind: string; connector: string | null; run_at: Date }[], now: Date): Promise<number[]> {
+    const byQueue = new Map<string, { name: string; data: { outboxId: number }; opts: JobsOptions }[]>();
+    const published: number[] = [];
+    for (const r of rows) {
+      const row: RelayRow = { id: Number(r.id), kind: r.kind, connector: r.connector, runAt: r.run_at };
+      const queue = this.queueFor(row);
+      if (queue === null) continue;
+      const delay = Math.max(0, row.runAt.getTime() - now.getTime());
+      const jobs = byQueue.get(queue) ?? [];
+      jobs.push({ name: row.kind, data: { outboxId: row.id }, opts: { ...this.jobOptions, jobId: outboxJobId(row.id), delay } });
+      byQueue.set(queue, jobs);
+      published.push(row.id);
+    }
+    await Promise.all([...byQueue].map(([queue, jobs]) => this.queues.get(queue).addBulk(jobs)));
+    return published;
   }
 
   async publishDue(): Promise<number> {
@@ -106,19 +166,7 @@ export class OutboxRelay {
           ORDER BY run_at, id LIMIT $4 FOR UPDATE SKIP LOCKED`,
         [this.kinds, new Date(now.getTime() + this.horizonMs), new Date(now.getTime() - this.republishAfterMs), this.batchSize],
       );
-      const byQueue = new Map<string, { name: string; data: { outboxId: number }; opts: JobsOptions }[]>();
-      const published: number[] = [];
-      for (const r of rows) {
-        const row: RelayRow = { id: Number(r.id), kind: r.kind, connector: r.connector, runAt: r.run_at };
-        const queue = this.queueFor(row);
-        if (queue === null) continue;
-        const delay = Math.max(0, row.runAt.getTime() - now.getTime());
-        const jobs = byQueue.get(queue) ?? [];
-        jobs.push({ name: row.kind, data: { outboxId: row.id }, opts: { ...this.jobOptions, jobId: outboxJobId(row.id), delay } });
-        byQueue.set(queue, jobs);
-        published.push(row.id);
-      }
-      for (const [queue, jobs] of byQueue) await this.queues.get(queue).addBulk(jobs);
+      const published = await this.addJobs(rows, now);
       if (published.length > 0) await client.query('UPDATE outbox SET published_at = $1 WHERE id = ANY($2::bigint[])', [now, published]);
       await client.query('COMMIT');
       return { seen: rows.length, published: published.length };
@@ -150,5 +198,6 @@ export class OutboxRelay {
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
     if (this.running !== null) await this.running.catch(() => undefined);
+    if (this.directRunning !== null) await this.directRunning.catch(() => undefined);
   }
 }

@@ -61,7 +61,7 @@ export interface WebhookServices {
   readonly now: () => Date;
   readonly log: (line: string) => void;
   /** Publish new outbox rows now (the relay kick); the relay's sweep covers a missed kick. */
-  readonly kick: () => void;
+  readonly kick: (outboxIds?: readonly number[]) => void;
   /** Intake counters (metrics); absent in tests that build services by hand. */
   readonly observe?: WebhookIntakeObserver;
   /** Planted-bug seam for the chaos harness: replaces actionForEvent. Production passes none. */

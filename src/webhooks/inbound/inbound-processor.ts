@@ -95,7 +95,7 @@ async function applyClaimed(s: WebhookServices, outboxId: number, inboundId: num
           await settleInboundEvent(tx, row.id, settled.kind === 'applied' ? 'applied' : 'ignored', settled.reason, paymentId, s.now());
           await markOutboxDone(tx, outboxId, s.now());
         },
-        onCommitted: () => s.kick(),
+        onCommitted: (ids) => s.kick(ids),
       });
       return settled;
     }

@@ -33,12 +33,15 @@ export async function recordRejected(db: DbOrTx, account: string, rawBody: Buffe
 export interface StoredEvents {
   readonly inserted: number;
   readonly duplicates: number;
+  /** The processing jobs' outbox rows, for the relay to publish right after COMMIT. */
+  readonly outboxIds: readonly number[];
 }
 
 /** One transaction: each new event in the inbox plus its processing job; a known event id inserts nothing. */
 export async function storeVerifiedEvents(db: Db, account: string, rawBody: Buffer, headers: Readonly<Record<string, string | string[] | undefined>>, events: readonly NormalizedEvent[], now: Date): Promise<StoredEvents> {
   return db.transaction(async (tx) => {
     let inserted = 0;
+    const outboxIds: number[] = [];
     for (const e of events) {
       const ignored = e.kind === 'ignored';
       const rows = await tx
@@ -53,9 +56,9 @@ export async function storeVerifiedEvents(db: Db, account: string, rawBody: Buff
       const row = rows[0];
       if (row === undefined) continue;
       inserted++;
-      if (!ignored) await enqueueWebhookJob(tx, 'inbound_event', { inboundEventId: row.id }, now);
+      if (!ignored) outboxIds.push(await enqueueWebhookJob(tx, 'inbound_event', { inboundEventId: row.id }, now));
     }
-    return { inserted, duplicates: events.length - inserted };
+    return { inserted, duplicates: events.length - inserted, outboxIds };
   });
 }
 

@@ -45,7 +45,7 @@ export function createWebhookIntakeRouter(services: WebhookServices): Router {
       }
       const stored = await storeVerifiedEvents(services.db, account, raw, req.headers, verdict.events, now);
       services.observe?.webhookIntake(account, null);
-      if (stored.inserted > 0) services.kick();
+      if (stored.outboxIds.length > 0) services.kick(stored.outboxIds);
       sendAck(res, connector.type, stored.inserted, stored.duplicates);
     } catch (err) {
       // Not acknowledged: the provider delivers again, and the inbox absorbs the repeat.
