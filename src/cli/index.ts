@@ -10,6 +10,8 @@ import { CliInputError } from './cli-input-error.ts';
 import { startFailureLine } from './preflight.ts';
 import type { ExplainInput } from './route-commands.ts';
 import { parsePort, settingsFromEnv, SettingsError } from './settings.ts';
+import { registerPaymentCommands } from './payment-commands.ts';
+import { registerWebhookCommands } from './webhook-commands.ts';
 
 const print = (line: string): void => console.log(line);
 const log = (line: string): void => console.error(redact(line));
@@ -177,5 +179,8 @@ program
     process.once('SIGTERM', stop);
     process.once('SIGINT', stop);
   }));
+
+registerPaymentCommands(program, { action, print, log, settings: () => settingsFromEnv() });
+registerWebhookCommands(program, { action, print, log, settings: () => settingsFromEnv() });
 
 await program.parseAsync(process.argv);

@@ -1,0 +1,127 @@
+// What an operator asks about payments, shared by the CLI (`switchyard payments ...`) and the
+// operations dashboard: stuck payments oldest first, one payment with its timeline, and the way
+// out of needs_review — resolveByOperator(), i.e. transition() with origin 'operator' and a note,
+// recorded in the timeline like every other input.
+
+import { sql } from 'drizzle-orm';
+import type { Runtime } from '../app/runtime.ts';
+import { resolveByOperator } from '../app/payment-service.ts';
+import type { Db } from '../store/db.ts';
+import { loadTimeline } from '../store/payment-queries.ts';
+import type { TimelineEntry } from '../store/payment-queries.ts';
+
+/** A request an operator got wrong (unknown id, missing note, a payment not in needs_review). */
+export class OpsInputError extends Error {
+  override readonly name = 'OpsInputError';
+}
+
+/** In flight or parked for a person: every non-terminal state except authorized (resting, awaiting the merchant). */
+export const STUCK_STATES = ['created', 'authorizing', 'auth_unknown', 'requires_action', 'capturing', 'voiding', 'needs_review'] as const;
+
+export const RESOLUTIONS = ['authorized', 'failed', 'voided'] as const;
+export type Resolution = (typeof RESOLUTIONS)[number];
+
+export interface StuckPayment {
+  readonly id: string;
+  readonly merchantId: string;
+  readonly state: string;
+  readonly connector: string | null;
+  readonly amount: number;
+  readonly currency: string;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  /** Seconds since the payment last changed. */
+  readonly stuckSeconds: number;
+}
+
+const stateList = sql.join(STUCK_STATES.map((s) => sql`${s}`), sql`, `);
+
+/** Payments untouched for at least `olderThanMs` in a stuck state, the longest-stuck first. */
+export async function listStuckPayments(db: Db, o: { olderThanMs: number; now: Date; limit?: number }): Promise<StuckPayment[]> {
+  const at = o.now.toISOString();
+  const r = await db.execute<{ id: string; merchant_id: string; state: string; connector: string | null; amount: string; currency: string; created_at: string | Date; updated_at: string | Date; stuck: number }>(sql`
+    SELECT p.id, p.merchant_id, p.state, a.connector, p.amount::text AS amount, p.currency, p.created_at, p.updated_at,
+           extract(epoch FROM ${at}::timestamptz - p.updated_at)::float8 AS stuck
+      FROM payments p
+      LEFT JOIN LATERAL (SELECT connector FROM payment_attempts WHERE payment_id = p.id ORDER BY no DESC LIMIT 1) a ON true
+     WHERE p.state IN (${stateList}) AND p.updated_at <= ${at}::timestamptz - ${o.olderThanMs} * interval '1 millisecond'
+     ORDER BY p.updated_at, p.id
+     LIMIT ${o.limit ?? 200}`);
+  return r.rows.map((x) => ({
+    id: x.id, merchantId: x.merchant_id, state: x.state, connector: x.connector, amount: Number(x.amount), currency: x.currency,
+    createdAt: new Date(x.created_at).toISOString(), updatedAt: new Date(x.updated_at).toISOString(), stuckSeconds: Math.max(0, Math.round(Number(x.stuck))),
+  }));
+}
+
+export interface AttemptSummary {
+  readonly id: string;
+  readonly no: number;
+  readonly connector: string;
+  readonly status: string;
+  readonly providerRef: string | null;
+  readonly lastOutcome: string | null;
+  readonly proof: string | null;
+}
+
+export interface PaymentDetail {
+  readonly id: string;
+  readonly merchantId: string;
+  readonly state: string;
+  readonly amount: number;
+  readonly currency: string;
+  readonly amountAuthorized: number;
+  readonly amountCaptured: number;
+  readonly amountRefunded: number;
+  readonly captureMethod: string;
+  readonly reference: string;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  readonly attempts: readonly AttemptSummary[];
+  /** Every input the payment received, applied or ignored, oldest first (without raw provider payloads). */
+  readonly timeline: readonly Omit<TimelineEntry, 'rawProvider'>[];
+}
+
+/** One payment of any merchant with its attempts and timeline; null when there is none. */
+export async function loadPaymentDetail(db: Db, id: string): Promise<PaymentDetail | null> {
+  const rows = await db.execute<{
+    id: string; merchant_id: string; state: string; amount: string; currency: string; amount_authorized: string; amount_captured: string; amount_refunded: string;
+    capture_method: string; reference: string; created_at: string | Date; updated_at: string | Date;
+  }>(sql`SELECT id, merchant_id, state, amount::text, currency, amount_authorized::text, amount_captured::text, amount_refunded::text, capture_method, reference, created_at, updated_at
+           FROM payments WHERE id = ${id}`);
+  const p = rows.rows[0];
+  if (p === undefined) return null;
+  const attempts = await db.execute<{ id: string; no: number; connector: string; status: string; provider_ref: string | null; last_outcome: string | null; proof: string | null }>(
+    sql`SELECT id, no, connector, status, provider_ref, last_outcome, proof FROM payment_attempts WHERE payment_id = ${id} ORDER BY no`,
+  );
+  const timeline = (await loadTimeline(db, p.merchant_id, id)) ?? [];
+  return {
+    id: p.id, merchantId: p.merchant_id, state: p.state, amount: Number(p.amount), currency: p.currency,
+    amountAuthorized: Number(p.amount_authorized), amountCaptured: Number(p.amount_captured), amountRefunded: Number(p.amount_refunded),
+    captureMethod: p.capture_method, reference: p.reference, createdAt: new Date(p.created_at).toISOString(), updatedAt: new Date(p.updated_at).toISOString(),
+    attempts: attempts.rows.map((a) => ({ id: a.id, no: a.no, connector: a.connector, status: a.status, providerRef: a.provider_ref, lastOutcome: a.last_outcome, proof: a.proof })),
+    timeline: timeline.map(({ rawProvider: _raw, ...entry }) => entry),
+  };
+}
+
+export function isResolution(v: unknown): v is Resolution {
+  return typeof v === 'string' && (RESOLUTIONS as readonly string[]).includes(v);
+}
+
+export interface Resolved {
+  readonly id: string;
+  readonly from: string;
+  readonly to: string;
+  readonly transitionId: number;
+}
+
+/** The operator's way out of needs_review; anything step() refuses comes back as an OpsInputError with its reason. */
+export async function resolvePayment(rt: Runtime, id: string, as: string, note: string): Promise<Resolved> {
+  if (!isResolution(as)) throw new OpsInputError(`--as must be one of ${RESOLUTIONS.join(', ')} (got "${as}")`);
+  if (note.trim() === '') throw new OpsInputError('a note is required: say why (it is kept in the payment timeline)');
+  const owner = await rt.database.db.execute<{ merchant_id: string }>(sql`SELECT merchant_id FROM payments WHERE id = ${id}`);
+  const merchantId = owner.rows[0]?.merchant_id;
+  if (merchantId === undefined) throw new OpsInputError(`no payment ${id}`);
+  const r = await resolveByOperator(rt, merchantId, id, as, note.trim());
+  if (r.kind !== 'applied') throw new OpsInputError(`payment ${id} not resolved: ${r.reason}`);
+  return { id, from: r.from, to: r.to, transitionId: r.transitionId };
+}

@@ -1,0 +1,110 @@
+// The operator's CLI through its launcher: payments stuck / show / resolve and webhooks
+// redeliver, against a gateway whose payments cannot move (API role only: no workers).
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.ts';
+import type { CliResult } from '../helpers/cli.ts';
+import { REDIS_URL, startTestGateway, twoStripeConfig } from '../helpers/runtime.ts';
+import type { TestGateway } from '../helpers/runtime.ts';
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startTestGateway('obs_cli', twoStripeConfig(), { role: 'api' });
+});
+afterAll(async () => gw?.close());
+
+function cli(args: string[]): Promise<CliResult> {
+  return runCli(args, { DATABASE_URL: gw.db.url, REDIS_URL, SWITCHYARD_CONFIG: gw.rt.config.file });
+}
+
+/** Parks a payment for review (authorizing -> needs_review is a legal edge), untouched for `ago`. */
+async function park(id: string, ago: string): Promise<void> {
+  await gw.db.db.execute(sql`UPDATE payments SET state = 'needs_review', updated_at = now() - ${ago}::interval WHERE id = ${id}`);
+}
+
+describe('switchyard payments', () => {
+  it('stuck lists payments untouched longer than --older-than, longest first; show prints the timeline', async () => {
+    const [old, older, fresh] = [await gw.pay(), await gw.pay(), await gw.pay()];
+    await park(old.id, '2 hours');
+    await park(older.id, '3 hours');
+
+    const listed = await cli(['payments', 'stuck', '--older-than', '1h', '--json']);
+    expect(listed.code).toBe(0);
+    const body = JSON.parse(listed.stdout) as { count: number; payments: { id: string; state: string; connector: string; stuckSeconds: number }[] };
+    expect(body.payments.map((p) => p.id)).toEqual([older.id, old.id]);
+    expect(body.payments[0]).toMatchObject({ state: 'needs_review', connector: 'stripe_a' });
+    expect(body.payments[0]!.stuckSeconds).toBeGreaterThan(3 * 3600 - 60);
+    const all = JSON.parse((await cli(['payments', 'stuck', '--older-than', '0s', '--json'])).stdout) as { payments: { id: string }[] };
+    expect(all.payments.map((p) => p.id)).toContain(fresh.id);
+    const text = await cli(['payments', 'stuck']);
+    expect(text.stdout).toContain('2 stuck payment(s), longest first:');
+    expect(text.stdout).toMatch(new RegExp(`${older.id}\\s+needs_review\\s+stripe_a\\s+3h 0\\dm`));
+
+    const shown = await cli(['payments', 'show', old.id]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain(`${old.id}  needs_review  1000 EUR`);
+    expect(shown.stdout).toMatch(/api\s+submit\s+created -> authorizing/);
+    expect(shown.stdout).toContain('attempt 1');
+  });
+
+  it('resolve settles a needs_review payment through transition() with origin operator and the note, audited in the timeline', async () => {
+    const p = await gw.pay();
+    await park(p.id, '1 hour');
+    const prefix = ['--queue-prefix', `${gw.prefix}_cli`];
+    const done = await cli(['payments', 'resolve', p.id, '--as', 'failed', '--note', 'Stripe dashboard shows no charge (OPS-42)', ...prefix]);
+    expect(done.stderr).not.toContain('switchyard:');
+    expect([done.code, done.stdout.trim()]).toEqual([0, `payment ${p.id}: needs_review -> failed by operator (transition ${/transition (\d+)/.exec(done.stdout)?.[1]}; see switchyard payments show ${p.id})`]);
+    const row = await gw.db.db.execute<{ state: string }>(sql`SELECT state FROM payments WHERE id = ${p.id}`);
+    expect(row.rows[0]!.state).toBe('failed');
+    const timeline = JSON.parse((await cli(['payments', 'show', p.id, '--json'])).stdout) as { timeline: { origin: string; from: string; to: string; reason: string; input: { type: string; note: string } }[] };
+    expect(timeline.timeline.at(-1)).toMatchObject({ origin: 'operator', from: 'needs_review', to: 'failed', reason: 'operator: Stripe dashboard shows no charge (OPS-42)', input: { type: 'operator_resolved', note: 'Stripe dashboard shows no charge (OPS-42)' } });
+
+    // Already failed: step() refuses, the command says why in one line.
+    const again = await cli(['payments', 'resolve', p.id, '--as', 'voided', '--note', 'again', ...prefix]);
+    expect([again.code, again.stderr.trim()]).toEqual([1, `payment ${p.id} not resolved: operator resolution needs a payment in needs_review, not failed`]);
+  });
+
+  it('refuses bad input with one line and a non-zero exit', async () => {
+    const blank = await cli(['payments', 'resolve', 'pay_x', '--as', 'failed', '--note', '   ']);
+    expect([blank.code, blank.stderr.trim()]).toEqual([1, '--note must say why (it is kept in the payment timeline)']);
+    const noNote = await cli(['payments', 'resolve', 'pay_x', '--as', 'failed']);
+    expect(noNote.code).toBe(1);
+    expect(noNote.stderr).toContain("required option '--note <text>' not specified");
+    const badAs = await cli(['payments', 'resolve', 'pay_x', '--as', 'captured', '--note', 'x']);
+    expect(badAs.code).toBe(1);
+    expect(badAs.stderr).toContain("argument 'captured' is invalid. Allowed choices are authorized, failed, voided.");
+    const missing = await cli(['payments', 'show', 'pay_nope']);
+    expect([missing.code, missing.stderr.trim()]).toEqual([1, 'no payment pay_nope']);
+    const unknown = await cli(['payments', 'resolve', 'pay_nope', '--as', 'failed', '--note', 'x', '--queue-prefix', `${gw.prefix}_cli`]);
+    expect([unknown.code, unknown.stderr.trim()]).toEqual([1, 'no payment pay_nope']);
+    const badAge = await cli(['payments', 'stuck', '--older-than', 'soon']);
+    expect(badAge.code).toBe(1);
+    expect(badAge.stderr).toContain('--older-than "soon" is not a duration such as 90s, 30m, 1h or 2d');
+    const nothing = await cli(['webhooks', 'redeliver']);
+    expect([nothing.code, nothing.stderr.trim()]).toEqual([1, 'give an event id (evt_...) or --dead to redeliver every delivery that gave up']);
+  });
+});
+
+describe('switchyard webhooks redeliver', () => {
+  it('queues one event again, or every dead delivery in the window, each with an outbox row for the relay', async () => {
+    const db = gw.db.db;
+    await db.execute(sql`INSERT INTO webhook_endpoints (id, merchant_id, url, enabled_events) VALUES ('we_obs_1', ${gw.merchantId}, 'http://127.0.0.1:1/hook', ARRAY['*'])`);
+    for (const n of [1, 2, 3]) {
+      await db.execute(sql`INSERT INTO merchant_events (id, merchant_id, payment_id, type, payload) VALUES (${`evt_obs_${n}`}, ${gw.merchantId}, null, 'payment.authorized', '{}'::jsonb)`);
+      await db.execute(sql`INSERT INTO event_deliveries (id, merchant_id, event_id, endpoint_id, status, attempts) VALUES (${`del_obs_${n}`}, ${gw.merchantId}, ${`evt_obs_${n}`}, 'we_obs_1', ${n === 3 ? 'succeeded' : 'dead'}, 12)`);
+    }
+    const bulk = await cli(['webhooks', 'redeliver', '--dead', '--since', '1h', '--json']);
+    expect(bulk.code).toBe(0);
+    expect((JSON.parse(bulk.stdout) as { deliveries: string[] }).deliveries.sort()).toEqual(['del_obs_1', 'del_obs_2']);
+    expect(bulk.stderr).toContain('redeliver [##############################] 2/2');
+    const states = await db.execute<{ id: string; status: string }>(sql`SELECT id, status FROM event_deliveries ORDER BY id`);
+    expect(states.rows).toEqual([{ id: 'del_obs_1', status: 'pending' }, { id: 'del_obs_2', status: 'pending' }, { id: 'del_obs_3', status: 'succeeded' }]);
+    const queued = await db.execute<{ n: number }>(sql`SELECT count(*)::int AS n FROM outbox WHERE kind = 'event_delivery' AND status = 'pending'`);
+    expect(queued.rows[0]!.n).toBe(2);
+
+    const one = await cli(['webhooks', 'redeliver', 'evt_obs_3']);
+    expect([one.code, one.stdout.trim()]).toEqual([0, 'event evt_obs_3: 1 delivery(ies) queued again (del_obs_3); a running gateway sends them']);
+    const none = await cli(['webhooks', 'redeliver', 'evt_nope']);
+    expect([none.code, none.stderr.trim()]).toEqual([1, 'no event evt_nope']);
+  });
+});
