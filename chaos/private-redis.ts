@@ -1,5 +1,5 @@
-// A private redis-server on a free port, for tests that flush or restart Redis without
-// disturbing the shared one other test files use.
+// A private redis-server on a free port: the chaos harness restarts it for real (kill -9, start
+// again on the same port), and tests use it to flush or restart Redis without disturbing the shared one.
 
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';

@@ -23,6 +23,7 @@ export type UnknownReason =
   | 'idempotency_mismatch' // same key, other parameters: our own keys are wrong; alert
   | 'integrity_mismatch' // the provider echoed another amount or currency than we asked
   | 'not_found' // a query found no trace: not proof, a request may still be in flight
+  | 'earlier_execution' // refused this time, but an earlier execution of the same call (a crashed worker's) may have reached the provider
   | 'unparseable'
   | 'unexpected';
 

@@ -45,9 +45,12 @@ export async function markOutboxDead(db: Db, id: number, error: string): Promise
   await db.execute(sql`UPDATE outbox SET status = 'dead', claimed_until = NULL, last_error = ${error.slice(0, 500)} WHERE id = ${id} AND status = 'pending'`);
 }
 
-/** Replay of a dead row goes through the same path as any row: the relay publishes it, the worker checks it. */
+/**
+ * Replay of a dead row goes through the same path as any row: the relay publishes it, the worker
+ * checks it. Its execution count stays: a refusal after a replay is no proof the earlier tries never sent.
+ */
 export async function reviveOutboxRow(db: Db, id: number): Promise<boolean> {
-  const res = await db.execute(sql`UPDATE outbox SET status = 'pending', published_at = NULL, claimed_until = NULL, attempts = 0 WHERE id = ${id} AND status = 'dead' RETURNING id`);
+  const res = await db.execute(sql`UPDATE outbox SET status = 'pending', published_at = NULL, claimed_until = NULL WHERE id = ${id} AND status = 'dead' RETURNING id`);
   return res.rows.length === 1;
 }
 

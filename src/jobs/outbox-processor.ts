@@ -76,6 +76,7 @@ async function runProviderCall(deps: ProcessorDeps, row: ClaimedRow, now: () => 
     const call = (e: ProviderCallEffect = effect) => executeCall(connector, payment, attempt, e, pm);
     const guarded = (e?: ProviderCallEffect) => (usesBreaker(effect.op) ? deps.breakers.call(effect.connector, () => call(e)) : call(e));
     outcome = deps.aroundCall === undefined ? await guarded() : await deps.aroundCall(effect, guarded);
+    outcome = notSentOnlyOnce(outcome, effect, row.attempts);
   }
   // Breaker states and time are read after the call: they are what the decision sees.
   const env = await deps.envs.forSnapshot(deps.db, payment.routing.snapshot);
@@ -87,6 +88,20 @@ async function runProviderCall(deps: ProcessorDeps, row: ClaimedRow, now: () => 
     onCommitted: (ids) => deps.kick(ids),
   });
   return { kind: result.kind, op: effect.op, outcome: outcome.kind };
+}
+
+/**
+ * "Not sent" proves nothing when this row was claimed before: an earlier execution (a worker killed,
+ * or its database connection cut, after the call and before recording the answer) may have reached
+ * the provider with the same key. Found by the chaos harness: a confirm that reached Stripe, then a
+ * re-run during an outage refused at connect, taken as proof, failed over — a double charge.
+ */
+export function notSentOnlyOnce(outcome: CallOutcome, effect: ProviderCallEffect, executions: number): CallOutcome {
+  if (outcome.kind !== 'not_sent' || executions <= 1 || effect.op === 'query') return outcome;
+  return {
+    kind: 'unknown', reason: 'earlier_execution',
+    detail: `not sent on execution ${executions} (${outcome.reason}), but an earlier execution of this call may have reached the provider`,
+  };
 }
 
 async function runTimer(deps: ProcessorDeps, row: ClaimedRow, now: () => Date): Promise<ProcessResult> {

@@ -1,0 +1,153 @@
+// One chaos run: stand the gateway up (or reuse a running topology), create the run's merchants,
+// drive the seeded lifecycles while the faults fire, stop the faults, wait for quiescence, and
+// check every invariant against the database and the sandboxes' ledgers.
+
+import { randomBytes } from 'node:crypto';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import pg from 'pg';
+import { createMerchant } from '../src/store/merchants.ts';
+import * as schema from '../src/store/schema.ts';
+import { Driver } from './driver.ts';
+import { FaultInjector } from './faults.ts';
+import type { ExecutedFault } from './faults.ts';
+import { checkInvariants, INVARIANTS } from './invariants.ts';
+import type { Invariant, Violation } from './invariants.ts';
+import { FAULT_KINDS, makePlan } from './plan.ts';
+import type { FaultEvent, FaultKind } from './plan.ts';
+import type { PlantedBug } from './planted-bugs.ts';
+import { total, waitForQuiescence } from './quiesce.ts';
+import { loadRunData } from './run-data.ts';
+import { ACCOUNTS, Topology } from './topology.ts';
+
+export interface ChaosOptions {
+  readonly payments: number;
+  readonly seed: number;
+  readonly processes: number;
+  readonly databaseUrl: string;
+  readonly runDir: string;
+  readonly concurrency?: number;
+  /** Faults per planned operation (default 0.25: one per four operations). */
+  readonly faultRate?: number;
+  readonly kinds?: readonly FaultKind[];
+  /** A recorded schedule to run instead of the seeded one. */
+  readonly replay?: readonly FaultEvent[];
+  readonly plant?: PlantedBug | null;
+  readonly quiesceMs?: number;
+  readonly clientTimeoutMs?: number;
+  readonly merchants?: number;
+  readonly onProgress?: (p: Progress) => void;
+  readonly log?: (line: string) => void;
+}
+
+export interface Progress {
+  readonly phase: 'starting' | 'driving' | 'settling' | 'checking';
+  readonly paymentsDone: number;
+  readonly payments: number;
+  readonly operations: number;
+  readonly faults: number;
+  readonly inFlight?: number;
+}
+
+export interface ChaosReport {
+  readonly seed: number;
+  readonly payments: number;
+  readonly operations: number;
+  readonly faults: number;
+  readonly faults_by_kind: Record<FaultKind, number>;
+  readonly kills: number;
+  readonly violations: number;
+  readonly violations_by_invariant: Record<Invariant, number>;
+  readonly in_flight: number;
+  readonly needs_review: number;
+  readonly duration_s: number;
+  /** Not in the JSON line: the details for the text report and --record. */
+  readonly details: { readonly violations: readonly Violation[]; readonly executed: readonly ExecutedFault[]; readonly plant: PlantedBug | null };
+}
+
+async function createMerchants(databaseUrl: string, n: number, tag: string): Promise<{ ids: string[]; keys: string[] }> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+  try {
+    const db = drizzle(pool, { schema });
+    const ids: string[] = [];
+    const keys: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const { merchant, apiKey } = await createMerchant(db, { name: `chaos ${tag} #${i}` });
+      ids.push(merchant.id);
+      keys.push(apiKey);
+    }
+    return { ids, keys };
+  } finally {
+    await pool.end();
+  }
+}
+
+export async function runChaos(o: ChaosOptions, shared?: Topology): Promise<ChaosReport> {
+  const started = Date.now();
+  const log = o.log ?? (() => undefined);
+  const clientTimeoutMs = o.clientTimeoutMs ?? 1_500;
+  const plan = makePlan({
+    seed: o.seed, payments: o.payments, merchants: o.merchants ?? 6, accounts: ACCOUNTS, faultRate: o.faultRate ?? 0.25, kills: true, clientTimeoutMs,
+    ...(o.kinds === undefined ? {} : { kinds: o.kinds }),
+  });
+  const faults = o.replay ?? plan.faults;
+  const progress = { paymentsDone: 0, payments: o.payments, operations: 0, faults: 0 };
+  o.onProgress?.({ phase: 'starting', ...progress });
+
+  const topology = shared ?? (await Topology.boot({ databaseUrl: o.databaseUrl, processes: o.processes, runDir: o.runDir, clientTimeoutMs, apiWaitMs: 2_000 }));
+  try {
+    await topology.startGateway(o.plant ?? null);
+    const merchants = await createMerchants(o.databaseUrl, o.merchants ?? 6, `${o.seed}-${randomBytes(3).toString('hex')}`);
+    const injector = new FaultInjector(topology, faults, o.databaseUrl, started, log);
+    const driver = new Driver({
+      baseUrl: topology.url, apiKeys: merchants.keys, seed: o.seed, concurrency: o.concurrency ?? 24,
+      settleTimeoutMs: 30_000, requestTimeoutMs: 60_000,
+      onOperation: (op) => {
+        progress.operations = op;
+        injector.onOperation(op);
+        progress.faults = injector.executed.length;
+      },
+      onPaymentDone: () => {
+        progress.paymentsDone += 1;
+        o.onProgress?.({ phase: 'driving', ...progress, faults: injector.executed.length });
+      },
+    });
+    const driven = await driver.run(plan.payments);
+    injector.fireRemaining();
+    o.onProgress?.({ phase: 'settling', ...progress, faults: injector.executed.length });
+    await injector.settle();
+    const left = await waitForQuiescence(o.databaseUrl, merchants.ids, o.quiesceMs ?? 120_000, (f) =>
+      o.onProgress?.({ phase: 'settling', ...progress, faults: injector.executed.length, inFlight: total(f) }),
+    );
+    o.onProgress?.({ phase: 'checking', ...progress, faults: injector.executed.length });
+    const data = await loadRunData(o.databaseUrl, merchants.ids, topology.controlUrl, ACCOUNTS);
+    const violations = checkInvariants(data, driven);
+
+    const byKind = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
+    for (const [k, n] of Object.entries(injector.countsByKind())) byKind[k as FaultKind] = n;
+    const byInvariant = Object.fromEntries(INVARIANTS.map((k) => [k, 0])) as Record<Invariant, number>;
+    for (const v of violations) byInvariant[v.invariant] += 1;
+    return {
+      seed: o.seed,
+      payments: o.payments,
+      operations: driven.operations,
+      faults: injector.executed.length,
+      faults_by_kind: byKind,
+      kills: injector.kills,
+      violations: violations.length,
+      violations_by_invariant: byInvariant,
+      in_flight: left.payments + left.modifications,
+      needs_review: data.payments.filter((p) => p.state === 'needs_review').length,
+      duration_s: Math.round((Date.now() - started) / 100) / 10,
+      details: { violations, executed: [...injector.executed].sort((a, b) => a.firedAtMs - b.firedAtMs), plant: o.plant ?? null },
+    };
+  } finally {
+    if (shared === undefined) await topology.close();
+    else await topology.stopGateway();
+  }
+}
+
+/** The one JSON object of `--json` (the details stay out). */
+export function reportJson(r: ChaosReport): string {
+  const { details: _d, ...line } = r;
+  return JSON.stringify(line);
+}

@@ -1,0 +1,157 @@
+// The reliability contract (architecture §10), checked after quiescence against the database and
+// the sandboxes' own ledgers. Pure: data in, violations out — each names the payment and why.
+
+import { isLegalEdge, isPaymentState, REVERSAL_EDGES, RESTING_STATES, TERMINAL_STATES } from '../src/core/states.ts';
+import type { Exchange, Misbehaviour } from './driver.ts';
+import type { ModificationRow, RunData, SandboxEntry } from './run-data.ts';
+
+export const INVARIANTS = ['no_double_charge', 'failover_proof', 'legal_edges', 'amounts', 'termination', 'idempotency', 'outbox', 'webhook_auth'] as const;
+export type Invariant = (typeof INVARIANTS)[number];
+
+export interface Violation {
+  readonly invariant: Invariant;
+  readonly paymentId: string | null;
+  readonly detail: string;
+}
+
+export interface DriverFacts {
+  readonly exchanges: readonly Exchange[];
+  readonly misbehaviours: readonly Misbehaviour[];
+  readonly forgedEvents: readonly string[];
+}
+
+/** Money the provider holds for the customer on this entry: an authorization not cancelled, or anything captured. */
+const charged = (e: SandboxEntry): boolean => e.captured > 0 || (e.authorized > 0 && !e.cancelled);
+
+function groupBy<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]> {
+  const m = new Map<string, T[]>();
+  for (const x of items) {
+    const k = key(x);
+    const list = m.get(k);
+    if (list === undefined) m.set(k, [x]);
+    else list.push(x);
+  }
+  return m;
+}
+
+const sum = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0);
+
+export function checkInvariants(data: RunData, driver: DriverFacts): Violation[] {
+  const out: Violation[] = [];
+  const v = (invariant: Invariant, paymentId: string | null, detail: string): void => {
+    out.push({ invariant, paymentId, detail });
+  };
+  const attemptById = new Map(data.attempts.map((a) => [a.id, a]));
+  const attemptsOf = groupBy(data.attempts, (a) => a.payment_id);
+  // Only the sandbox entries of this run's attempts (a sandbox may have served earlier runs).
+  const entries = data.sandbox.filter((e) => attemptById.has(e.reference));
+  const entriesOfPayment = groupBy(entries, (e) => attemptById.get(e.reference)!.payment_id);
+  const capturesOf = groupBy(data.captures, (c) => c.payment_id);
+  const refundsOf = groupBy(data.refunds, (r) => r.payment_id);
+  const transitionsOf = groupBy(data.transitions, (t) => t.payment_id);
+
+  for (const p of data.payments) {
+    const attempts = [...(attemptsOf.get(p.id) ?? [])].sort((a, b) => a.no - b.no);
+    const sandbox = entriesOfPayment.get(p.id) ?? [];
+    const live = sandbox.filter(charged);
+
+    // 1. At most one live authorization across all providers.
+    if (live.length > 1) v('no_double_charge', p.id, `${live.length} live authorizations at the providers: ${live.map((e) => `${e.account} ${e.id} (${e.status}, authorized ${e.authorized}, captured ${e.captured})`).join('; ')}`);
+
+    // 2. No attempt n+1 without a not-charged proof for every earlier attempt — recorded, and true at the provider.
+    const last = attempts[attempts.length - 1];
+    for (const a of attempts) {
+      if (a === last) continue;
+      if (a.proof === null) v('failover_proof', p.id, `attempt ${a.no} (${a.connector}, ${a.status}) has no not-charged proof, yet attempt ${a.no + 1} exists`);
+      const chargedThere = sandbox.filter((e) => e.reference === a.id && charged(e));
+      if (chargedThere.length > 0) v('failover_proof', p.id, `attempt ${a.no} was failed over with proof ${a.proof ?? 'none'}, but ${a.connector} holds ${chargedThere.map((e) => `${e.id} (${e.status})`).join(', ')}`);
+    }
+
+    // 3. Legal edges only, a continuous log, terminal states left only by the reversal edges.
+    let state = 'created';
+    let version: number | null = null;
+    // Applied rows only: they are written under the version lock, so their ids follow commit order;
+    // an ignored row takes no lock and may interleave.
+    for (const t of transitionsOf.get(p.id) ?? []) {
+      if (t.outcome !== 'applied') continue;
+      if (t.from_state !== state) v('legal_edges', p.id, `transition ${t.id} starts from ${t.from_state} but the payment was ${state} (a lost update)`);
+      if (version !== null && t.version !== version + 1) v('legal_edges', p.id, `transition ${t.id} wrote version ${t.version} after ${version}`);
+      version = t.version;
+      const [from, to] = [t.from_state, t.to_state];
+      if (from !== to) {
+        if (!isPaymentState(from) || !isPaymentState(to) || !isLegalEdge(from, to)) v('legal_edges', p.id, `transition ${t.id}: ${from} -> ${to} is not a legal edge`);
+        else if (TERMINAL_STATES.has(from) && !REVERSAL_EDGES.some(([a, b]) => a === from && b === to)) v('legal_edges', p.id, `transition ${t.id} left terminal ${from} for ${to}`);
+      }
+      state = to;
+    }
+    if (state !== p.state && (transitionsOf.get(p.id) ?? []).length > 0) v('legal_edges', p.id, `the log ends in ${state} but the payment is ${p.state}`);
+
+    // 4. Amounts: gateway rows agree with themselves and with the provider.
+    const captures = capturesOf.get(p.id) ?? [];
+    const refunds = refundsOf.get(p.id) ?? [];
+    const succeeded = (xs: readonly ModificationRow[]): number => sum(xs.filter((x) => x.status === 'succeeded').map((x) => x.amount));
+    if (p.amount_captured > p.amount_authorized) v('amounts', p.id, `captured ${p.amount_captured} > authorized ${p.amount_authorized}`);
+    if (p.amount_refunded > p.amount_captured) v('amounts', p.id, `refunded ${p.amount_refunded} > captured ${p.amount_captured}`);
+    // Automatic capture captures with the authorization: no capture rows.
+    if (captures.length > 0 && succeeded(captures) !== p.amount_captured) v('amounts', p.id, `succeeded captures sum to ${succeeded(captures)}, the payment says ${p.amount_captured} captured`);
+    if (succeeded(refunds) !== p.amount_refunded) v('amounts', p.id, `succeeded refunds sum to ${succeeded(refunds)}, the payment says ${p.amount_refunded} refunded`);
+    // Every refund, when accepted, fit in what was captured minus the refunds still standing then.
+    for (const r of refunds) {
+      const standing = refunds.filter((q) => q.no < r.no && !((q.status === 'failed' || q.status === 'reversed') && q.updated_at <= r.created_at));
+      if (sum(standing.map((q) => q.amount)) + r.amount > Math.max(p.amount_captured, succeeded(captures))) {
+        v('amounts', p.id, `refund ${r.no} of ${r.amount} was accepted with ${sum(standing.map((q) => q.amount))} already refunded or pending of ${p.amount_captured} captured`);
+      }
+    }
+    if (p.state !== 'needs_review') {
+      const providerCaptured = sum(sandbox.map((e) => e.captured));
+      const providerRefunded = sum(sandbox.map((e) => e.refunded));
+      if (providerCaptured !== p.amount_captured) v('amounts', p.id, `the gateway says ${p.amount_captured} captured, the providers ${providerCaptured}`);
+      if (providerRefunded !== p.amount_refunded) v('amounts', p.id, `the gateway says ${p.amount_refunded} refunded, the providers ${providerRefunded}`);
+      const holds = p.state === 'authorized' || p.state === 'captured';
+      if (!holds && live.some((e) => e.captured === 0)) v('amounts', p.id, `the payment is ${p.state}, but an authorization stands at the provider`);
+      if (p.state === 'authorized' && live.length === 0) v('amounts', p.id, 'the payment is authorized, but no provider holds an authorization');
+    }
+
+    // 5. Termination: resting, or parked for a person — nothing in flight.
+    if (!RESTING_STATES.has(p.state as never)) v('termination', p.id, `still ${p.state} after quiescence`);
+    for (const m of [...captures, ...refunds]) if (m.status === 'requested' || m.status === 'pending') v('termination', p.id, `${m.id} still ${m.status} after quiescence`);
+
+    // 7. One execution per effect at the provider: one provider payment per attempt.
+    for (const [ref, list] of groupBy(sandbox, (e) => e.reference)) {
+      if (list.length > 1) v('outbox', p.id, `attempt ${attemptById.get(ref)?.no ?? ref} was executed ${list.length} times at ${list[0]!.account}: ${list.map((e) => e.id).join(', ')}`);
+    }
+  }
+  for (const [id, detail] of data.ledgerProblems.map((l) => [l.id, l.detail] as const)) v('amounts', id.startsWith('pay_') ? id : null, `ledger: ${detail}`);
+
+  // 7. Every outbox row done.
+  for (const o of data.outbox) if (o.status !== 'done' && !(o.status === 'pending' && o.future)) v('outbox', o.payment_id, `outbox row ${o.id} (${o.kind}) is ${o.status}${o.last_error === null ? '' : `: ${o.last_error.slice(0, 160)}`}`);
+
+  // 8. State changes from webhooks only from verified events, each about the object it changed.
+  const verified = new Set(data.inbound.filter((i) => i.verified).map((i) => i.provider_event_id));
+  const forged = new Set(driver.forgedEvents);
+  for (const t of data.transitions) {
+    if (t.origin !== 'webhook' || t.outcome !== 'applied') continue;
+    const eventId = t.raw_provider?.providerEventId;
+    if (eventId === undefined || !verified.has(eventId) || forged.has(eventId)) v('webhook_auth', t.payment_id, `transition ${t.id} applied event ${eventId ?? '(none)'} that was never verified`);
+    const f = t.input.fact;
+    const ref = t.raw_provider?.modificationRef ?? null;
+    const target = f?.captureId !== undefined ? data.captures.find((c) => c.id === f.captureId) : f?.refundId !== undefined ? data.refunds.find((r) => r.id === f.refundId) : undefined;
+    if (target !== undefined && ref !== null && target.provider_ref !== null && target.provider_ref !== ref) {
+      v('webhook_auth', t.payment_id, `transition ${t.id} settled ${target.id} (provider ref ${target.provider_ref}) with an event about ${ref}: a stale event applied to another object`);
+    }
+  }
+  for (const [ref, list] of groupBy([...data.captures, ...data.refunds].filter((m) => m.provider_ref !== null), (m) => m.provider_ref!)) {
+    if (list.length > 1) v('webhook_auth', list[0]!.payment_id, `${list.map((m) => m.id).join(' and ')} share the provider reference ${ref}`);
+  }
+  for (const i of data.inbound) if (!i.verified && i.outcome === 'applied') v('webhook_auth', i.payment_id, `unverified event ${i.provider_event_id ?? '?'} marked applied`);
+
+  // 6. Idempotency: every final answer for one key is the first one, byte for byte.
+  for (const [key, list] of groupBy(driver.exchanges, (e) => `${e.merchant}\u0000${e.key}`)) {
+    const first = list[0]!;
+    for (const e of list.slice(1)) {
+      if (e.status !== first.status || e.body !== first.body) v('idempotency', null, `key ${key.split('\u0000')[1]} answered ${first.status} then ${e.status}${e.body === first.body ? '' : ' with another body'}`);
+    }
+  }
+  for (const m of driver.misbehaviours) v(m.invariant, m.paymentId, `plan #${m.planIndex}: ${m.detail}`);
+  return out;
+}

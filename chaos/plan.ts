@@ -1,0 +1,227 @@
+// The run's plan, pure and fixed by the seed: one lifecycle per payment, and a fault schedule tied
+// to the driver's operation counter (fault i fires when operation `atOp` starts), so the same seed
+// asks for the same faults at the same points of the workload whatever the machine's speed.
+
+import { Rng } from './rng.ts';
+
+export const FAULT_KINDS = [
+  'error_503',
+  'reset_before_processing',
+  'accept_then_drop',
+  'latency_before',
+  'latency_after',
+  'outage',
+  'webhook_duplicate',
+  'webhook_reorder',
+  'webhook_delay',
+  'kill_api',
+  'kill_worker',
+  'redis_restart',
+  'pg_terminate',
+] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+export type ProviderOp = 'create' | 'authorize' | 'capture' | 'refund' | 'void';
+
+export interface FaultEvent {
+  readonly atOp: number;
+  readonly kind: FaultKind;
+  /** Sandbox account (sandbox faults, outages, webhook settings). */
+  readonly account?: string;
+  readonly op?: ProviderOp;
+  readonly count?: number;
+  readonly latencyMs?: number;
+  readonly seconds?: number;
+  /** Which process of its role (kills). */
+  readonly processIndex?: number;
+  /** Webhook settings stay changed for this many operations. */
+  readonly windowOps?: number;
+}
+
+/** How a request is sent: once, then replayed with the same key, or twice at once. */
+export type Repeat = 'once' | 'replay' | 'concurrent';
+
+export type Step =
+  | { readonly kind: 'capture'; readonly percent: number; readonly repeat: Repeat }
+  | { readonly kind: 'void'; readonly repeat: Repeat }
+  /** percent of what the driver believes is still refundable; 'half' twice gives equal amounts. */
+  | { readonly kind: 'refund'; readonly percent: number; readonly repeat: Repeat }
+  /** A refund of one unit more than is refundable: must be 422 amount_exceeds_captured. */
+  | { readonly kind: 'over_refund' }
+  /** A capture of one unit more than authorized: must be 422 amount_exceeds_authorized. */
+  | { readonly kind: 'over_capture' }
+  /** A capture and a void of the same payment at once, with different keys: one wins, the other is refused. */
+  | { readonly kind: 'race' }
+  /** The same key with another body: must be 422 idempotency_key_reused. */
+  | { readonly kind: 'reuse_key' }
+  /** A field the API does not take: must be 400, and nothing written. */
+  | { readonly kind: 'bad_request' }
+  /** A provider webhook with a wrong signature naming this payment: must be refused, no effect. */
+  | { readonly kind: 'forged_webhook' };
+
+export interface PaymentPlan {
+  readonly index: number;
+  readonly merchant: number;
+  readonly amount: number;
+  readonly currency: 'USD' | 'EUR';
+  readonly captureMethod: 'manual' | 'automatic';
+  readonly card: string;
+  readonly createRepeat: Repeat;
+  readonly steps: readonly Step[];
+}
+
+export interface ChaosPlan {
+  readonly seed: number;
+  readonly payments: readonly PaymentPlan[];
+  readonly faults: readonly FaultEvent[];
+  /** Operations the plan expects (an estimate: a declined payment skips its steps). */
+  readonly expectedOps: number;
+}
+
+export interface PlanOptions {
+  readonly seed: number;
+  readonly payments: number;
+  readonly merchants: number;
+  readonly accounts: readonly string[];
+  /** Faults per planned operation. */
+  readonly faultRate: number;
+  /** Kill and restart faults only fire when there are processes to kill. */
+  readonly kills: boolean;
+  /** Client timeout of the connectors (latency faults go beyond it). */
+  readonly clientTimeoutMs: number;
+  /** Only these kinds (default all). */
+  readonly kinds?: readonly FaultKind[];
+}
+
+const CARDS: Readonly<Record<string, number>> = {
+  '4242424242424242': 80, // approved
+  '4000000000000002': 4, // generic_decline (soft)
+  '4000000000009995': 4, // insufficient_funds
+  '4000000000009979': 3, // stolen_card (hard)
+  '4000000000000119': 9, // processing_error: soft, retry elsewhere (failover on proof)
+};
+
+function repeat(rng: Rng): Repeat {
+  return rng.weighted({ once: 70, replay: 20, concurrent: 10 });
+}
+
+function manualSteps(rng: Rng): Step[] {
+  switch (rng.weighted({ full: 30, partial: 20, void: 12, race: 10, keep: 6, over: 12, refunds: 10 })) {
+    case 'full':
+      return [{ kind: 'capture', percent: 100, repeat: repeat(rng) }, ...(rng.chance(0.5) ? [{ kind: 'refund', percent: 100, repeat: repeat(rng) } as const] : [])];
+    case 'partial':
+      return [{ kind: 'capture', percent: rng.pick([40, 50, 60, 80]), repeat: repeat(rng) }, { kind: 'refund', percent: 50, repeat: repeat(rng) }, { kind: 'refund', percent: 100, repeat: repeat(rng) }];
+    case 'void':
+      return [{ kind: 'void', repeat: repeat(rng) }, ...(rng.chance(0.3) ? [{ kind: 'capture', percent: 100, repeat: 'once' } as const] : [])];
+    case 'race':
+      return [{ kind: 'race' }, { kind: 'refund', percent: 100, repeat: 'once' }];
+    case 'keep':
+      return rng.chance(0.5) ? [{ kind: 'bad_request' }] : [];
+    case 'over':
+      return [{ kind: 'over_capture' }, { kind: 'capture', percent: 100, repeat: 'once' }, { kind: 'over_refund' }, { kind: 'refund', percent: 100, repeat: repeat(rng) }];
+    default:
+      // Two refunds of the same amount: a redelivered event for the first must not settle the second.
+      return [{ kind: 'capture', percent: 100, repeat: 'once' }, { kind: 'refund', percent: 50, repeat: repeat(rng) }, { kind: 'refund', percent: 100, repeat: repeat(rng) }, { kind: 'over_refund' }];
+  }
+}
+
+function automaticSteps(rng: Rng): Step[] {
+  switch (rng.weighted({ none: 30, one: 30, two: 30, over: 10 })) {
+    case 'none':
+      return [];
+    case 'one':
+      return [{ kind: 'refund', percent: rng.pick([30, 100]), repeat: repeat(rng) }];
+    case 'two':
+      return [{ kind: 'refund', percent: 50, repeat: repeat(rng) }, { kind: 'refund', percent: 100, repeat: repeat(rng) }];
+    default:
+      return [{ kind: 'over_refund' }, { kind: 'refund', percent: 100, repeat: 'once' }];
+  }
+}
+
+function paymentPlan(rng: Rng, index: number, merchants: number): PaymentPlan {
+  const captureMethod = rng.chance(0.75) ? 'manual' : 'automatic';
+  const steps = captureMethod === 'manual' ? manualSteps(rng) : automaticSteps(rng);
+  const extras: Step[] = [];
+  if (rng.chance(0.05)) extras.push({ kind: 'reuse_key' });
+  if (rng.chance(0.03)) extras.push({ kind: 'bad_request' });
+  if (rng.chance(0.04)) extras.push({ kind: 'forged_webhook' });
+  return {
+    index,
+    merchant: rng.int(0, merchants - 1),
+    // Even amounts, so two refunds of half are the same amount.
+    amount: rng.int(5, 5000) * 20,
+    currency: rng.chance(0.5) ? 'USD' : 'EUR',
+    captureMethod,
+    card: rng.weighted(CARDS),
+    createRepeat: repeat(rng),
+    steps: [...steps, ...extras],
+  };
+}
+
+/** Operations a lifecycle issues when its payment is approved (each repeat is one more). */
+function opsOf(p: PaymentPlan): number {
+  const rep = (r: Repeat): number => (r === 'once' ? 1 : 2);
+  return rep(p.createRepeat) + p.steps.reduce((n, s) => n + ('repeat' in s ? rep(s.repeat) : s.kind === 'race' ? 2 : 1), 0);
+}
+
+const SANDBOX_FAULTS: readonly FaultKind[] = ['error_503', 'reset_before_processing', 'accept_then_drop', 'latency_before', 'latency_after'];
+
+const WEIGHTS: Readonly<Record<FaultKind, number>> = {
+  error_503: 16,
+  reset_before_processing: 14,
+  accept_then_drop: 14,
+  latency_before: 9,
+  latency_after: 9,
+  outage: 5,
+  webhook_duplicate: 6,
+  webhook_reorder: 5,
+  webhook_delay: 5,
+  kill_api: 4,
+  kill_worker: 5,
+  redis_restart: 2,
+  pg_terminate: 4,
+};
+
+function faultEvent(rng: Rng, atOp: number, kind: FaultKind, o: PlanOptions): FaultEvent {
+  const account = rng.pick(o.accounts);
+  if (SANDBOX_FAULTS.includes(kind)) {
+    const op = rng.weighted<ProviderOp>({ authorize: 45, create: 10, capture: 20, refund: 15, void: 10 });
+    const latency = kind === 'latency_before' || kind === 'latency_after';
+    return { atOp, kind, account, op, count: rng.int(1, 2), ...(latency ? { latencyMs: o.clientTimeoutMs + rng.int(300, 1500) } : {}) };
+  }
+  switch (kind) {
+    case 'outage':
+      return { atOp, kind, account, seconds: rng.int(1, 3) };
+    case 'webhook_duplicate':
+    case 'webhook_reorder':
+    case 'webhook_delay':
+      return { atOp, kind, account, windowOps: rng.int(10, 40), ...(kind === 'webhook_delay' ? { latencyMs: rng.int(200, 2000) } : {}) };
+    case 'kill_api':
+    case 'kill_worker':
+      return { atOp, kind, processIndex: rng.int(0, 1000) };
+    default:
+      return { atOp, kind };
+  }
+}
+
+export function makePlan(o: PlanOptions): ChaosPlan {
+  const rng = new Rng(o.seed);
+  const payments: PaymentPlan[] = [];
+  for (let i = 0; i < o.payments; i++) payments.push(paymentPlan(rng.fork(), i, o.merchants));
+  const expectedOps = payments.reduce((n, p) => n + opsOf(p), 0);
+
+  const kinds = (o.kinds ?? FAULT_KINDS).filter((k) => o.kills || (k !== 'kill_api' && k !== 'kill_worker' && k !== 'redis_restart'));
+  const weights = Object.fromEntries(kinds.map((k) => [k, WEIGHTS[k]])) as Record<FaultKind, number>;
+  const faults: FaultEvent[] = [];
+  const total = kinds.length === 0 ? 0 : Math.max(kinds.length, Math.round(expectedOps * o.faultRate));
+  const frng = rng.fork();
+  // Every kind at least once, then by weight; spread over the first 90% of the operations so the
+  // last faults still meet traffic.
+  const span = Math.max(1, Math.floor(expectedOps * 0.9));
+  for (let i = 0; i < total; i++) {
+    const kind = i < kinds.length ? kinds[i]! : frng.weighted(weights);
+    faults.push(faultEvent(frng, frng.int(1, span), kind, o));
+  }
+  faults.sort((a, b) => a.atOp - b.atOp);
+  return { seed: o.seed, payments, faults, expectedOps };
+}

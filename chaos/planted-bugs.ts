@@ -1,0 +1,91 @@
+// Deliberately broken parts the harness can swap into the gateway by dependency injection (the
+// seams of GatewaySeams), to prove each invariant catches the bug it exists for. Production code
+// has no flag for any of these: only the harness's own entry (planted-gateway.ts) passes them.
+
+import { and, eq, sql } from 'drizzle-orm';
+import type { GatewaySeams } from '../src/app/runtime.ts';
+import type { Payment } from '../src/core/payment.ts';
+import { step } from '../src/core/step.ts';
+import { actionForEvent } from '../src/webhooks/inbound/event-mapping.ts';
+import { payments } from '../src/store/schema.ts';
+import type { Invariant } from './invariants.ts';
+
+export const PLANTED_BUGS = ['failover_on_timeout', 'new_key_per_retry', 'stale_webhook', 'skip_version_check', 'refund_without_amount_check'] as const;
+export type PlantedBug = (typeof PLANTED_BUGS)[number];
+
+/** The invariant each bug must trip. */
+export const EXPECTED_INVARIANT: Readonly<Record<PlantedBug, Invariant>> = {
+  failover_on_timeout: 'no_double_charge',
+  new_key_per_retry: 'no_double_charge',
+  stale_webhook: 'webhook_auth',
+  skip_version_check: 'legal_edges',
+  refund_without_amount_check: 'amounts',
+};
+
+export function isPlantedBug(name: string): name is PlantedBug {
+  return (PLANTED_BUGS as readonly string[]).includes(name);
+}
+
+export function plantedSeams(bug: PlantedBug): GatewaySeams {
+  switch (bug) {
+    case 'failover_on_timeout':
+      // A timeout taken as proof that the customer was not charged.
+      return {
+        aroundCall: async (effect, call) => {
+          const outcome = await call();
+          if (effect.op === 'authorize' && outcome.kind === 'unknown') return { kind: 'not_sent', reason: 'connection_refused', detail: 'planted: timeout taken as not sent' };
+          return outcome;
+        },
+      };
+    case 'new_key_per_retry':
+      // Every resend gets a fresh provider idempotency key, so the provider cannot recognise it.
+      return {
+        aroundCall: (effect, call) => {
+          if (effect.providerKey === null) return call();
+          return call({ ...effect, providerKey: `${effect.providerKey.slice(0, 40)}-r${Math.random().toString(36).slice(2, 10)}` });
+        },
+      };
+    case 'stale_webhook':
+      // Events matched by amount alone: a redelivered event for a settled refund or capture settles
+      // the next one in flight with the same amount.
+      return {
+        mapEvent: (p, account, e) => {
+          if ('modificationRef' in e && (e.kind === 'refund_succeeded' || e.kind === 'capture_succeeded')) {
+            const list = e.kind === 'refund_succeeded' ? p.refunds : p.captures;
+            const open = list.find((x) => (x.status === 'requested' || x.status === 'pending') && x.amount === e.amount);
+            if (open !== undefined) {
+              const fact = e.kind === 'refund_succeeded' ? { fact: 'refund_succeeded' as const, refundId: open.id } : { fact: 'capture_succeeded' as const, captureId: open.id };
+              return { kind: 'input', input: { type: 'provider_fact', fact: { ...fact, ...(e.modificationRef === null ? {} : { providerRef: e.modificationRef }) } }, attemptId: null };
+            }
+          }
+          return actionForEvent(p, account, e);
+        },
+      };
+    case 'skip_version_check':
+      // The payment row written whatever version it is at now: concurrent transitions both commit.
+      return {
+        transition: {
+          writePayment: async (tx, paymentId, changes) => {
+            const updated = await tx
+              .update(payments)
+              .set({ ...changes, version: sql`${payments.version} + 1` })
+              .where(and(eq(payments.id, paymentId)))
+              .returning({ version: payments.version });
+            return updated.length > 0;
+          },
+        },
+      };
+    case 'refund_without_amount_check':
+      // The refund bound skipped: step() sees a payment that captured enough for any refund.
+      return {
+        transition: {
+          step: (payment, input, now, env) => {
+            if (input.type !== 'refund_requested') return step(payment, input, now, env);
+            const roomy: Payment = { ...payment, amountCaptured: payment.amountCaptured + input.amount, amountAuthorized: payment.amountAuthorized + input.amount };
+            const r = step(roomy, input, now, env);
+            return r.kind === 'applied' ? { ...r, payment: { ...r.payment, amountCaptured: payment.amountCaptured, amountAuthorized: payment.amountAuthorized } } : r;
+          },
+        },
+      };
+  }
+}

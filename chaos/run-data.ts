@@ -1,0 +1,142 @@
+// Everything the invariants are checked against, read after quiescence: the gateway's rows for
+// the run's merchants, and the sandboxes' own ledgers (the providers' ground truth).
+
+import pg from 'pg';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import { checkLedger } from '../src/ledger/check.ts';
+import * as schema from '../src/store/schema.ts';
+
+export interface PaymentRow {
+  readonly id: string;
+  readonly state: string;
+  readonly amount: number;
+  readonly currency: string;
+  readonly amount_authorized: number;
+  readonly amount_captured: number;
+  readonly amount_refunded: number;
+}
+
+export interface AttemptRow {
+  readonly id: string;
+  readonly payment_id: string;
+  readonly no: number;
+  readonly connector: string;
+  readonly status: string;
+  readonly proof: string | null;
+}
+
+export interface ModificationRow {
+  readonly id: string;
+  readonly payment_id: string;
+  readonly no: number;
+  readonly amount: number;
+  readonly status: string;
+  readonly provider_ref: string | null;
+  readonly created_at: Date;
+  readonly updated_at: Date;
+}
+
+export interface TransitionRow {
+  readonly id: number;
+  readonly payment_id: string;
+  readonly from_state: string;
+  readonly to_state: string;
+  readonly outcome: 'applied' | 'ignored';
+  readonly origin: string;
+  readonly version: number;
+  readonly input: { type: string; fact?: { fact: string; captureId?: string; refundId?: string; providerRef?: string } };
+  readonly raw_provider: { providerEventId?: string; modificationRef?: string | null } | null;
+}
+
+export interface OutboxRow {
+  readonly id: number;
+  readonly payment_id: string;
+  readonly kind: string;
+  readonly status: string;
+  readonly last_error: string | null;
+  /** A timer not yet due (hold expiry, max lifetime): pending by design. */
+  readonly future: boolean;
+}
+
+export interface InboundRow {
+  readonly connector: string;
+  readonly provider_event_id: string | null;
+  readonly verified: boolean;
+  readonly outcome: string;
+  readonly payment_id: string | null;
+}
+
+export interface SandboxEntry {
+  readonly account: string;
+  readonly id: string;
+  readonly reference: string;
+  readonly payment_id?: string;
+  readonly status: string;
+  readonly authorized: number;
+  readonly captured: number;
+  readonly refunded: number;
+  readonly cancelled: boolean;
+}
+
+export interface RunData {
+  readonly payments: readonly PaymentRow[];
+  readonly attempts: readonly AttemptRow[];
+  readonly captures: readonly ModificationRow[];
+  readonly refunds: readonly ModificationRow[];
+  readonly transitions: readonly TransitionRow[];
+  readonly outbox: readonly OutboxRow[];
+  readonly inbound: readonly InboundRow[];
+  readonly sandbox: readonly SandboxEntry[];
+  /** Ledger problems (unbalanced transactions, payments whose books disagree) for the run's payments. */
+  readonly ledgerProblems: readonly { readonly id: string; readonly detail: string }[];
+}
+
+const num = <T extends Record<string, unknown>>(rows: T[], fields: (keyof T)[]): T[] =>
+  rows.map((r) => {
+    const out = { ...r };
+    for (const f of fields) (out as Record<string, unknown>)[f as string] = Number(r[f]);
+    return out;
+  });
+
+export async function loadRunData(databaseUrl: string, merchantIds: readonly string[], controlUrl: string, accounts: readonly string[]): Promise<RunData> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const q = async <T extends Record<string, unknown>>(text: string): Promise<T[]> => (await client.query<T>(text, [merchantIds])).rows;
+    const ofRun = 'payment_id IN (SELECT id FROM payments WHERE merchant_id = ANY($1))';
+    const payments = num(
+      await q<PaymentRow & Record<string, unknown>>('SELECT id, state, amount, currency, amount_authorized, amount_captured, amount_refunded FROM payments WHERE merchant_id = ANY($1)'),
+      ['amount', 'amount_authorized', 'amount_captured', 'amount_refunded'],
+    );
+    const attempts = await q<AttemptRow & Record<string, unknown>>(`SELECT id, payment_id, no, connector, status, proof FROM payment_attempts WHERE ${ofRun}`);
+    const mod = (table: string) => q<ModificationRow & Record<string, unknown>>(`SELECT id, payment_id, no, amount, status, provider_ref, created_at, updated_at FROM ${table} WHERE ${ofRun}`);
+    const captures = num(await mod('captures'), ['amount']);
+    const refunds = num(await mod('refunds'), ['amount']);
+    const transitions = num(
+      await q<TransitionRow & Record<string, unknown>>(`SELECT id, payment_id, from_state, to_state, outcome, origin, version, input, raw_provider FROM payment_transitions WHERE ${ofRun} ORDER BY id`),
+      ['id'],
+    );
+    const outbox = num(await q<OutboxRow & Record<string, unknown>>(`SELECT id, payment_id, kind, status, last_error, run_at > now() AS future FROM outbox WHERE ${ofRun}`), ['id']);
+    const inbound = (await client.query<InboundRow & Record<string, unknown>>('SELECT connector, provider_event_id, verified, outcome, payment_id FROM inbound_events')).rows;
+
+    const sandbox: SandboxEntry[] = [];
+    for (const account of accounts) {
+      const res = await fetch(`${controlUrl}/_sandbox/${account}/ledger`);
+      const body = (await res.json()) as { payments: Omit<SandboxEntry, 'account'>[] };
+      for (const e of body.payments) sandbox.push({ ...e, account });
+    }
+
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+    let ledgerProblems: { id: string; detail: string }[] = [];
+    try {
+      const ids = new Set(payments.map((p) => p.id));
+      const result = await checkLedger(drizzle(pool, { schema }));
+      ledgerProblems = result.problems.filter((p) => p.kind === 'unbalanced_transaction' || ids.has(p.id)).map((p) => ({ id: p.id, detail: `${p.kind}: ${p.detail}` }));
+    } finally {
+      await pool.end();
+    }
+    return { payments, attempts, captures, refunds, transitions, outbox, inbound, sandbox, ledgerProblems };
+  } finally {
+    await client.end();
+  }
+}

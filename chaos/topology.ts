@@ -1,0 +1,171 @@
+// What a chaos run stands up: a private Redis it can restart for real, the database (migrated),
+// the two sandboxes in their own process (their ledgers outlive every gateway crash), the proxy in
+// front of the API processes, and K API plus K worker processes — `switchyard start --role ...`,
+// or the harness's planted-bug entry (chaos/planted-gateway.ts) when a bug is injected.
+
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { migrateDatabase } from '../src/cli/preflight.ts';
+import { freePort, startPrivateRedis } from './private-redis.ts';
+import type { PrivateRedis } from './private-redis.ts';
+import { CLI, ManagedProcess } from './processes.ts';
+import { startProxy } from './proxy.ts';
+import type { Proxy } from './proxy.ts';
+
+export const STRIPE_ACCOUNT = 'stripe_c';
+export const ADYEN_ACCOUNT = 'adyen_c';
+export const ACCOUNTS = [STRIPE_ACCOUNT, ADYEN_ACCOUNT] as const;
+export const STRIPE_WEBHOOK_SECRET = 'whsec_chaos';
+
+export interface TopologyOptions {
+  readonly databaseUrl: string;
+  /** API processes and worker processes, K of each. */
+  readonly processes: number;
+  readonly runDir: string;
+  readonly clientTimeoutMs: number;
+  /** How long the API waits for an outcome before answering 202. */
+  readonly apiWaitMs: number;
+}
+
+function configYaml(stripePort: number, adyenPort: number, certDir: string, timeoutMs: number): string {
+  const breaker = '{ error_threshold_pct: 50, volume_threshold: 5, reset_ms: 2000 }';
+  const queue = '{ concurrency: 16, rate_per_s: 2000 }';
+  return `# Written by the chaos harness for one run.
+connectors:
+  ${STRIPE_ACCOUNT}:
+    type: stripe
+    endpoint: "http://127.0.0.1:${stripePort}"
+    secret_key: sk_test_chaos
+    webhook_secrets: ["${STRIPE_WEBHOOK_SECRET}"]
+    timeout_ms: ${timeoutMs}
+    breaker: ${breaker}
+    queue: ${queue}
+  ${ADYEN_ACCOUNT}:
+    type: adyen
+    endpoint: "https://127.0.0.1:${adyenPort}"
+    api_key: AQE_chaos
+    merchant_account: ChaosECOM
+    hmac_keys: ["44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056"]
+    basic_auth: { username: chaos, password: chaos }
+    certificate_dir: "${certDir}"
+    timeout_ms: ${timeoutMs}
+    breaker: ${breaker}
+    queue: ${queue}
+routing:
+  rules:
+    - name: eur
+      when: { currency: [EUR] }
+      priority: [${ADYEN_ACCOUNT}, ${STRIPE_ACCOUNT}]
+  default: { priority: [${STRIPE_ACCOUNT}, ${ADYEN_ACCOUNT}] }
+  max_attempts: 3
+declines:
+  stripe:
+    stolen_card: { class: hard }
+    lost_card: { class: hard }
+    processing_error: { class: soft, retry_elsewhere: true }
+  adyen:
+    "5": { class: hard }
+    "4": { class: soft, retry_elsewhere: true }
+`;
+}
+
+export type Role = 'api' | 'worker';
+
+export class Topology {
+  apis: ManagedProcess[] = [];
+  workers: ManagedProcess[] = [];
+  private generation = 0;
+
+  private constructor(
+    readonly opts: TopologyOptions,
+    readonly redis: PrivateRedis,
+    readonly sandboxes: ManagedProcess,
+    readonly controlUrl: string,
+    readonly proxy: Proxy,
+    readonly configFile: string,
+  ) {}
+
+  static async boot(opts: TopologyOptions): Promise<Topology> {
+    mkdirSync(opts.runDir, { recursive: true });
+    await migrateDatabase(opts.databaseUrl);
+    const redis = await startPrivateRedis();
+    const cleanup: (() => Promise<void>)[] = [() => redis.stop()];
+    try {
+      const [stripePort, adyenPort, controlPort] = [await freePort(), await freePort(), await freePort()];
+      const configFile = join(opts.runDir, 'switchyard.yaml');
+      writeFileSync(configFile, configYaml(stripePort, adyenPort, join(opts.runDir, 'certs'), opts.clientTimeoutMs));
+      let topology: Topology | null = null;
+      const proxy = await startProxy(() => topology?.apis ?? []);
+      cleanup.push(() => proxy.close());
+      const controlUrl = `http://127.0.0.1:${controlPort}`;
+      const sandboxes = new ManagedProcess({
+        name: 'sandboxes',
+        port: controlPort,
+        args: [CLI, 'sandbox', '--control-port', String(controlPort), '--gateway-url', proxy.url],
+        env: { ...process.env, SWITCHYARD_CONFIG: configFile },
+        logFile: join(opts.runDir, 'sandboxes.log'),
+        readyUrl: `${controlUrl}/_sandbox`,
+      });
+      cleanup.push(() => sandboxes.stop());
+      await sandboxes.start();
+      topology = new Topology(opts, redis, sandboxes, controlUrl, proxy, configFile);
+      return topology;
+    } catch (err) {
+      for (const c of cleanup.reverse()) await c().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  get url(): string {
+    return this.proxy.url;
+  }
+
+  private async spec(role: Role, index: number, plant: string | null): Promise<ManagedProcess> {
+    const port = await freePort();
+    const gen = this.generation;
+    const entry = plant === null ? [CLI, 'start'] : ['--import', 'tsx', join('chaos', 'planted-gateway.ts'), '--plant', plant];
+    return new ManagedProcess({
+      name: `${role}-${index}`,
+      port,
+      args: [...entry, '--role', role, '--port', String(port)],
+      env: {
+        ...process.env,
+        DATABASE_URL: this.opts.databaseUrl,
+        REDIS_URL: this.redis.url,
+        SWITCHYARD_CONFIG: this.configFile,
+        SWITCHYARD_API_WAIT: `${this.opts.apiWaitMs}ms`,
+        PORT: String(port),
+      },
+      logFile: join(this.opts.runDir, `${plant ?? 'gateway'}-${gen}-${role}-${index}.log`),
+      readyUrl: `http://127.0.0.1:${port}/readyz`,
+    });
+  }
+
+  /** Starts K API and K worker processes (with a planted bug when named). */
+  async startGateway(plant: string | null = null): Promise<void> {
+    this.generation += 1;
+    const k = this.opts.processes;
+    this.apis = await Promise.all(Array.from({ length: k }, (_, i) => this.spec('api', i, plant)));
+    this.workers = await Promise.all(Array.from({ length: k }, (_, i) => this.spec('worker', i, plant)));
+    // One at a time: each migrates on start, and two cores are slow to boot several at once.
+    for (const p of [...this.workers, ...this.apis]) await p.start();
+  }
+
+  async stopGateway(): Promise<void> {
+    await Promise.all([...this.apis, ...this.workers].map((p) => p.stop()));
+    this.apis = [];
+    this.workers = [];
+  }
+
+  /** Every gateway process is running (restarts after kills have finished). */
+  async allUp(): Promise<void> {
+    for (const p of [...this.apis, ...this.workers]) if (!p.alive) await p.start();
+  }
+
+  async close(): Promise<void> {
+    await this.stopGateway();
+    await this.sandboxes.stop();
+    await this.proxy.close();
+    await this.redis.stop();
+  }
+}
