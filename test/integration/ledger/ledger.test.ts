@@ -1,0 +1,180 @@
+// The ledger after a mixed workload against both in-process sandboxes (the shipped config), with
+// notifications on: captures, partial refunds, a refund that comes back, a capture the scheme
+// rejects after success (Adyen CAPTURE_FAILED), disputes opened / won / lost. `ledger check`
+// passes; per payment our books equal the sandboxes' own ledgers; the merchant's balances carry the
+// disputes; then the Adyen settlement report is imported: receivable moves to the bank net of the
+// commission, once per row.
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiApp } from '../../../src/api/app.ts';
+import { merchantBalances } from '../../../src/api/balance-routes.ts';
+import { listenApi } from '../../../src/api/server.ts';
+import type { ApiServer } from '../../../src/api/server.ts';
+import { requestCapture, requestRefund } from '../../../src/app/payment-service.ts';
+import type { AdyenSandbox } from '../../../src/connectors/adyen/sandbox/index.ts';
+import type { StripeSandbox } from '../../../src/connectors/stripe/sandbox/index.ts';
+import { newId } from '../../../src/core/ids.ts';
+import type { Payment } from '../../../src/core/payment.ts';
+import { checkLedger } from '../../../src/ledger/check.ts';
+import { postDisputeChange } from '../../../src/ledger/postings.ts';
+import { importSettlement } from '../../../src/ledger/settlement.ts';
+import { runCli } from '../helpers/cli.ts';
+import { REDIS_URL, settled, startTestGateway } from '../helpers/runtime.ts';
+import type { TestGateway } from '../helpers/runtime.ts';
+
+let server: ApiServer;
+let gw: TestGateway;
+let stripe: StripeSandbox;
+let adyen: AdyenSandbox;
+const started = new Date(Date.now() - 60_000);
+const LATER_MS = 20 * 60_000; // past Adyen's 15-minute report delay
+
+beforeAll(async () => {
+  server = await listenApi(0, '127.0.0.1'); // the sandboxes' notifications come in through the API's intake
+  gw = await startTestGateway('ledger', readFileSync('config/switchyard.yaml', 'utf8'), { webhookBaseUrl: `http://127.0.0.1:${server.port}` });
+  server.attach(createApiApp(gw.rt, { log: () => undefined }));
+  stripe = gw.rt.sandboxes.find((s) => s.account === 'stripe_eu') as StripeSandbox;
+  adyen = gw.rt.sandboxes.find((s) => s.account === 'adyen_eu') as unknown as AdyenSandbox;
+}, 60_000);
+afterAll(async () => {
+  await gw?.close();
+  await server?.close(0);
+});
+
+const q = async <T extends object>(text: string, params: unknown[] = []): Promise<T[]> => (await gw.db.pool.query<T>(text, params)).rows;
+
+async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 15_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await read();
+    if (ok(v)) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const authorized = async (amount: number): Promise<Payment> => gw.waitFor((await gw.pay({ amount })).id, settled);
+async function captured(amount: number): Promise<Payment> {
+  const p = await authorized(amount);
+  await requestCapture(gw.rt, gw.merchantId, p, undefined, true);
+  return gw.waitFor(p.id, (x) => x.state === 'captured');
+}
+async function refund(p: Payment, amount: number): Promise<Payment> {
+  await requestRefund(gw.rt, gw.merchantId, p, amount, null);
+  return gw.waitFor(p.id, (x) => x.amountRefunded === p.amountRefunded + amount);
+}
+const providerRef = (p: Payment): string => p.attempts.find((a) => a.status === 'authorized')!.providerRef!;
+const dispute = (p: Payment, status: string) =>
+  until(() => q<{ id: string; status: string; amount: string }>(`SELECT id, status, amount FROM disputes WHERE payment_id = $1`, [p.id]), (r) => r[0]?.status === status, `dispute ${status} on ${p.id}`);
+const account = async (name: string): Promise<number> =>
+  Number((await q<{ n: string }>(`SELECT coalesce(sum(CASE direction WHEN 'debit' THEN amount ELSE -amount END), 0) AS n FROM ledger_entries WHERE account = $1`, [name]))[0]!.n);
+
+describe('ledger', () => {
+  const p: Record<string, Payment> = {};
+
+  it('mixed workload: ledger check passes, books equal the sandbox ledgers, balances carry the disputes', async () => {
+    adyen.setSettlementCommission(25, 100); // 0.25 + 1 % on every Settled row from now on
+    for (const s of [stripe, adyen]) s.configureWebhooks({ duplicate: 1 }); // every notification twice
+    // Stripe (EUR below 1000.00)
+    p['s_refunded'] = await refund(await captured(10_000), 3_000);
+    p['s_won'] = await captured(20_000);
+    p['s_lost'] = await captured(30_000);
+    p['s_open'] = await captured(40_000);
+    p['s_returned'] = await refund(await captured(5_000), 2_000);
+    // Adyen (EUR from 1000.00)
+    p['a_refunded'] = await refund(await captured(100_000), 25_000);
+    p['a_won'] = await captured(110_000);
+    p['a_failed'] = await captured(120_000);
+    p['a_open'] = await captured(130_000);
+    p['a_returned'] = await refund(await captured(150_000), 50_000);
+    expect(p['a_won'].attempts[0]!.connector).toBe('adyen_eu');
+    expect(p['s_won'].attempts[0]!.connector).toBe('stripe_eu');
+
+    const won = stripe.createDispute(providerRef(p['s_won'])) as { id: string };
+    await dispute(p['s_won'], 'opened');
+    stripe.closeDispute(won.id, 'won');
+    const lost = stripe.createDispute(providerRef(p['s_lost']), { amount: 12_000 }) as { id: string };
+    await dispute(p['s_lost'], 'opened');
+    stripe.closeDispute(lost.id, 'lost');
+    stripe.createDispute(providerRef(p['s_open']));
+    stripe.failRefund(String(p['s_returned'].refunds[0]!.providerRef));
+    adyen.chargeback(providerRef(p['a_won']));
+    await dispute(p['a_won'], 'opened');
+    adyen.chargeback(providerRef(p['a_won']), { reversed: true });
+    adyen.failCapture(String(p['a_failed'].captures[0]!.providerRef));
+    adyen.chargeback(providerRef(p['a_open']));
+    adyen.reverseRefund(String(p['a_returned'].refunds[0]!.providerRef));
+
+    await dispute(p['s_won'], 'won');
+    await dispute(p['s_lost'], 'lost');
+    await dispute(p['s_open'], 'opened');
+    await dispute(p['a_won'], 'won');
+    await dispute(p['a_open'], 'opened');
+    for (const k of ['s_returned', 'a_returned']) p[k] = await gw.waitFor(p[k]!.id, (x) => x.refunds[0]?.status === 'reversed');
+    p['a_failed'] = await gw.waitFor(p['a_failed'].id, (x) => x.amountCaptured === 0);
+    expect(p['a_failed'].state).toBe('failed');
+
+    const check = await checkLedger(gw.rt.database.db);
+    expect(check.problems).toEqual([]);
+    expect(check.disputes).toBe(5);
+
+    // Per payment: what the transitions booked against the connector = the sandbox's captured - refunded.
+    const booked = await q<{ payment_id: string; n: string }>(
+      `SELECT t.payment_id, sum(CASE e.direction WHEN 'debit' THEN e.amount ELSE -e.amount END) AS n FROM ledger_transactions t JOIN ledger_entries e ON e.transaction_id = t.id
+        WHERE e.account LIKE 'connector:%:receivable' AND t.kind IN ('capture', 'capture_reversed', 'refund', 'refund_reversed') GROUP BY t.payment_id`,
+    );
+    const bookedOf = new Map(booked.map((r) => [r.payment_id, Number(r.n)]));
+    for (const [name, x] of Object.entries(p)) {
+      const a = x.attempts.find((t) => t.providerRef !== null)!;
+      const entry = (a.connector === 'stripe_eu' ? stripe : adyen).ledger().find((e) => e.reference === a.id)!;
+      expect(bookedOf.get(x.id) ?? 0, name).toBe(entry.captured - entry.refunded);
+    }
+    // Disputes: withdrawn while open or lost, reinstated when won, written off the payable when lost.
+    expect(await account(`connector:stripe_eu:receivable`)).toBe(10_000 - 3_000 + 20_000 + 30_000 - 12_000 + 40_000 - 40_000 + 5_000);
+    expect(await merchantBalances(gw.rt.database.db, gw.merchantId)).toEqual([
+      { object: 'balance', currency: 'EUR', payable: 7_000 + 20_000 + 18_000 + 40_000 + 5_000 + 75_000 + 110_000 + 0 + 130_000 + 150_000, disputed: 40_000 + 130_000 },
+    ]);
+    const kinds = await q<{ kind: string; n: string }>(`SELECT kind, count(*) AS n FROM ledger_transactions WHERE kind LIKE 'dispute_%' GROUP BY kind ORDER BY kind`);
+    expect(kinds.map((k) => [k.kind, Number(k.n)])).toEqual([['dispute_lost', 1], ['dispute_opened', 5], ['dispute_won', 2]]);
+  }, 120_000);
+
+  it('a dispute change is posted once: the same (dispute, status) again writes nothing', async () => {
+    const [d] = await dispute(p['a_open']!, 'opened');
+    const before = await q(`SELECT id FROM ledger_transactions`);
+    const again = await gw.rt.database.db.transaction((tx) =>
+      postDisputeChange(tx, { disputeId: d!.id, paymentId: p['a_open']!.id, merchantId: gw.merchantId, connector: 'adyen_eu', from: null, to: 'opened', amount: 130_000, currency: 'EUR', now: new Date(), newId: () => newId('ledger') }),
+    );
+    expect(again).toBe(false);
+    expect(await q(`SELECT id FROM ledger_transactions`)).toHaveLength(before.length);
+  });
+
+  it('settlement import: receivable to the bank net of commission, once per report row; the books still check', async () => {
+    adyen.advanceClock(LATER_MS / 1000);
+    const window = { from: started, to: new Date(Date.now() + LATER_MS) };
+    const now = new Date();
+    const first = await importSettlement(gw.rt.database.db, 'adyen_eu', gw.rt.connectors.get('adyen_eu')!, window, now);
+    // Settled ×5, Refunded ×2, RefundedReversed, CaptureFailed, Chargeback ×2, ChargebackReversed.
+    expect(first).toEqual({ lines: 12, posted: 12, unmatched: 0 });
+    const fees = (1025 + 1125 + 1225 + 1325 + 1525);
+    expect(await account('connector:adyen_eu:fees')).toBe(fees);
+    const gross = 610_000 - 120_000 - 25_000 - 50_000 + 50_000 - 110_000 + 110_000 - 130_000;
+    expect(await account('connector:adyen_eu:settlement')).toBe(gross - fees);
+    // Everything the connector owed us on these payments has settled.
+    expect(await account('connector:adyen_eu:receivable')).toBe(0);
+
+    const again = await importSettlement(gw.rt.database.db, 'adyen_eu', gw.rt.connectors.get('adyen_eu')!, window, now);
+    expect(again).toEqual({ lines: 12, posted: 0, unmatched: 0 });
+    expect((await checkLedger(gw.rt.database.db)).problems).toEqual([]);
+    // Stripe's sandbox reports no settlement rows (no balance transactions or payouts): nothing to import.
+    expect(await importSettlement(gw.rt.database.db, 'stripe_eu', gw.rt.connectors.get('stripe_eu')!, window, now)).toEqual({ lines: 0, posted: 0, unmatched: 0 });
+  });
+
+  it('`switchyard ledger check` passes on these books and fails on a dispute without its postings', async () => {
+    const ok = await runCli(['ledger', 'check'], { DATABASE_URL: gw.db.url, REDIS_URL });
+    expect([ok.code, ok.stdout.trim()], ok.stderr).toEqual([0, expect.stringMatching(/^ledger ok: \d+ transactions balance/) as unknown]);
+    await gw.db.pool.query(`INSERT INTO disputes (id, payment_id, connector, provider_ref, amount, currency, status) VALUES ('dsp_unposted', $1, 'stripe_eu', 'dp_unposted', 500, 'EUR', 'opened')`, [p['s_refunded']!.id]);
+    const bad = await checkLedger(gw.rt.database.db);
+    expect(bad.problems).toEqual([{ kind: 'dispute_mismatch', id: 'dsp_unposted', detail: 'opened 500 EUR: expected withdrawn 500 / held 500, booked 0 / 0' }]);
+  }, 60_000);
+});
+
