@@ -21,6 +21,7 @@ import { ApiProblem } from './problems.ts';
 import { rateLimitByMerchant } from './rate-limit.ts';
 import { metricsRouter, observeRequests } from '../observability/http.ts';
 import { reenterRequestContext } from '../observability/request-context.ts';
+import { createOpsRouter } from '../ops/dashboard-routes.ts';
 import type { RateLimit } from './rate-limit.ts';
 
 import { DEFAULT_IDEMPOTENCY_RETENTION_MS, DEFAULT_WAIT_MS } from './defaults.ts';
@@ -42,6 +43,8 @@ export interface ApiOptions {
   /** More routes before the 404 fallback (the providers' webhook intake mounts here). */
   readonly mount?: (app: Express) => void;
   readonly log?: (line: string) => void;
+  /** The operations dashboard's admin token (SWITCHYARD_ADMIN_TOKEN); absent or null: /ops is off. */
+  readonly adminToken?: string | null;
 }
 
 function bodyParserProblem(err: unknown): ApiProblem | null {
@@ -76,6 +79,7 @@ export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
 
   app.use(healthRoutes(rt));
   app.use(metricsRouter(rt.metrics));
+  app.use(createOpsRouter(rt, { adminToken: opts.adminToken ?? null }));
   const document = openApiDocument();
   app.get('/openapi.json', (_req, res) => {
     res.json(document);

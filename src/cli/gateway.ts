@@ -16,6 +16,8 @@ import type { Logger } from '../observability/logger.ts';
 import { metricsRouter } from '../observability/http.ts';
 import { checkRedis, migrateDatabase } from './preflight.ts';
 import type { GatewaySettings } from './settings.ts';
+import { SettingsError } from './settings.ts';
+import { adminTokenFromEnv } from '../ops/admin-auth.ts';
 
 export interface GatewayOptions extends GatewaySettings {
   readonly role: Role;
@@ -36,6 +38,8 @@ export interface RunningGateway {
 }
 
 export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
+  const admin = adminTokenFromEnv();
+  if (!admin.ok) throw new SettingsError(admin.problem);
   const logger = o.logger ?? createLogger(o.log);
   const log = lineLog(logger);
   await checkRedis(o.redisUrl);
@@ -61,7 +65,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     if (o.role === 'worker') {
       server.attach(express().use(healthRoutes(rt)).use(metricsRouter(rt.metrics)));
     } else {
-      server.attach(createApiApp(rt, { authorizationWaitMs: o.waitMs, modificationWaitMs: o.waitMs, idempotencyRetentionMs: o.idempotencyRetentionMs, log }));
+      server.attach(createApiApp(rt, { authorizationWaitMs: o.waitMs, modificationWaitMs: o.waitMs, idempotencyRetentionMs: o.idempotencyRetentionMs, log, adminToken: admin.token }));
       stopPurge = startIdempotencyPurge(rt.database.db, { now: rt.now, log });
     }
   }
