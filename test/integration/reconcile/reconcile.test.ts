@@ -1,8 +1,9 @@
 // Reconciliation against both in-process sandboxes (the shipped config): a mixed workload with
 // notifications on keeps the books straight; then notifications are dropped and payments are
-// moved at the providers (capture, refund, refund returned, disputes), plus a bug-like change on
-// our side and a dead-lettered inbox row. One run finds every category, applies the missed capture
-// and refund through transition(), lists the rest; a second run adds nothing.
+// moved at the providers (capture, refund, refund returned, disputes, a capture the scheme rejects
+// after success), plus a bug-like change on our side and a dead-lettered inbox row. One run finds
+// every category, applies the missed capture, refund and CAPTURE_FAILED through transition(),
+// lists the rest, and imports the Adyen settlement rows; a second run adds nothing.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../../src/api/app.ts';
@@ -62,6 +63,7 @@ describe('reconcile', () => {
     p['stripeRefunded'] = await refund(await capture(await authorized(1_000)), 300);
     p['adyenRefunded'] = await refund(await capture(await authorized(150_000)), 50_000);
     p['adyenCaptured'] = await capture(await authorized(120_000));
+    p['adyenCaptureFailed'] = await capture(await authorized(110_000));
     p['stripeDisputed'] = await capture(await authorized(2_000));
     p['stripeReturned'] = await refund(await capture(await authorized(3_000)), 400);
     p['stripeAuthorized'] = await authorized(4_000);
@@ -87,6 +89,7 @@ describe('reconcile', () => {
     stripe.failRefund(String(p['stripeReturned']!.refunds[0]!.providerRef));
     stripe.createDispute(providerRef(p['stripeDisputed']!));
     adyen.chargeback(providerRef(p['adyenRefunded']!));
+    adyen.failCapture(String(p['adyenCaptureFailed']!.captures[0]!.providerRef));
     // A bug on our side: an attempt pointing at nothing, an amount the provider never saw.
     await gw.db.pool.query(`UPDATE payment_attempts SET provider_ref = 'pi_ghost' WHERE payment_id = $1`, [p['stripeGhost']!.id]);
     await gw.db.pool.query(`UPDATE payment_attempts SET amount_authorized = amount_authorized + 1 WHERE payment_id = $1`, [p['stripeAuthorized']!.id]);
@@ -98,21 +101,29 @@ describe('reconcile', () => {
     adyen.advanceClock(LATER_MS / 1000); // the settlement report rows become available
 
     const first = await run();
-    expect(first.auto_resolved).toBe(2);
-    expect(first.by_category.missed_notification).toBeGreaterThanOrEqual(2);
+    expect(first.auto_resolved).toBe(3);
+    expect(first.by_category.missed_notification).toBeGreaterThanOrEqual(3);
+    expect(first.settlement.posted).toBeGreaterThan(0);
+    expect(first.settlement.unmatched).toBe(0);
     for (const c of ['unapplied_event', 'provider_side_change', 'no_counterpart', 'amount_mismatch'] as const) expect(first.by_category[c], c).toBeGreaterThan(0);
 
     const captured = await gw.waitFor(missedCapture.id, (x) => x.state === 'captured');
     expect(captured.amountCaptured).toBe(130_000);
     const refunded = await gw.waitFor(missedRefund.id, (x) => x.refunds[0]?.status === 'succeeded');
     expect(refunded.amountRefunded).toBe(20_000);
-    const timeline = await gw.db.pool.query(`SELECT origin FROM payment_transitions WHERE payment_id = ANY($1) AND origin = 'reconcile'`, [[missedCapture.id, missedRefund.id]]);
-    expect(timeline.rowCount).toBe(2);
+    // The CAPTURE_FAILED nobody told us about: reversed here, with its compensating posting.
+    const failed = await gw.waitFor(p['adyenCaptureFailed']!.id, (x) => x.amountCaptured === 0);
+    expect([failed.state, failed.captures[0]!.status]).toEqual(['failed', 'reversed']);
+    const reversal = await gw.db.pool.query(`SELECT kind FROM ledger_transactions WHERE payment_id = $1 ORDER BY created_at`, [failed.id]);
+    expect(reversal.rows.map((r: { kind: string }) => r.kind).filter((k) => k !== 'settlement')).toEqual(['capture', 'capture_reversed']);
+    const timeline = await gw.db.pool.query(`SELECT origin FROM payment_transitions WHERE payment_id = ANY($1) AND origin = 'reconcile'`, [[missedCapture.id, missedRefund.id, failed.id]]);
+    expect(timeline.rowCount).toBe(3);
 
     const stored = await rows();
     const of = (id: string) => stored.filter((r) => r.payment_id === id).map((r) => `${r.category}/${r.status}`).sort();
     expect(of(missedCapture.id)).toEqual(['missed_notification/resolved']);
     expect(of(missedRefund.id)).toEqual(['missed_notification/resolved']);
+    expect(of(failed.id)).toEqual(['missed_notification/resolved']);
     expect(of(p['stripeReturned']!.id)).toEqual(['provider_side_change/open']);
     expect(of(p['stripeDisputed']!.id)).toEqual(['provider_side_change/open']);
     expect(of(p['adyenRefunded']!.id)).toEqual(['provider_side_change/open']);
@@ -124,6 +135,7 @@ describe('reconcile', () => {
     const second = await run();
     expect(second.new).toBe(0);
     expect(second.auto_resolved).toBe(0);
+    expect(second.settlement).toEqual({ ...first.settlement, posted: 0 });
     expect(await rows()).toHaveLength(stored.length);
     expect((await checkLedger(gw.rt.database.db)).problems).toEqual([]);
   }, 60_000);
