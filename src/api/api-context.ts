@@ -3,7 +3,7 @@
 import type { Runtime } from '../app/runtime.ts';
 import type { Payment } from '../core/payment.ts';
 import type { DbOrTx } from '../store/db.ts';
-import { loadPayment } from '../store/payment-queries.ts';
+import { loadAggregateRow } from '../store/payment-load.ts';
 import { paymentUpdatedAt } from '../store/payment-timestamps.ts';
 import type { IdempotencySettings } from './idempotent-post.ts';
 import type { PaymentResource } from './resource-schemas.ts';
@@ -32,12 +32,9 @@ export async function paymentResources(tx: DbOrTx, list: readonly Payment[]): Pr
   return list.map((p) => paymentResource(p, updated.get(p.id) ?? p.createdAt));
 }
 
-/** The payment and its resource from one snapshot, or null when it is not this merchant's. */
-export function paymentSnapshot(ctx: ApiContext, merchantId: string, id: string): Promise<{ payment: Payment; resource: PaymentResource } | null> {
-  return inSnapshot(ctx, async (tx) => {
-    const payment = await loadPayment(tx, merchantId, id);
-    if (payment === null) return null;
-    const [resource] = await paymentResources(tx, [payment]);
-    return { payment, resource: resource! };
-  });
+/** The payment and its resource from one snapshot (one statement), or null when it is not this merchant's. */
+export async function paymentSnapshot(ctx: ApiContext, merchantId: string, id: string): Promise<{ payment: Payment; resource: PaymentResource } | null> {
+  const loaded = await loadAggregateRow(ctx.rt.database.db, id, { merchantId });
+  if (loaded === null) return null;
+  return { payment: loaded.payment, resource: paymentResource(loaded.payment, loaded.updatedAt.toISOString()) };
 }

@@ -60,15 +60,21 @@ export async function startPayment(rt: Runtime, merchantId: string, req: StartPa
   return { ok: true, payment: created.payment };
 }
 
-async function apply(rt: Runtime, merchantId: string, paymentId: string, input: PaymentInput, origin: 'api' | 'operator' = 'api'): Promise<TransitionResult> {
-  const p = await loadPayment(rt.database.db, merchantId, paymentId);
+/**
+ * `payment`: the caller's fresh read of it, if it has one — its routing snapshot (fixed at
+ * creation) picks the env, and transition() starts from it (a stale one is re-read there).
+ */
+async function apply(rt: Runtime, merchantId: string, paymentId: string, input: PaymentInput, origin: 'api' | 'operator' = 'api', payment?: Payment): Promise<TransitionResult> {
+  const p = payment ?? (await loadPayment(rt.database.db, merchantId, paymentId));
   const env = await rt.envs.forSnapshot(rt.database.db, p?.routing.snapshot ?? rt.config.current().snapshot.version);
-  return transition(rt.database.db, paymentId, input, origin, env, { merchantId, now: rt.now, onCommitted: (ids) => rt.relay.kick(ids) });
+  return transition(rt.database.db, paymentId, input, origin, env, {
+    merchantId, now: rt.now, onCommitted: (ids) => rt.relay.kick(ids), ...(p === null ? {} : { loaded: p }),
+  });
 }
 
 export function requestCapture(rt: Runtime, merchantId: string, payment: Payment, amount: number | undefined, final: boolean, captureId = newId('capture')): Promise<TransitionResult> {
   const remaining = payment.amountAuthorized - payment.amountCaptured;
-  return apply(rt, merchantId, payment.id, { type: 'capture_requested', captureId, amount: amount ?? remaining, final });
+  return apply(rt, merchantId, payment.id, { type: 'capture_requested', captureId, amount: amount ?? remaining, final }, 'api', payment);
 }
 
 export function requestVoid(rt: Runtime, merchantId: string, paymentId: string): Promise<TransitionResult> {
@@ -77,7 +83,7 @@ export function requestVoid(rt: Runtime, merchantId: string, paymentId: string):
 
 export function requestRefund(rt: Runtime, merchantId: string, payment: Payment, amount: number | undefined, reason: string | null, refundId = newId('refund')): Promise<TransitionResult> {
   const refundable = payment.amountCaptured - payment.refunds.filter((r) => r.status !== 'failed' && r.status !== 'reversed').reduce((s, r) => s + r.amount, 0);
-  return apply(rt, merchantId, payment.id, { type: 'refund_requested', refundId, amount: amount ?? refundable, reason });
+  return apply(rt, merchantId, payment.id, { type: 'refund_requested', refundId, amount: amount ?? refundable, reason }, 'api', payment);
 }
 
 export function resolveByOperator(rt: Runtime, merchantId: string, paymentId: string, as: 'authorized' | 'failed' | 'voided', note: string): Promise<TransitionResult> {

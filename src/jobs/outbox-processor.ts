@@ -8,11 +8,11 @@ import type { CallOutcome } from '../core/outcome.ts';
 import type { Connector } from '../connectors/contract.ts';
 import type { ConnectorBreakers } from '../routing/breakers.ts';
 import type { Db } from '../store/db.ts';
-import { loadAggregate } from '../store/payment-load.ts';
+import { loadAggregate, loadAggregateRow } from '../store/payment-load.ts';
 import { transition } from '../store/transition.ts';
 import { executeCall, operationRef, usesBreaker } from './call-executor.ts';
 import type { StoredPaymentMethod } from './call-executor.ts';
-import { claimOutboxRow, loadPaymentMethod, markOutboxDone, releaseOutboxRow } from './outbox-claims.ts';
+import { claimOutboxRow, markOutboxDone, releaseOutboxRow } from './outbox-claims.ts';
 import type { ClaimedRow } from './outbox-claims.ts';
 import type { StepEnvFactory } from './step-env.ts';
 
@@ -61,8 +61,10 @@ async function skip(deps: ProcessorDeps, row: ClaimedRow, now: () => Date, reaso
 async function runProviderCall(deps: ProcessorDeps, row: ClaimedRow, now: () => Date): Promise<ProcessResult> {
   const effect = row.payload as ProviderCallEffect;
   if (row.paymentId === null) return skip(deps, row, now, 'no payment');
-  const payment = await loadAggregate(deps.db, row.paymentId);
-  if (payment === null) return skip(deps, row, now, 'payment missing');
+  // One read gives the aggregate and the payment method; transition() starts from this aggregate.
+  const loaded = await loadAggregateRow(deps.db, row.paymentId);
+  if (loaded === null) return skip(deps, row, now, 'payment missing');
+  const payment = loaded.payment;
   const wanted = isCallStillWanted(payment, effect);
   if (!wanted.wanted) return skip(deps, row, now, wanted.reason);
   const attempt = payment.attempts.find((a) => a.id === effect.attemptId)!;
@@ -72,7 +74,7 @@ async function runProviderCall(deps: ProcessorDeps, row: ClaimedRow, now: () => 
     // The account left the config: nothing can be sent to it.
     outcome = { kind: 'not_sent', reason: 'local_validation', detail: `connector account ${effect.connector} is not configured` };
   } else {
-    const pm = (await loadPaymentMethod(deps.db, payment.id)) as StoredPaymentMethod | null;
+    const pm = loaded.paymentMethod as StoredPaymentMethod | null;
     const call = (e: ProviderCallEffect = effect) => executeCall(connector, payment, attempt, e, pm);
     const guarded = (e?: ProviderCallEffect) => (usesBreaker(effect.op) ? deps.breakers.call(effect.connector, () => call(e)) : call(e));
     outcome = deps.aroundCall === undefined ? await guarded() : await deps.aroundCall(effect, guarded);
@@ -84,6 +86,7 @@ async function runProviderCall(deps: ProcessorDeps, row: ClaimedRow, now: () => 
     rawProvider: outcome,
     attemptId: attempt.id,
     now,
+    loaded: payment,
     inTransaction: (tx) => markOutboxDone(tx, row.id, now()),
     onCommitted: (ids) => deps.kick(ids),
   });
@@ -113,6 +116,7 @@ async function runTimer(deps: ProcessorDeps, row: ClaimedRow, now: () => Date): 
   const input = { type: 'timer_fired' as const, timer: timer.timer, ...(timer.attemptId === undefined ? {} : { attemptId: timer.attemptId }) };
   const result = await transition(deps.db, payment.id, input, 'timer', env, {
     now,
+    loaded: payment,
     inTransaction: (tx) => markOutboxDone(tx, row.id, now()),
     onCommitted: (ids) => deps.kick(ids),
   });

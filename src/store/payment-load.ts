@@ -56,6 +56,17 @@ export async function inSnapshot<T>(db: DbOrTx, read: (tx: DbOrTx) => Promise<T>
  * lock is granted sees the latest committed version, and nobody can change it until we commit.
  */
 export async function loadAggregate(db: DbOrTx, paymentId: string, options: LoadOptions = {}): Promise<Payment | null> {
+  return (await loadAggregateRow(db, paymentId, options))?.payment ?? null;
+}
+
+/** The aggregate plus the row's columns it does not carry (when this version was written, the payment method), from the same statement. */
+export interface LoadedAggregate {
+  readonly payment: Payment;
+  readonly updatedAt: Date;
+  readonly paymentMethod: unknown;
+}
+
+export async function loadAggregateRow(db: DbOrTx, paymentId: string, options: LoadOptions = {}): Promise<LoadedAggregate | null> {
   if (options.forUpdate === true) {
     const locked = await db.execute(sql`SELECT 1 FROM payments WHERE id = ${paymentId} FOR UPDATE`);
     if (locked.rows.length === 0) return null;
@@ -99,12 +110,14 @@ function decode<T>(cols: Columns, raw: Record<string, unknown>, by: 'name' | 'ke
   return out as T;
 }
 
-function aggregateFromRow(row: Record<string, unknown>): Payment {
+function aggregateFromRow(row: Record<string, unknown>): LoadedAggregate {
   const list = <T>(cols: Columns, v: unknown): T[] => (v as Record<string, unknown>[]).map((x) => decode<T>(cols, x, 'key'));
-  return paymentFromRows(
-    decode<PaymentRow>(PAYMENT_COLUMNS, row, 'name'),
+  const p = decode<PaymentRow>(PAYMENT_COLUMNS, row, 'name');
+  const payment = paymentFromRows(
+    p,
     list<AttemptRow>(ATTEMPT_COLUMNS, row['sy_attempts']),
     list<CaptureRow>(CAPTURE_COLUMNS, row['sy_captures']),
     list<RefundRow>(REFUND_COLUMNS, row['sy_refunds']),
   );
+  return { payment, updatedAt: p.updatedAt, paymentMethod: p.paymentMethod };
 }

@@ -71,6 +71,12 @@ export interface TransitionOptions {
   /** More writes in the same transaction, whatever step() decided (a worker marks its outbox row done here). */
   readonly inTransaction?: (tx: DbOrTx) => Promise<void>;
   readonly hooks?: TransitionHooks;
+  /**
+   * The aggregate the caller read moments ago: the first try runs step() on it instead of reading
+   * it again. A stale one is caught like any concurrent change — the guarded write (WHERE version =
+   * its version) or, for an ignored input, a version check — and the retry reads afresh.
+   */
+  readonly loaded?: Payment;
 }
 
 interface Written {
@@ -133,6 +139,11 @@ function attemptIdOf(input: PaymentInput): string | null {
   }
 }
 
+async function currentVersion(tx: DbOrTx, paymentId: string): Promise<number | null> {
+  const r = await tx.execute<{ version: number }>(sql`SELECT version FROM payments WHERE id = ${paymentId}`);
+  return r.rows[0]?.version ?? null;
+}
+
 async function backendPid(tx: DbOrTx): Promise<number> {
   const r = await tx.execute<{ pid: number }>(sql`SELECT pg_backend_pid() AS pid`);
   return r.rows[0]!.pid;
@@ -173,10 +184,12 @@ async function attemptOnce(
     const now = opts.now?.() ?? new Date();
     // First try is optimistic (no lock while step() runs). After a conflict we lock the row, so the
     // retry queues behind the current writer instead of racing it again: one retry always suffices.
-    const loaded = await loadAggregate(tx, paymentId, {
+    const given = opts.loaded;
+    const preloaded = tryNo === 1 && given !== undefined && given.id === paymentId && (opts.merchantId === undefined || given.merchantId === opts.merchantId) ? given : null;
+    const loaded = preloaded ?? (await loadAggregate(tx, paymentId, {
       ...(opts.merchantId === undefined ? {} : { merchantId: opts.merchantId }),
       forUpdate: tryNo > 1,
-    });
+    }));
     if (loaded === null) throw new PaymentNotFoundError(paymentId);
     await opts.hooks?.afterLoad?.({ tryNo, payment: loaded });
 
@@ -191,6 +204,8 @@ async function attemptOnce(
     };
 
     if (result.kind !== 'applied') {
+      // Nothing guards an ignored input's write: check that the caller's aggregate is still current.
+      if (preloaded !== null && (await currentVersion(tx, paymentId)) !== loaded.version) throw new StaleVersion();
       const [row] = await tx
         .insert(paymentTransitions)
         .values({

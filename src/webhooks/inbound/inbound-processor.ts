@@ -86,6 +86,7 @@ async function applyClaimed(s: WebhookServices, outboxId: number, inboundId: num
       const env = await s.envs.forSnapshot(s.db, payment.routing.snapshot);
       let settled: InboundResult = { kind: 'ignored', reason: '' };
       await transition(s.db, paymentId, action.input, 'webhook', env, {
+        loaded: payment,
         rawProvider: e,
         ...(action.attemptId === null ? {} : { attemptId: action.attemptId }),
         now: s.now,
