@@ -27,7 +27,10 @@ import type { Redis } from 'ioredis';
 import { createLogger, startObservability } from '../observability/index.ts';
 import type { GatewayMetrics, Logger } from '../observability/index.ts';
 import { DELIVERY_QUEUE, INBOUND_QUEUE, MERCHANT_EVENT_QUEUE } from '../webhooks/webhook-jobs.ts';
+import { BreakerBoard } from '../observability/breaker-board.ts';
 import type { TransitionSeams } from '../store/transition.ts';
+import { startReconcileSchedule } from '../reconcile/schedule.ts';
+import type { ReconcileScheduleOptions } from '../reconcile/schedule.ts';
 
 /** Dependency-injection seams: production passes none; the chaos harness plants bugs through them. */
 export interface GatewaySeams {
@@ -68,6 +71,8 @@ export interface RuntimeOptions {
   /** Where SWITCHYARD_SIGNING_JWKS is read from (default process.env). */
   readonly env?: NodeJS.ProcessEnv;
   readonly seams?: GatewaySeams;
+  /** Daily and weekly reconciliation jobs (worker role; src/reconcile/schedule.ts); false: none. */
+  readonly reconcileSchedule?: ReconcileScheduleOptions | false;
 }
 
 export interface Runtime {
@@ -135,7 +140,13 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     const accounts = new Set(Object.keys(config.connectors));
     const logger = opts.logger ?? createLogger(log);
     const queueNames = [...[...accounts].map(callQueueName), TIMER_QUEUE, INBOUND_QUEUE, MERCHANT_EVENT_QUEUE, DELIVERY_QUEUE];
-    const observability = startObservability(logger, { db: database.db, now, queueNames: () => queueNames, queue: (n) => queues.get(n), breakers: () => breakers.states() });
+    // Worker processes share their breaker states through Redis, so any process can report the fleet's.
+    const breakerBoard = new BreakerBoard(producer, `${prefix}:switchyard:breakers`, () => breakers.states());
+    if (opts.role !== 'api') breakerBoard.start();
+    cleanups.unshift(() => breakerBoard.stop());
+    const observability = startObservability(logger, {
+      db: database.db, now, queueNames: () => queueNames, queue: (n) => queues.get(n), breakers: () => breakers.states(), fleetBreakers: () => breakerBoard.read(),
+    });
     cleanups.push(() => Promise.resolve(observability.stop()));
     const metrics = observability.metrics;
     const queueFor = (kind: string, connector: string | null): string | null =>
@@ -182,6 +193,10 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       );
       recovery.start();
       cleanups.unshift(() => Promise.resolve(recovery.stop()));
+      if (opts.reconcileSchedule !== false) {
+        const reconcileJobs = await startReconcileSchedule({ db: database.db, connectors: set.connectors, envs, now, log, onApplied: () => relay.kick() }, { connection: workerConnection, prefix }, opts.reconcileSchedule);
+        cleanups.unshift(() => reconcileJobs.close());
+      }
     }
     relay.start();
 
