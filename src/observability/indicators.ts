@@ -7,6 +7,7 @@
 import { sql } from 'drizzle-orm';
 import type { Queue } from 'bullmq';
 import type { Db } from '../store/db.ts';
+import type { FleetBreakers } from './breaker-board.ts';
 
 /** The states a payment never leaves (core TERMINAL_STATES), spelled as SQL for the in-flight index. */
 const TERMINAL = sql`('captured', 'voided', 'declined', 'expired', 'failed')`;
@@ -52,7 +53,10 @@ export interface Indicators {
   readonly discrepancies: Readonly<Record<string, AgedCount>>;
   /** Null when Redis did not answer. */
   readonly queues: readonly QueueIndicator[] | null;
+  /** Breaker states of the process answering. */
   readonly breakers: Readonly<Record<string, string>>;
+  /** How many live worker processes report each breaker state, per connector account (null: Redis did not answer). */
+  readonly fleetBreakers: FleetBreakers | null;
   /** What could not be read this time (the rest is still reported). */
   readonly errors: readonly string[];
 }
@@ -63,6 +67,7 @@ export interface IndicatorSources {
   readonly queueNames: () => readonly string[];
   readonly queue: (name: string) => Queue;
   readonly breakers: () => Readonly<Record<string, string>>;
+  readonly fleetBreakers?: () => Promise<FleetBreakers>;
 }
 
 interface CountRow extends Record<string, unknown> {
@@ -150,13 +155,14 @@ async function settle<T>(what: string, errors: string[], read: () => Promise<T>,
 export async function readIndicators(s: IndicatorSources): Promise<Indicators> {
   const now = s.now();
   const errors: string[] = [];
-  const [payments, due, dead, dels, disc, queues] = await Promise.all([
+  const [payments, due, dead, dels, disc, queues, fleetBreakers] = await Promise.all([
     settle('payments', errors, () => paymentGroups(s.db, now), []),
     settle('outbox', errors, () => outboxDue(s.db, now), {}),
     settle('dead letters', errors, () => deadLetters(s.db, now), {}),
     settle('deliveries', errors, () => deliveries(s.db, now), []),
     settle('discrepancies', errors, () => discrepancies(s.db, now), {}),
     settle('queues', errors, () => Promise.all(s.queueNames().map((n) => queueIndicator(s.queue(n), now))), null),
+    s.fleetBreakers === undefined ? Promise.resolve({}) : settle('breakers (fleet)', errors, s.fleetBreakers, null),
   ]);
-  return { at: now.toISOString(), payments, outboxDue: due, deadLetters: dead, deliveries: dels, discrepancies: disc, queues, breakers: s.breakers(), errors };
+  return { at: now.toISOString(), payments, outboxDue: due, deadLetters: dead, deliveries: dels, discrepancies: disc, queues, breakers: s.breakers(), fleetBreakers, errors };
 }

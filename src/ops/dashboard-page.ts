@@ -73,7 +73,9 @@ function render(o) {
   const count = (state) => ind.payments.filter((p) => p.state === state).reduce((n, p) => n + p.count, 0);
   const deadTotal = Object.values(ind.deadLetters).reduce((n, d) => n + d.count, 0);
   const discTotal = Object.values(ind.discrepancies).reduce((n, d) => n + d.count, 0);
-  const openBreakers = Object.entries(ind.breakers).filter(([, s]) => s !== 'closed').length;
+  const fleet = ind.fleetBreakers || {};
+  const accounts = [...new Set([...Object.keys(ind.breakers), ...Object.keys(fleet)])].sort();
+  const openBreakers = accounts.filter((a) => (ind.breakers[a] || 'closed') !== 'closed' || (fleet[a] && fleet[a].open + fleet[a].half_open > 0)).length;
   const backlog = Object.values(ind.outboxDue).reduce((n, d) => Math.max(n, d.oldestAgeSeconds), 0);
   $('cards').replaceChildren(
     card('needs_review', count('needs_review'), count('needs_review') > 0 ? 'bad' : 'ok'),
@@ -85,7 +87,11 @@ function render(o) {
     card('oldest due outbox row', age(backlog), backlog > 60 ? 'warn' : 'ok'),
   );
   $('errors').textContent = ind.errors.length === 0 ? '' : 'Could not read: ' + ind.errors.join('; ');
-  $('breakers').replaceChildren(table(['connector account', 'state (this process)'], Object.entries(ind.breakers).map(([c, s]) => el('tr', {}, el('td', {}, c), el('td', { class: s === 'closed' ? 'ok' : 'bad' }, s)))));
+  $('breakers').replaceChildren(ind.fleetBreakers === null ? el('p', { class: 'bad' }, 'Redis did not answer: worker breakers unknown') : table(['connector account', 'worker processes: closed', 'half-open', 'open', 'this process'], accounts.map((a) => {
+    const f = fleet[a] || { closed: 0, half_open: 0, open: 0 };
+    const mine = ind.breakers[a] || '-';
+    return el('tr', { 'data-breaker': a }, el('td', {}, a), el('td', { class: 'ok' }, f.closed), el('td', { class: f.half_open > 0 ? 'warn' : '' }, f.half_open), el('td', { class: f.open > 0 ? 'bad' : '' }, f.open), el('td', { class: mine === 'closed' ? 'ok' : 'bad' }, mine));
+  })));
   $('inflight').replaceChildren(table(['state', 'connector', 'payments', 'oldest'], ind.payments.map((p) => el('tr', {}, el('td', {}, p.state), el('td', {}, p.connector), el('td', {}, p.count), el('td', {}, age(p.oldestAgeSeconds))))));
   $('stuck').replaceChildren(table(['payment', 'state', 'connector', 'stuck for', 'amount', 'merchant', ''], o.stuck.flatMap((p) => {
     const detail = el('td', { colspan: '7' });

@@ -123,6 +123,7 @@ describe('GET /metrics', () => {
     expect(metricValue(text, 'switchyard_webhook_deliveries_pending', { endpoint: endpoint.json.id })).toBeGreaterThanOrEqual(1);
     expect(metricValue(text, 'switchyard_breaker_state', { connector: 'stripe_a', state: 'closed' })).toBe(1);
     expect(metricValue(text, 'switchyard_breaker_state', { connector: 'stripe_a', state: 'open' })).toBe(0);
+    expect(metricValue(text, 'switchyard_breaker_processes', { connector: 'stripe_a', state: 'closed' })).toBe(1);
     const queues = metricSeries(text, 'switchyard_queue_jobs').map((s) => s.labels['queue']);
     expect(queues).toEqual(expect.arrayContaining(['call.stripe_a', 'call.stripe_b', 'timers', 'webhooks.inbound', 'webhooks.deliveries']));
     expect(metricValue(text, 'switchyard_queue_oldest_waiting_age_seconds', { queue: 'call.stripe_a' })).toBe(0);
@@ -136,6 +137,8 @@ describe('GET /metrics', () => {
       expect(metricValue(theirs.body, 'switchyard_payments_needs_review')).toBe(1);
       expect(metricValue(theirs.body, 'switchyard_dead_letters', { kind: 'provider_call' })).toBe(1);
       expect(metricValue(theirs.body, 'switchyard_discrepancies_open', { category: 'amount_mismatch' })).toBe(1);
+      // An API process has no worker breakers of its own, yet reports the worker's from Redis.
+      expect(metricValue(theirs.body, 'switchyard_breaker_processes', { connector: 'stripe_b', state: 'closed' })).toBe(1);
     } finally {
       await other?.stop();
     }
