@@ -199,6 +199,7 @@ export const outbox = pgTable(
     index('outbox_due_idx').on(t.runAt).where(sql`status = 'pending'`),
     index('outbox_publish_idx').on(t.runAt, t.id).where(sql`status = 'pending'`),
     index('outbox_payment_idx').on(t.paymentId, t.id),
+    index('outbox_dead_idx').on(t.createdAt).where(sql`status = 'dead'`),
   ],
 );
 
@@ -294,6 +295,7 @@ export const eventDeliveries = pgTable(
   (t) => [
     unique('event_deliveries_event_endpoint_key').on(t.eventId, t.endpointId),
     index('event_deliveries_due_idx').on(t.nextAttemptAt).where(sql`status = 'pending'`),
+    index('event_deliveries_dead_idx').on(t.createdAt).where(sql`status = 'dead'`),
   ],
 );
 
