@@ -158,6 +158,29 @@ program
     await reconcileCommand(settingsFromEnv(), { since: opts.since, json: opts.json === true, ...(opts.connector === undefined ? {} : { connector: opts.connector }) }, print, log);
   }));
 
+const discrepancies = program.command('discrepancies').description('what reconciliation and the state machine found, for operators');
+discrepancies
+  .command('list')
+  .description('list discrepancies, newest first')
+  .option('--status <status>', 'open, resolved or all', 'open')
+  .option('--category <category>', 'missed_notification, unapplied_event, provider_side_change, no_counterpart or amount_mismatch')
+  .option('--limit <n>', 'at most this many rows', '100')
+  .option('--json', 'one JSON line')
+  .action(action(async (opts: { status: string; category?: string; limit: string; json?: boolean }) => {
+    const { discrepanciesListCommand } = await import('./discrepancy-commands.ts');
+    print(await discrepanciesListCommand(settingsFromEnv().databaseUrl, opts));
+  }));
+discrepancies
+  .command('resolve')
+  .description('resolve an open discrepancy with a note saying what was done')
+  .argument('<id>', 'discrepancy id (dsc_...)')
+  .requiredOption('--note <text>', 'what was done about it')
+  .option('--owner <name>', 'who owns it (kept on the row)')
+  .action(action(async (id: string, opts: { note: string; owner?: string }) => {
+    const { discrepanciesResolveCommand } = await import('./discrepancy-commands.ts');
+    print(await discrepanciesResolveCommand(settingsFromEnv().databaseUrl, id, opts));
+  }));
+
 program
   .command('sandbox')
   .description('run the provider sandboxes alone, on the loopback URLs the config names as endpoints')

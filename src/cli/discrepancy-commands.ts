@@ -1,0 +1,87 @@
+// `switchyard discrepancies list [--status open|resolved|all] [--category C] [--json]` and
+// `switchyard discrepancies resolve <id> --note TEXT [--owner NAME]`: what reconciliation (and the
+// state machine) found, for an operator to work through. Bad input is one line and exit code 1.
+
+import { isId } from '../core/ids.ts';
+import { DISCREPANCY_CATEGORIES } from '../reconcile/compare.ts';
+import type { DiscrepancyCategory } from '../reconcile/compare.ts';
+import { countDiscrepancies, listDiscrepancies, resolveDiscrepancy } from '../reconcile/discrepancies.ts';
+import type { DiscrepancyRow, StatusFilter } from '../reconcile/discrepancies.ts';
+import { describeConnectError } from '../store/database-url.ts';
+import { createDatabase } from '../store/db.ts';
+import type { Db } from '../store/db.ts';
+import { CliInputError } from './cli-input-error.ts';
+
+const STATUSES: readonly string[] = ['open', 'resolved', 'all'];
+
+async function withDb<T>(url: string, run: (db: Db) => Promise<T>): Promise<T> {
+  const database = createDatabase(url, { max: 2 });
+  try {
+    await database.pool.query('SELECT 1').catch((err: unknown) => {
+      throw describeConnectError(url, err);
+    });
+    return await run(database.db);
+  } finally {
+    await database.close();
+  }
+}
+
+export interface ListInput {
+  readonly status?: string;
+  readonly category?: string;
+  readonly limit?: string;
+  readonly json?: boolean;
+}
+
+function parseList(o: ListInput): { status: StatusFilter; category?: DiscrepancyCategory; limit: number } {
+  const status = o.status ?? 'open';
+  if (!STATUSES.includes(status)) throw new CliInputError(`--status "${status}" is not one of ${STATUSES.join(', ')}`);
+  if (o.category !== undefined && !(DISCREPANCY_CATEGORIES as readonly string[]).includes(o.category)) {
+    throw new CliInputError(`--category "${o.category}" is not one of ${DISCREPANCY_CATEGORIES.join(', ')}`);
+  }
+  const limit = o.limit === undefined ? 100 : Number(o.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new CliInputError(`--limit "${o.limit}" is not a whole number from 1 to 10000`);
+  return { status: status as StatusFilter, limit, ...(o.category === undefined ? {} : { category: o.category as DiscrepancyCategory }) };
+}
+
+function view(r: DiscrepancyRow) {
+  return {
+    id: r.id, category: r.category, kind: r.kind, status: r.status, owner: r.owner, connector: r.connector, payment_id: r.paymentId, attempt_id: r.attemptId,
+    provider_ref: r.providerRef, detail: r.detail, resolution: r.resolution, created_at: r.createdAt.toISOString(), resolved_at: r.resolvedAt?.toISOString() ?? null,
+  };
+}
+
+export async function discrepanciesListCommand(databaseUrl: string, input: ListInput): Promise<string> {
+  const o = parseList(input);
+  return withDb(databaseUrl, async (db) => {
+    const rows = await listDiscrepancies(db, o);
+    const count = await countDiscrepancies(db, o);
+    if (input.json === true) return JSON.stringify({ count, discrepancies: rows.map(view) });
+    const what = `${o.status === 'all' ? '' : `${o.status} `}discrepanc${count === 1 ? 'y' : 'ies'}${o.category === undefined ? '' : ` in ${o.category}`}`;
+    if (count === 0) return `no ${what}`;
+    const lines = rows.map((r) =>
+      [r.id, r.category ?? r.kind, r.status, r.owner, r.connector ?? '-', r.paymentId ?? '-', r.providerRef ?? '-', r.createdAt.toISOString(), r.status === 'resolved' ? `${r.detail} — resolved: ${r.resolution ?? ''}` : r.detail].join('\t'),
+    );
+    return [`${count} ${what}${rows.length < count ? ` (newest ${rows.length} shown)` : ''}`, ...lines].join('\n');
+  });
+}
+
+export interface ResolveInput {
+  readonly note: string;
+  readonly owner?: string;
+}
+
+export async function discrepanciesResolveCommand(databaseUrl: string, id: string, input: ResolveInput, now: () => Date = () => new Date()): Promise<string> {
+  const given: string = id; // isId() narrows id itself to never when it fails
+  if (!isId('discrepancy', id)) throw new CliInputError(`"${given}" is not a discrepancy id (dsc_…; see switchyard discrepancies list)`);
+  const note = input.note.trim();
+  if (note === '' || note.length > 2000) throw new CliInputError('--note must say what was done (1 to 2000 characters)');
+  const owner = input.owner?.trim();
+  if (owner !== undefined && (owner === '' || owner.length > 100)) throw new CliInputError('--owner must be a name (1 to 100 characters)');
+  return withDb(databaseUrl, async (db) => {
+    const r = await resolveDiscrepancy(db, id, { note, now: now(), ...(owner === undefined ? {} : { owner }) });
+    if (!r.ok && r.reason === 'not_found') throw new CliInputError(`no discrepancy ${id}`);
+    if (!r.ok) throw new CliInputError(`discrepancy ${id} is already resolved (${r.row.resolvedAt?.toISOString() ?? '?'}, owner ${r.row.owner}): ${r.row.resolution ?? ''}`);
+    return `discrepancy ${id} resolved (owner ${r.row.owner}): ${note}`;
+  });
+}

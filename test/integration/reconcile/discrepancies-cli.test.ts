@@ -1,0 +1,70 @@
+// `switchyard discrepancies list|resolve` through the launcher against a real database: listing by
+// status and category (text and --json), resolving with a note and an owner (kept on the row),
+// and one clear line with exit code 1 for every kind of bad input.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../../../src/core/ids.ts';
+import { runCli } from '../helpers/cli.ts';
+import type { CliResult } from '../helpers/cli.ts';
+import { createTestDatabase } from '../helpers/db.ts';
+import type { TestDatabase } from '../helpers/db.ts';
+import { REDIS_URL } from '../helpers/runtime.ts';
+
+let db: TestDatabase;
+const ids = { dispute: newId('discrepancy', Date.now() - 2_000), ghost: newId('discrepancy', Date.now() - 1_000), late: newId('discrepancy') };
+
+beforeAll(async () => {
+  db = await createTestDatabase('discrepancies_cli');
+  const insert = `INSERT INTO discrepancies (id, kind, category, detail, connector, provider_ref, dedupe_key, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`;
+  await db.pool.query(insert, [ids.dispute, 'provider_side_change', 'provider_side_change', 'the provider shows a dispute we were never notified about', 'stripe_eu', 'pi_1', 'k1', new Date(Date.now() - 2_000)]);
+  await db.pool.query(insert, [ids.ghost, 'no_counterpart', 'no_counterpart', 'attempt 1 is authorized here; the provider has no record of it', 'stripe_eu', 'pi_ghost', 'k2', new Date(Date.now() - 1_000)]);
+  await db.pool.query(insert, [ids.late, 'late_approval', null, 'approval for an attempt we gave up on', null, null, null, new Date()]);
+});
+afterAll(async () => db?.drop());
+
+const cli = (args: string[]): Promise<CliResult> => runCli(['discrepancies', ...args], { DATABASE_URL: db.url, REDIS_URL });
+const oneLine = (r: CliResult): [number, string[]] => [r.code, r.stderr.trim().split('\n')];
+
+describe('switchyard discrepancies', () => {
+  it('list: open ones newest first, by category, as JSON', async () => {
+    const all = await cli(['list']);
+    expect(all.code, all.stderr).toBe(0);
+    const lines = all.stdout.trim().split('\n');
+    expect(lines[0]).toBe('3 open discrepancies');
+    expect(lines.slice(1).map((l) => l.split('\t').slice(0, 3))).toEqual([
+      [ids.late, 'late_approval', 'open'],
+      [ids.ghost, 'no_counterpart', 'open'],
+      [ids.dispute, 'provider_side_change', 'open'],
+    ]);
+    const byCategory = JSON.parse((await cli(['list', '--category', 'no_counterpart', '--json'])).stdout) as { count: number; discrepancies: { id: string; owner: string; provider_ref: string }[] };
+    expect(byCategory.count).toBe(1);
+    expect(byCategory.discrepancies.map((d) => [d.id, d.owner, d.provider_ref])).toEqual([[ids.ghost, 'operations', 'pi_ghost']]);
+    expect((await cli(['list', '--status', 'resolved'])).stdout.trim()).toBe('no resolved discrepancies');
+  }, 60_000);
+
+  it('resolve: status, note, owner and time kept on the row; listed as resolved; a second resolve is refused', async () => {
+    const r = await cli(['resolve', ids.dispute, '--note', 'dispute evidence submitted by hand', '--owner', 'alice']);
+    expect([r.code, r.stdout.trim()], r.stderr).toEqual([0, `discrepancy ${ids.dispute} resolved (owner alice): dispute evidence submitted by hand`]);
+    const row = (await db.pool.query<{ status: string; owner: string; resolution: string; resolved_at: Date | null }>(`SELECT status, owner, resolution, resolved_at FROM discrepancies WHERE id = $1`, [ids.dispute])).rows[0]!;
+    expect([row.status, row.owner, row.resolution, row.resolved_at instanceof Date]).toEqual(['resolved', 'alice', 'dispute evidence submitted by hand', true]);
+    const resolved = JSON.parse((await cli(['list', '--status', 'resolved', '--json'])).stdout) as { discrepancies: { id: string; status: string; resolution: string }[] };
+    expect(resolved.discrepancies.map((d) => [d.id, d.status, d.resolution])).toEqual([[ids.dispute, 'resolved', 'dispute evidence submitted by hand']]);
+    expect((await cli(['list'])).stdout.split('\n')[0]).toBe('2 open discrepancies');
+
+    const again = oneLine(await cli(['resolve', ids.dispute, '--note', 'again']));
+    expect(again[0]).toBe(1);
+    expect(again[1]).toHaveLength(1);
+    expect(again[1][0]).toMatch(new RegExp(`^discrepancy ${ids.dispute} is already resolved \\(.*, owner alice\\): dispute evidence submitted by hand$`));
+    // Without --owner the owner stays who it was.
+    await cli(['resolve', ids.ghost, '--note', 'attempt voided by the provider team']);
+    expect((await db.pool.query<{ owner: string }>(`SELECT owner FROM discrepancies WHERE id = $1`, [ids.ghost])).rows[0]!.owner).toBe('operations');
+  }, 60_000);
+
+  it('bad input: one line, exit code 1', async () => {
+    expect(oneLine(await cli(['list', '--category', 'bogus']))).toEqual([1, ['--category "bogus" is not one of missed_notification, unapplied_event, provider_side_change, no_counterpart, amount_mismatch']]);
+    expect(oneLine(await cli(['list', '--status', 'closed']))).toEqual([1, ['--status "closed" is not one of open, resolved, all']]);
+    expect(oneLine(await cli(['resolve', 'pay_123', '--note', 'x']))).toEqual([1, ['"pay_123" is not a discrepancy id (dsc_…; see switchyard discrepancies list)']]);
+    expect(oneLine(await cli(['resolve', newId('discrepancy'), '--note', 'x']))).toEqual([1, [expect.stringMatching(/^no discrepancy dsc_/) as unknown as string]]);
+    expect(oneLine(await cli(['resolve', ids.late, '--note', '   ']))).toEqual([1, ['--note must say what was done (1 to 2000 characters)']]);
+    expect((await cli(['resolve', ids.late])).code).not.toBe(0); // --note is required
+  }, 60_000);
+});
