@@ -37,29 +37,47 @@ export interface StoredEvents {
   readonly outboxIds: readonly number[];
 }
 
-/** One transaction: each new event in the inbox plus its processing job; a known event id inserts nothing. */
+/**
+ * Each new event in the inbox plus its processing job, atomically; a known event id inserts
+ * nothing. One event (the usual request) is ONE statement — the inbox row and its outbox row in
+ * a CTE, atomic without BEGIN/COMMIT; a batch (Adyen sends several) runs those in one transaction.
+ */
 export async function storeVerifiedEvents(db: Db, account: string, rawBody: Buffer, headers: Readonly<Record<string, string | string[] | undefined>>, events: readonly NormalizedEvent[], now: Date): Promise<StoredEvents> {
-  return db.transaction(async (tx) => {
+  const kept = JSON.stringify(keptHeaders(headers));
+  const store = async (tx: DbOrTx): Promise<StoredEvents> => {
     let inserted = 0;
     const outboxIds: number[] = [];
     for (const e of events) {
-      const ignored = e.kind === 'ignored';
-      const rows = await tx
-        .insert(inboundEvents)
-        .values({
-          connector: account, providerEventId: e.providerEventId, rawBody, headers: keptHeaders(headers), verified: true, event: e, receivedAt: now,
-          outcome: ignored ? 'ignored' : 'pending',
-          ...(ignored ? { reason: `${e.rawType}: not an event the gateway acts on`, processedAt: now } : {}),
-        })
-        .onConflictDoNothing({ target: [inboundEvents.connector, inboundEvents.providerEventId] })
-        .returning({ id: inboundEvents.id });
-      const row = rows[0];
-      if (row === undefined) continue;
+      const stored = await storeOne(tx, account, rawBody, kept, e, now);
+      if (stored === null) continue;
       inserted++;
-      if (!ignored) outboxIds.push(await enqueueWebhookJob(tx, 'inbound_event', { inboundEventId: row.id }, now));
+      if (stored.outboxId !== null) outboxIds.push(stored.outboxId);
     }
     return { inserted, duplicates: events.length - inserted, outboxIds };
-  });
+  };
+  return events.length === 1 ? store(db) : db.transaction(store);
+}
+
+/** Null when the event was known; otherwise its processing job's outbox id (null for an event the gateway ignores). */
+async function storeOne(tx: DbOrTx, account: string, rawBody: Buffer, headersJson: string, e: NormalizedEvent, now: Date): Promise<{ outboxId: number | null } | null> {
+  const ignored = e.kind === 'ignored';
+  const reason = ignored ? `${e.rawType}: not an event the gateway acts on` : null;
+  // The job's payload is an InboundJob ({inboundEventId}), as enqueueWebhookJob writes it.
+  const res = await tx.execute<{ inbound_id: string | null; outbox_id: string | null }>(sql`
+    WITH ins AS (
+      INSERT INTO inbound_events (connector, provider_event_id, raw_body, headers, verified, event, received_at, outcome, reason, processed_at)
+      VALUES (${account}, ${e.providerEventId}, ${rawBody}, ${headersJson}::jsonb, true, ${JSON.stringify(e)}::jsonb, ${now},
+              ${ignored ? 'ignored' : 'pending'}, ${reason}, ${ignored ? now : null})
+      ON CONFLICT (connector, provider_event_id) DO NOTHING
+      RETURNING id),
+    job AS (
+      INSERT INTO outbox (payment_id, kind, payload, run_at)
+      SELECT NULL, 'inbound_event', jsonb_build_object('inboundEventId', ins.id), ${now}::timestamptz FROM ins WHERE NOT ${ignored}::boolean
+      RETURNING id)
+    SELECT (SELECT id FROM ins)::text AS inbound_id, (SELECT id FROM job)::text AS outbox_id`);
+  const row = res.rows[0];
+  if (row === undefined || row.inbound_id === null) return null;
+  return { outboxId: row.outbox_id === null ? null : Number(row.outbox_id) };
 }
 
 export interface InboundRow {
