@@ -9,27 +9,34 @@ import type { HttpClient } from './lib.ts';
 
 export interface Counters {
   readonly xactCommit: number;
+  /** The next transaction id: only transactions that write get one (cluster-wide: other databases' writers count too). */
+  readonly nextXid: number;
   readonly transitions: number;
 }
 
 export async function counters(db: pg.Client): Promise<Counters> {
-  const r = await db.query<{ c: string; t: string }>(
-    `SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())::text AS c, (SELECT count(*) FROM payment_transitions)::text AS t`,
+  const r = await db.query<{ c: string; x: string; t: string }>(
+    `SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())::text AS c,
+            pg_snapshot_xmax(pg_current_snapshot())::text AS x,
+            (SELECT count(*) FROM payment_transitions)::text AS t`,
   );
-  return { xactCommit: Number(r.rows[0]!.c), transitions: Number(r.rows[0]!.t) };
+  return { xactCommit: Number(r.rows[0]!.c), nextXid: Number(r.rows[0]!.x), transitions: Number(r.rows[0]!.t) };
 }
 
 const card = { type: 'card', test_card: '4242424242424242' };
 
-async function payOnce(http: HttpClient, key: string, capture: boolean): Promise<number | null> {
+async function payOnce(http: HttpClient, key: string, capture: boolean, onCreated?: (id: string, ms: number) => void): Promise<number | null> {
   const auth = { authorization: `Bearer ${key}` };
   const started = performance.now();
   const created = await http.json('POST', '/v1/payments', { ...auth, 'idempotency-key': randomBytes(8).toString('hex') }, {
     amount: 1000, currency: 'EUR', reference: `bench-${randomBytes(4).toString('hex')}`, capture_method: 'manual', payment_method: card,
   });
   if (created.status !== 201 || created.json['status'] !== 'authorized') throw new Error(`create answered ${created.status} ${JSON.stringify(created.json).slice(0, 200)}`);
-  if (!capture) return created.ms;
   const id = String(created.json['id']);
+  if (!capture) {
+    onCreated?.(id, created.ms);
+    return created.ms;
+  }
   const captured = await http.json('POST', `/v1/payments/${id}/capture`, { ...auth, 'idempotency-key': randomBytes(8).toString('hex') }, {});
   if (captured.status !== 200 && captured.status !== 202) throw new Error(`capture answered ${captured.status}`);
   const read = await http.json('GET', `/v1/payments/${id}`, auth);
@@ -41,6 +48,8 @@ export interface LifecycleResult {
   readonly paymentsPerS: number;
   readonly transitionsPerS: number;
   readonly commitsPerPayment: number;
+  /** Transactions that wrote (got a transaction id) per payment; the rest of commitsPerPayment are read-only. */
+  readonly writeCommitsPerPayment: number;
   readonly payments: number;
   readonly errors: number;
   readonly p50Ms: number;
@@ -63,6 +72,7 @@ export async function lifecycle(http: HttpClient, db: pg.Client, keys: readonly 
     transitionsPerS: (after.transitions - before.transitions) / stats.seconds,
     // Includes the bench's own two counter reads and everything the workers, relay and intake committed meanwhile.
     commitsPerPayment: payments === 0 ? 0 : (after.xactCommit - before.xactCommit - 1) / payments,
+    writeCommitsPerPayment: payments === 0 ? 0 : (after.nextXid - before.nextXid) / payments,
     payments, errors: stats.errors, p50Ms: percentile(stats.latencies, 50), p99Ms: percentile(stats.latencies, 99), firstError: stats.firstError,
   };
 }
@@ -74,6 +84,8 @@ async function control(http: HttpClient, path: string, body: unknown): Promise<v
 
 export interface LatencyResult {
   readonly ratePerS: number;
+  /** Provider calls a create made on average (a Stripe create is two: PaymentIntent create, then confirm). */
+  readonly callsPerCreate: number;
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly requests: number;
@@ -82,15 +94,23 @@ export interface LatencyResult {
 }
 
 /**
- * Creates (authorize only: one provider call each) at `ratePerS` while the Stripe sandbox answers
- * every call after `delayMs`; the figure is the API latency minus that delay.
+ * Creates (authorize only) at `ratePerS` while the Stripe sandbox answers every call after
+ * `delayMs`; the figure is the API latency minus the provider's own time, which is `delayMs` times
+ * the provider calls that payment made (counted from its outbox rows: Stripe's create is two).
  */
-export async function addedLatency(http: HttpClient, keys: readonly string[], ratePerS: number, seconds: number, delayMs: number): Promise<LatencyResult> {
+export async function addedLatency(http: HttpClient, db: pg.Client, keys: readonly string[], ratePerS: number, seconds: number, delayMs: number): Promise<LatencyResult> {
   await control(http, '/_sandbox/stripe_eu/faults', { op: 'any', mode: 'latency', latency_ms: delayMs, count: 1_000_000 });
   let i = 0;
-  const stats = await openLoop(ratePerS, seconds, () => payOnce(http, keys[i++ % keys.length]!, false));
-  const added = stats.latencies.map((ms) => ms - delayMs);
-  return { ratePerS, p50Ms: percentile(added, 50), p99Ms: percentile(added, 99), requests: stats.ok, errors: stats.errors, firstError: stats.firstError };
+  const created: { id: string; ms: number }[] = [];
+  const stats = await openLoop(ratePerS, seconds, () => payOnce(http, keys[i++ % keys.length]!, false, (id, ms) => created.push({ id, ms })));
+  const calls = await db.query<{ id: string; n: number }>(
+    `SELECT payment_id AS id, count(*)::int AS n FROM outbox WHERE kind = 'provider_call' AND payment_id = ANY($1::text[]) GROUP BY payment_id`,
+    [created.map((c) => c.id)],
+  );
+  const callsOf = new Map(calls.rows.map((r) => [r.id, r.n]));
+  const added = created.map((c) => c.ms - delayMs * (callsOf.get(c.id) ?? 1));
+  const callsPerCreate = created.length === 0 ? 0 : created.reduce((t, c) => t + (callsOf.get(c.id) ?? 1), 0) / created.length;
+  return { ratePerS, callsPerCreate, p50Ms: percentile(added, 50), p99Ms: percentile(added, 99), requests: stats.ok, errors: stats.errors, firstError: stats.firstError };
 }
 
 export interface FailFastResult {

@@ -50,22 +50,47 @@ export interface IntakeResult {
 
 /** Posts signed events to `/webhooks/<account>` on `port` for `seconds` with `connections` connections. */
 export async function intake(port: number, account: string, connections: number, seconds: number): Promise<IntakeResult> {
-  const http = new HttpClient(port, connections);
+  return (await intakeSideBySide(port, null, account, connections, seconds)).gateway;
+}
+
+/**
+ * The gateway's intake and the bare endpoint, measured in alternating slices (4 each, `seconds`
+ * in total per side) so that load from other processes on the machine hits both alike.
+ */
+export async function intakeSideBySide(gatewayPort: number, barePort: number | null, account: string, connections: number, seconds: number): Promise<{ gateway: IntakeResult; bare: IntakeResult }> {
   // Pre-built bodies: the driver's own JSON and HMAC work should not eat the server's CPU share.
   const bodies = Array.from({ length: 2_000 }, () => stripeEvent());
   let n = 0;
-  const post = async (): Promise<number | null> => {
-    const body = n < bodies.length ? bodies[n]! : stripeEvent();
-    n++;
-    const r = await http.send('POST', `/webhooks/${account}`, signed(body), body);
-    if (r.status !== 200) throw new Error(`intake answered ${r.status}: ${r.body.slice(0, 200)}`);
-    return r.ms;
+  const side = (port: number) => {
+    const http = new HttpClient(port, connections);
+    const post = async (): Promise<number | null> => {
+      const body = n < bodies.length ? bodies[n]! : stripeEvent();
+      n++;
+      const r = await http.send('POST', `/webhooks/${account}`, signed(body), body);
+      if (r.status !== 200) throw new Error(`intake answered ${r.status}: ${r.body.slice(0, 200)}`);
+      return r.ms;
+    };
+    return { http, post, latencies: [] as number[], ok: 0, errors: 0, seconds: 0, firstError: null as string | null };
   };
+  const sides = [side(gatewayPort), ...(barePort === null ? [] : [side(barePort)])];
   try {
-    await closedLoop(connections, Math.min(1, seconds / 2), post); // warm-up: connections, JIT
-    const stats = await closedLoop(connections, seconds, post);
-    return { rps: stats.ok / stats.seconds, p50Ms: percentile(stats.latencies, 50), p99Ms: percentile(stats.latencies, 99), requests: stats.ok, errors: stats.errors, firstError: stats.firstError };
+    for (const s of sides) await closedLoop(connections, Math.min(1, seconds / 2), s.post); // warm-up: connections, JIT
+    const slices = barePort === null ? 1 : 4;
+    for (let k = 0; k < slices; k++) {
+      for (const s of sides) {
+        const stats = await closedLoop(connections, seconds / slices, s.post);
+        s.latencies.push(...stats.latencies);
+        s.ok += stats.ok;
+        s.errors += stats.errors;
+        s.seconds += stats.seconds;
+        s.firstError ??= stats.firstError;
+      }
+    }
+    const result = (s: (typeof sides)[number]): IntakeResult => ({
+      rps: s.ok / s.seconds, p50Ms: percentile(s.latencies, 50), p99Ms: percentile(s.latencies, 99), requests: s.ok, errors: s.errors, firstError: s.firstError,
+    });
+    return { gateway: result(sides[0]!), bare: barePort === null ? result(sides[0]!) : result(sides[1]!) };
   } finally {
-    http.close();
+    for (const s of sides) s.http.close();
   }
 }

@@ -13,12 +13,26 @@ import { createDatabase } from '../src/store/db.ts';
 import { createMerchant } from '../src/store/merchants.ts';
 import { benchConfig, recreateDatabase } from './config.ts';
 import { addedLatency, failFast, lifecycle } from './gateway-stages.ts';
-import { BENCH_STRIPE_SECRET, intake } from './intake.ts';
+import { BENCH_STRIPE_SECRET, intakeSideBySide } from './intake.ts';
 import { HttpClient, round, startChild } from './lib.ts';
 import type { Child } from './lib.ts';
 import { rawLimit } from './raw.ts';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, json: { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '10' },
+    json: { type: 'boolean', default: false },
+    /** Run only these stages (e.g. 1,2 or 5), for profiling one of them; the JSON line then has only their fields. */
+    stages: { type: 'string', default: '1,2,3,4,5,6' },
+  },
+});
+const stages = new Set(values.stages.split(',').map((x) => Number(x.trim())));
+// The lifecycle ratio needs R; added latency runs at half the lifecycle rate.
+if (stages.has(3)) {
+  stages.add(1);
+  stages.add(2);
+}
+if (stages.has(4)) stages.add(2);
 const seconds = Number(values.seconds);
 if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 600) throw new Error('--seconds must be a number in (0, 600]');
 const say = (line: string): void => {
@@ -39,9 +53,14 @@ async function main(): Promise<void> {
   say(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${round(totalmem() / 2 ** 30)} GiB; ${seconds} s per stage`);
   await recreateDatabase(url, name);
 
-  say(`1. raw limit: plain pg, guarded UPDATE + 2 INSERTs per transaction, ${GATEWAY_POOL} clients`);
-  const raw = await rawLimit(url, GATEWAY_POOL, seconds);
-  say(`   R = ${round(raw.tps)} tps (${raw.commits} commits, ${raw.errors} errors)`);
+  const result: Record<string, unknown> = {};
+  let raw: Awaited<ReturnType<typeof rawLimit>> | null = null;
+  if (stages.has(1)) {
+    say(`1. raw limit: plain pg, guarded UPDATE + 2 INSERTs per transaction, ${GATEWAY_POOL} clients`);
+    raw = await rawLimit(url, GATEWAY_POOL, seconds);
+    say(`   R = ${round(raw.tps)} tps (${raw.commits} commits, ${raw.errors} errors)`);
+    result['raw_tps'] = round(raw.tps);
+  }
 
   const database = createDatabase(url, { max: 2 });
   const keys: string[] = [];
@@ -60,44 +79,49 @@ async function main(): Promise<void> {
     });
     http = new HttpClient(gateway.port, 256);
 
-    say(`2. lifecycle: ${MERCHANTS} merchants x ${LOOPS_PER_MERCHANT} loops, create (manual) -> capture -> read over HTTP`);
-    const life = await lifecycle(http, stats, keys, LOOPS_PER_MERCHANT, seconds);
-    const ratio = life.paymentsPerS / (raw.tps / 3);
-    say(`   ${round(life.paymentsPerS)} payments/s, ${round(life.transitionsPerS)} transitions/s, ${round(life.commitsPerPayment, 2)} commits/payment, p50 ${round(life.p50Ms)} ms p99 ${round(life.p99Ms)} ms per lifecycle, ${life.errors} errors${life.firstError === null ? '' : ` (${life.firstError})`}`);
-    say(`3. lifecycle_ratio = ${round(life.paymentsPerS)} / (${round(raw.tps)} / 3) = ${round(ratio, 3)}`);
+    let life: Awaited<ReturnType<typeof lifecycle>> | null = null;
+    if (stages.has(2)) {
+      say(`2. lifecycle: ${MERCHANTS} merchants x ${LOOPS_PER_MERCHANT} loops, create (manual) -> capture -> read over HTTP`);
+      life = await lifecycle(http, stats, keys, LOOPS_PER_MERCHANT, seconds);
+      say(`   ${round(life.paymentsPerS)} payments/s, ${round(life.transitionsPerS)} transitions/s, ${round(life.commitsPerPayment, 2)} commits/payment (${round(life.writeCommitsPerPayment, 2)} that wrote), p50 ${round(life.p50Ms)} ms p99 ${round(life.p99Ms)} ms per lifecycle, ${life.errors} errors${life.firstError === null ? '' : ` (${life.firstError})`}`);
+      Object.assign(result, {
+        payments_per_s: round(life.paymentsPerS), transitions_per_s: round(life.transitionsPerS),
+        commits_per_payment: round(life.commitsPerPayment, 2), write_commits_per_payment: round(life.writeCommitsPerPayment, 2),
+      });
+    }
+    if (stages.has(3) && raw !== null && life !== null) {
+      const ratio = life.paymentsPerS / (raw.tps / 3);
+      say(`3. lifecycle_ratio = ${round(life.paymentsPerS)} / (${round(raw.tps)} / 3) = ${round(ratio, 3)}`);
+      result['lifecycle_ratio'] = round(ratio, 3);
+    }
 
-    const rate = Math.max(1, round(life.paymentsPerS / 2));
-    say(`4. added latency: creates at ${rate}/s (half the lifecycle rate), sandbox answering after ${PROVIDER_DELAY_MS} ms`);
-    const lat = await addedLatency(http, keys, rate, seconds, PROVIDER_DELAY_MS);
-    say(`   added p50 ${round(lat.p50Ms)} ms, p99 ${round(lat.p99Ms)} ms over ${lat.requests} requests, ${lat.errors} errors${lat.firstError === null ? '' : ` (${lat.firstError})`}`);
+    if (stages.has(4) && life !== null) {
+      const rate = Math.max(1, round(life.paymentsPerS / 2));
+      say(`4. added latency: creates at ${rate}/s (half the lifecycle rate), sandbox answering after ${PROVIDER_DELAY_MS} ms per call`);
+      const lat = await addedLatency(http, stats, keys, rate, seconds, PROVIDER_DELAY_MS);
+      say(`   added p50 ${round(lat.p50Ms)} ms, p99 ${round(lat.p99Ms)} ms over ${lat.requests} requests (${round(lat.callsPerCreate, 2)} provider calls each), ${lat.errors} errors${lat.firstError === null ? '' : ` (${lat.firstError})`}`);
+      result['added_latency_ms'] = { p50: round(lat.p50Ms, 2), p99: round(lat.p99Ms, 2) };
+    }
 
-    say('5. webhook intake: signed Stripe events, 50 connections');
-    const gw = await intake(gateway.port, 'stripe_eu', 50, seconds);
-    baseline = await startChild('baseline');
-    const bare = await intake(baseline.port, 'stripe_eu', 50, seconds);
-    await baseline.stop();
-    baseline = null;
-    const intakeRatio = bare.rps === 0 ? 0 : gw.rps / bare.rps;
-    say(`   gateway ${round(gw.rps)} req/s p50 ${round(gw.p50Ms)} ms p99 ${round(gw.p99Ms)} ms (${gw.errors} errors${gw.firstError === null ? '' : `: ${gw.firstError}`})`);
-    say(`   bare express ${round(bare.rps)} req/s p99 ${round(bare.p99Ms)} ms; intake_ratio ${round(intakeRatio, 3)}`);
+    if (stages.has(5)) {
+      say('5. webhook intake: signed Stripe events, 50 connections; gateway and bare express measured in alternating slices');
+      baseline = await startChild('baseline');
+      const { gateway: gw, bare } = await intakeSideBySide(gateway.port, baseline.port, 'stripe_eu', 50, seconds);
+      await baseline.stop();
+      baseline = null;
+      const intakeRatio = bare.rps === 0 ? 0 : gw.rps / bare.rps;
+      say(`   gateway ${round(gw.rps)} req/s p50 ${round(gw.p50Ms)} ms p99 ${round(gw.p99Ms)} ms (${gw.errors} errors${gw.firstError === null ? '' : `: ${gw.firstError}`})`);
+      say(`   bare express ${round(bare.rps)} req/s p99 ${round(bare.p99Ms)} ms; intake_ratio ${round(intakeRatio, 3)}`);
+      Object.assign(result, { intake_rps: round(gw.rps), intake_p99_ms: round(gw.p99Ms, 2), baseline_rps: round(bare.rps), intake_ratio: round(intakeRatio, 3) });
+    }
 
-    say('6. fail-fast: every sandbox down, every breaker open');
-    const ff = await failFast(http, keys, Math.min(seconds, 5));
-    say(`   p50 ${round(ff.p50Ms, 2)} ms, p99 ${round(ff.p99Ms, 2)} ms over ${ff.requests} requests; answers ${JSON.stringify(ff.statuses)}`);
+    if (stages.has(6)) {
+      say('6. fail-fast: every sandbox down, every breaker open');
+      const ff = await failFast(http, keys, Math.min(seconds, 5));
+      say(`   p50 ${round(ff.p50Ms, 2)} ms, p99 ${round(ff.p99Ms, 2)} ms over ${ff.requests} requests; answers ${JSON.stringify(ff.statuses)}`);
+      result['failfast_p99_ms'] = round(ff.p99Ms, 2);
+    }
 
-    const result = {
-      raw_tps: round(raw.tps),
-      payments_per_s: round(life.paymentsPerS),
-      transitions_per_s: round(life.transitionsPerS),
-      commits_per_payment: round(life.commitsPerPayment, 2),
-      lifecycle_ratio: round(ratio, 3),
-      added_latency_ms: { p50: round(lat.p50Ms, 2), p99: round(lat.p99Ms, 2) },
-      intake_rps: round(gw.rps),
-      intake_p99_ms: round(gw.p99Ms, 2),
-      baseline_rps: round(bare.rps),
-      intake_ratio: round(intakeRatio, 3),
-      failfast_p99_ms: round(ff.p99Ms, 2),
-    };
     if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {
     http?.close();
