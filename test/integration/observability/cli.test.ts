@@ -1,9 +1,11 @@
 // The operator's CLI through its launcher: payments stuck / show / resolve and webhooks
 // redeliver, against a gateway whose payments cannot move (API role only: no workers).
+import { spawn } from 'node:child_process';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.ts';
 import type { CliResult } from '../helpers/cli.ts';
+import { freePort, startPrivateRedis } from '../helpers/redis-server.ts';
 import { REDIS_URL, startTestGateway, twoStripeConfig } from '../helpers/runtime.ts';
 import type { TestGateway } from '../helpers/runtime.ts';
 
@@ -106,5 +108,42 @@ describe('switchyard webhooks redeliver', () => {
     expect([one.code, one.stdout.trim()]).toEqual([0, 'event evt_obs_3: 1 delivery(ies) queued again (del_obs_3); a running gateway sends them']);
     const none = await cli(['webhooks', 'redeliver', 'evt_nope']);
     expect([none.code, none.stderr.trim()]).toEqual([1, 'no event evt_nope']);
+  });
+});
+
+describe('switchyard start', () => {
+  it('refuses a weak admin token in one line', async () => {
+    const weak = await runCli(['start', '--role', 'api'], { DATABASE_URL: gw.db.url, REDIS_URL, SWITCHYARD_CONFIG: gw.rt.config.file, SWITCHYARD_ADMIN_TOKEN: 'short' });
+    expect([weak.code, weak.stderr.trim()]).toEqual([1, 'SWITCHYARD_ADMIN_TOKEN must be at least 24 characters without spaces (try: openssl rand -hex 24)']);
+  });
+
+  it('a worker started with --port serves /metrics beside its health routes, and logs JSON lines', async () => {
+    const port = await freePort();
+    // Its own Redis: a worker on the default queue prefix must not take other processes' jobs.
+    const redis = await startPrivateRedis();
+    const child = spawn('node', ['bin/switchyard.js', 'start', '--role', 'worker', '--port', String(port)], {
+      env: { ...process.env, DATABASE_URL: gw.db.url, REDIS_URL: redis.url, SWITCHYARD_CONFIG: gw.rt.config.file }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let err = '';
+    child.stderr.on('data', (b: Buffer) => (err += b.toString()));
+    try {
+      let text = '';
+      const deadline = Date.now() + 30_000;
+      while (!text.includes('switchyard_breaker_state') && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 250));
+        text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => (r.ok ? r.text() : ''), () => '');
+      }
+      expect(text).toContain('switchyard_breaker_state{connector="stripe_a",state="closed"} 1');
+      expect(text).toContain('switchyard_payments_needs_review');
+      expect((await fetch(`http://127.0.0.1:${port}/v1/payments`)).status).toBe(404);
+      const first = JSON.parse(err.split('\n')[0]!) as Record<string, unknown>;
+      expect(first).toMatchObject({ level: 'info', service: 'switchyard' });
+      expect(String(first['msg'])).toMatch(/^database postgres:\/\/.*: up to date$/);
+    } finally {
+      const exited = new Promise<number | null>((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      await redis.stop();
+    }
   });
 });
