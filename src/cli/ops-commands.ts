@@ -3,6 +3,7 @@
 import { runSandboxes } from '../app/sandbox-runner.ts';
 import { countDeadLetters, listDeadLetters, replayDeadLetter } from '../jobs/dlq.ts';
 import { QueueSet, TIMER_QUEUE, callQueueName, redisConnection } from '../jobs/queues.ts';
+import { webhookQueueFor } from '../webhooks/webhook-jobs.ts';
 import { checkLedger } from '../ledger/check.ts';
 import { formatProblems, loadConfigFile } from '../routing/config-loader.ts';
 import { describeConnectError } from '../store/database-url.ts';
@@ -39,7 +40,8 @@ export async function dlqReplayCommand(databaseUrl: string, redisUrl: string, pr
   return withDb(databaseUrl, async ({ db }) => {
     const row = (await listDeadLetters(db, 10_000)).find((r) => r.id === id);
     if (row === undefined) throw new CliInputError(`no dead letter ${id}`);
-    const queue = row.kind === 'timer' ? TIMER_QUEUE : callQueueName(row.connector ?? '');
+    // The job to free sits in the queue of the row's kind: a webhook row's is not a call queue.
+    const queue = row.kind === 'timer' ? TIMER_QUEUE : (webhookQueueFor(row.kind) ?? callQueueName(row.connector ?? ''));
     const redis = redisConnection(redisUrl, 'producer');
     const queues = new QueueSet(redis, prefix);
     try {

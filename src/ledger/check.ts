@@ -39,7 +39,7 @@ export async function checkLedger(db: Db): Promise<LedgerCheckResult> {
            coalesce(sum(CASE WHEN e.account LIKE 'connector:%:receivable' THEN (CASE e.direction WHEN 'credit' THEN e.amount ELSE -e.amount END) END), 0) AS withdrawn,
            coalesce(sum(CASE WHEN e.account LIKE 'merchant:%:disputes' THEN (CASE e.direction WHEN 'debit' THEN e.amount ELSE -e.amount END) END), 0) AS held
       FROM disputes d
-      LEFT JOIN ledger_transactions t ON t.description = d.id AND t.source LIKE 'dispute:%'
+      LEFT JOIN ledger_transactions t ON t.source IN ('dispute:' || d.id || ':opened', 'dispute:' || d.id || ':won', 'dispute:' || d.id || ':lost')
       LEFT JOIN ledger_entries e ON e.transaction_id = t.id
      GROUP BY d.id, d.status, d.amount, d.currency`);
   const disputeProblems: LedgerProblem[] = [];
