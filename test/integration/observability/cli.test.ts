@@ -111,6 +111,29 @@ describe('switchyard webhooks redeliver', () => {
   });
 });
 
+describe('switchyard dlq replay', () => {
+  it('frees the job id in the queue of the row\'s kind (a webhook delivery is not a provider call), so the relay can publish it again', async () => {
+    const prefix = `${gw.prefix}_dlq`;
+    const dead = await gw.db.db.execute<{ id: string }>(sql`
+      INSERT INTO outbox (kind, payload, run_at, status, attempts, last_error) VALUES ('event_delivery', '{"deliveryId":"del_x","seq":0}'::jsonb, now(), 'dead', 8, 'boom') RETURNING id`);
+    const id = Number(dead.rows[0]!.id);
+    // The job that exhausted its retries is still in its queue under the same id.
+    const { Queue } = await import('bullmq');
+    const deliveries = new Queue('webhooks.deliveries', { connection: { url: REDIS_URL }, prefix });
+    try {
+      await deliveries.add('outbox', { outboxId: id }, { jobId: `ob_${id}` });
+      const replayed = await cli(['dlq', 'replay', String(id), '--queue-prefix', prefix]);
+      expect(replayed.code).toBe(0);
+      expect(await deliveries.getJob(`ob_${id}`)).toBeUndefined();
+      const row = await gw.db.db.execute<{ status: string }>(sql`SELECT status FROM outbox WHERE id = ${id}`);
+      expect(row.rows[0]!.status).toBe('pending');
+    } finally {
+      await deliveries.obliterate({ force: true });
+      await deliveries.close();
+    }
+  });
+});
+
 describe('switchyard start', () => {
   it('refuses a weak admin token in one line', async () => {
     const weak = await runCli(['start', '--role', 'api'], { DATABASE_URL: gw.db.url, REDIS_URL, SWITCHYARD_CONFIG: gw.rt.config.file, SWITCHYARD_ADMIN_TOKEN: 'short' });
