@@ -20,7 +20,6 @@ import { createJwksRouter, createWebhookEndpointsRouter, createWebhookIntakeRout
 import { ApiProblem } from './problems.ts';
 import { rateLimitByMerchant } from './rate-limit.ts';
 import { metricsRouter, observeRequests } from '../observability/http.ts';
-import { reenterRequestContext } from '../observability/request-context.ts';
 import { createOpsRouter } from '../ops/dashboard-routes.ts';
 import type { RateLimit } from './rate-limit.ts';
 
@@ -93,7 +92,7 @@ export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
   app.use('/v1', bearerAuth(rt.database.db));
   if (opts.rateLimit !== null) app.use('/v1', rateLimitByMerchant(opts.rateLimit ?? { perSecond: 100, burst: 200 }));
   // Every content type is read as JSON: a form-encoded body is malformed JSON, not an empty one.
-  app.use('/v1', express.json({ limit: opts.bodyLimit ?? '64kb', type: () => true, strict: true }), reenterRequestContext);
+  app.use('/v1', express.json({ limit: opts.bodyLimit ?? '64kb', type: () => true, strict: true }));
   app.use(paymentRoutes(ctx));
   app.use(modificationRoutes(ctx));
   app.use(balanceRoutes(ctx));

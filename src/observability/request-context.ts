@@ -1,10 +1,10 @@
 // The request id of the API request being served, for log lines written deeper down (a
 // transition committed by a request carries its id). AsyncLocalStorage, entered by the request
-// middleware and entered again after the body parser, whose stream callbacks lose the context.
+// middleware; express's body parser (raw-body) runs its callbacks in the caller's async scope, so
+// the context survives a body that arrives after the headers (test/integration/observability/logs.test.ts).
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
-import type { NextFunction, Request, Response } from 'express';
 
 export interface RequestContext {
   readonly requestId: string;
@@ -23,11 +23,4 @@ export function requestIdFor(header: string | undefined): string {
 
 export function runInRequestContext<T>(ctx: RequestContext, run: () => T): T {
   return storage.run(ctx, run);
-}
-
-/** Middleware: continue the chain inside the request's context again (after body parsers). */
-export function reenterRequestContext(_req: Request, res: Response, next: NextFunction): void {
-  const ctx = res.locals['requestContext'] as RequestContext | undefined;
-  if (ctx === undefined) next();
-  else storage.run(ctx, next);
 }

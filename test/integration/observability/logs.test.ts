@@ -40,6 +40,27 @@ describe('structured logs', () => {
     expect(odd.headers.get('x-request-id')).toMatch(/^req_/);
   });
 
+  it('keep the request id on a transition whose request body arrived after the headers (the body parser does not lose it)', async () => {
+    const body = JSON.stringify(paymentBody());
+    const half = Math.floor(body.length / 2);
+    const slow = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        controller.enqueue(new TextEncoder().encode(body.slice(0, half)));
+        await new Promise((r) => setTimeout(r, 300));
+        controller.enqueue(new TextEncoder().encode(body.slice(half)));
+        controller.close();
+      },
+    });
+    const res = await fetch(`${api.url}/v1/payments`, {
+      method: 'POST', body: slow, duplex: 'half',
+      headers: { authorization: `Bearer ${api.apiKey}`, 'idempotency-key': `slow-${Date.now()}`, 'content-type': 'application/json', 'x-request-id': 'req-obs-slow' },
+    } as RequestInit);
+    expect(res.status).toBe(201);
+    const { id } = (await res.json()) as { id: string };
+    const created = jsonLines(api.logs).find((l) => l.msg === 'transition' && l['payment_id'] === id && l['to'] === 'authorizing');
+    expect(created).toMatchObject({ origin: 'api', request_id: 'req-obs-slow' });
+  });
+
   it('redact card numbers, API keys, secrets and authorization headers in messages and fields', () => {
     const out: string[] = [];
     const logger = createLogger((l) => out.push(l));
