@@ -16,6 +16,7 @@ import type { StripeSandbox } from '../../../src/connectors/stripe/sandbox/index
 import type { Payment } from '../../../src/core/payment.ts';
 import { checkLedger } from '../../../src/ledger/check.ts';
 import { rotateMerchantKey } from '../../../src/store/merchants.ts';
+import { listDiscrepancies } from '../../../src/reconcile/discrepancies.ts';
 import { reconcile } from '../../../src/reconcile/run.ts';
 import type { ReconcileSummary } from '../../../src/reconcile/run.ts';
 import { settled, startTestGateway } from '../helpers/runtime.ts';
@@ -131,6 +132,9 @@ describe('reconcile', () => {
     expect(of(p['stripeAuthorized']!.id)).toEqual(['amount_mismatch/open']);
     expect(of(p['stripeRefunded']!.id)).toEqual([]);
     expect(stored.filter((r) => r.status === 'open').every((r) => r.owner === 'operations')).toBe(true);
+    // The rest are listed for an operator (what `switchyard discrepancies list` shows).
+    const listed = await listDiscrepancies(gw.rt.database.db, { status: 'open', limit: 1000 });
+    expect(listed.filter((d) => d.category !== null)).toHaveLength(stored.filter((r) => r.status === 'open').length);
 
     const second = await run();
     expect(second.new).toBe(0);
