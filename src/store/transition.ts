@@ -46,14 +46,13 @@ export interface TransitionEnv extends StepEnv {
   readonly seams?: TransitionSeams;
 }
 
-/** The version check that makes concurrent transitions of one payment serialize. */
-async function writePaymentGuarded(tx: DbOrTx, paymentId: string, changes: Record<string, unknown>, loadedVersion: number): Promise<boolean> {
-  const updated = await tx
+/** The version check that makes concurrent transitions of one payment serialize (the UPDATE; transition() runs it together with the log row). */
+function guardedUpdate(tx: DbOrTx, paymentId: string, changes: Record<string, unknown>, loadedVersion: number) {
+  return tx
     .update(payments)
     .set({ ...changes, version: sql`${payments.version} + 1` })
     .where(and(eq(payments.id, paymentId), eq(payments.version, loadedVersion)))
     .returning({ version: payments.version });
-  return updated.length > 0;
 }
 
 export interface TransitionOptions {
@@ -139,11 +138,6 @@ function attemptIdOf(input: PaymentInput): string | null {
   }
 }
 
-async function currentVersion(tx: DbOrTx, paymentId: string): Promise<number | null> {
-  const r = await tx.execute<{ version: number }>(sql`SELECT version FROM payments WHERE id = ${paymentId}`);
-  return r.rows[0]?.version ?? null;
-}
-
 async function backendPid(tx: DbOrTx): Promise<number> {
   const r = await tx.execute<{ pid: number }>(sql`SELECT pg_backend_pid() AS pid`);
   return r.rows[0]!.pid;
@@ -204,16 +198,26 @@ async function attemptOnce(
     };
 
     if (result.kind !== 'applied') {
-      // Nothing guards an ignored input's write: check that the caller's aggregate is still current.
-      if (preloaded !== null && (await currentVersion(tx, paymentId)) !== loaded.version) throw new StaleVersion();
-      const [row] = await tx
+      const insert = tx
         .insert(paymentTransitions)
         .values({
           ...log, fromState: loaded.state, toState: loaded.state, outcome: 'ignored', version: loaded.version,
           code: result.kind === 'illegal' ? result.code : 'noop', reason: result.reason,
         })
         .returning({ id: paymentTransitions.id });
-      const written = { payment: loaded, transitionId: row!.id, effects: [] as const, outboxIds: [] as const };
+      let transitionId: number;
+      if (preloaded === null) {
+        transitionId = (await insert)[0]!.id;
+      } else {
+        // Nothing guards an ignored input's write: in the same statement, check that the caller's
+        // aggregate is still current (a stale one rolls the row back and the retry reads afresh).
+        const r = await tx.execute<{ id: string; version: number | null }>(
+          sql`WITH t AS (${insert.getSQL()}) SELECT (SELECT id FROM t)::text AS id, (SELECT version FROM payments WHERE id = ${paymentId}) AS version`,
+        );
+        if (r.rows[0]?.version !== loaded.version) throw new StaleVersion();
+        transitionId = Number(r.rows[0].id);
+      }
+      const written = { payment: loaded, transitionId, effects: [] as const, outboxIds: [] as const };
       await opts.inTransaction?.(tx);
       if (opts.hooks?.beforeCommit !== undefined) await opts.hooks.beforeCommit({ backendPid: await backendPid(tx) });
       return result.kind === 'noop'
@@ -224,14 +228,25 @@ async function attemptOnce(
     const next = result.payment;
     if (next.version !== loaded.version + 1) throw new Error(`step bug: applied version ${next.version} after ${loaded.version}`);
     const { id: _id, merchantId: _m, createdAt: _c, version: _v, ...changes } = paymentRow(next, now);
-    if (!(await (env.seams?.writePayment ?? writePaymentGuarded)(tx, paymentId, changes, loaded.version))) throw new StaleVersion();
-
-    await writeChildren(tx, loaded, next, now);
-    const [row] = await tx
+    const insert = tx
       .insert(paymentTransitions)
       .values({ ...log, fromState: result.from, toState: result.to, outcome: 'applied', version: next.version, reason: result.note })
       .returning({ id: paymentTransitions.id });
-    const transitionId = row!.id;
+    let transitionId: number;
+    if (env.seams?.writePayment !== undefined) {
+      if (!(await env.seams.writePayment(tx, paymentId, changes, loaded.version))) throw new StaleVersion();
+      transitionId = (await insert)[0]!.id;
+    } else {
+      // The guarded write and the log row in ONE statement. Both parts run whatever the guard finds;
+      // when it matched nothing (a concurrent writer got there first) the throw rolls the row back.
+      const r = await tx.execute<{ updated: number; id: string }>(
+        sql`WITH u AS (${guardedUpdate(tx, paymentId, changes, loaded.version).getSQL()}), t AS (${insert.getSQL()})
+            SELECT (SELECT count(*) FROM u)::int AS updated, (SELECT id FROM t)::text AS id`,
+      );
+      if (r.rows[0]?.updated !== 1) throw new StaleVersion();
+      transitionId = Number(r.rows[0].id);
+    }
+    await writeChildren(tx, loaded, next, now);
     const outboxIds = await writeEffects(tx, result.effects, { payment: next, transitionId, now, newId: env.newId });
     await opts.inTransaction?.(tx);
     if (opts.hooks?.beforeCommit !== undefined) await opts.hooks.beforeCommit({ backendPid: await backendPid(tx) });
