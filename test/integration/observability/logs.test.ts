@@ -54,7 +54,7 @@ describe('structured logs', () => {
     const res = await fetch(`${api.url}/v1/payments`, {
       method: 'POST', body: slow, duplex: 'half',
       headers: { authorization: `Bearer ${api.apiKey}`, 'idempotency-key': `slow-${Date.now()}`, 'content-type': 'application/json', 'x-request-id': 'req-obs-slow' },
-    } as RequestInit);
+    });
     expect(res.status).toBe(201);
     const { id } = (await res.json()) as { id: string };
     const created = jsonLines(api.logs).find((l) => l.msg === 'transition' && l['payment_id'] === id && l['to'] === 'authorizing');
