@@ -105,9 +105,11 @@ export function paymentWaits(rt: Runtime): PaymentWaits {
 }
 
 /**
- * Waits until `done(payment)` or the timeout; returns the last payment seen. Re-reads the payment
- * when a commit changed it (woken by PaymentWaits) and at least every fallback interval, so it
- * works across processes too. `pollMs` is the longest it sleeps between reads.
+ * Waits until `done(payment)` or the timeout; returns the last payment seen. Woken by PaymentWaits
+ * when a commit changed the payment: a commit in this process hands over the version it wrote,
+ * which is checked without a read (a version that is not done yet needs no read at all); a wake
+ * from another process, or the fallback interval, re-reads it, so it works across processes too.
+ * `pollMs` is the longest it sleeps between checks. Callers answer from their own read after it.
  */
 export async function waitForPayment(rt: Runtime, merchantId: string, paymentId: string, done: (p: Payment) => boolean, timeoutMs: number, pollMs?: number): Promise<Payment | null> {
   const deadline = Date.now() + timeoutMs;
@@ -115,8 +117,10 @@ export async function waitForPayment(rt: Runtime, merchantId: string, paymentId:
   try {
     let p = await loadPayment(rt.database.db, merchantId, paymentId);
     while (p !== null && !done(p) && Date.now() < deadline) {
-      await watch.next(Math.min(pollMs ?? Infinity, deadline - Date.now()));
-      p = await loadPayment(rt.database.db, merchantId, paymentId);
+      const committed = await watch.next(Math.min(pollMs ?? Infinity, deadline - Date.now()));
+      p = committed !== null && committed.merchantId === merchantId && committed.version > p.version
+        ? committed
+        : await loadPayment(rt.database.db, merchantId, paymentId);
     }
     return p;
   } finally {

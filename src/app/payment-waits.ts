@@ -6,6 +6,7 @@
 
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import type { Payment } from '../core/payment.ts';
 import type { Db } from '../store/db.ts';
 import { watchPaymentCommits } from '../store/transition.ts';
 
@@ -20,15 +21,21 @@ export interface PaymentWaitsOptions {
   readonly log?: (line: string) => void;
 }
 
-/** One waiter's view: `next()` resolves when the payment may have changed (or after the fallback interval). */
+/**
+ * One waiter's view: `next()` resolves when the payment may have changed (or after the fallback
+ * interval) — with the version a commit in this process wrote, or null when the waiter must read
+ * it (a wake from another process, the fallback).
+ */
 export interface PaymentWatch {
-  next(maxMs: number): Promise<void>;
+  next(maxMs: number): Promise<Payment | null>;
   close(): void;
 }
 
 interface Waiter {
   dirty: boolean;
-  wake: (() => void) | null;
+  /** The newest version a local commit handed us since the last next(). */
+  seen: Payment | null;
+  wake: ((p: Payment | null) => void) | null;
 }
 
 export class PaymentWaits {
@@ -46,8 +53,8 @@ export class PaymentWaits {
     this.publisher = opts.publisher ?? null;
     this.subscriber = opts.subscriber ?? null;
     const log = opts.log ?? (() => undefined);
-    this.unwatch = watchPaymentCommits(db, (id) => {
-      this.wake(id);
+    this.unwatch = watchPaymentCommits(db, (id, payment) => {
+      this.wake(id, payment);
       // Fire and forget: a lost publish costs a remote waiter one fallback interval.
       this.publisher?.publish(this.channel, `${this.token} ${id}`).catch(() => undefined);
     });
@@ -56,7 +63,7 @@ export class PaymentWaits {
         if (channel !== this.channel) return;
         const space = message.indexOf(' ');
         if (space < 0 || message.slice(0, space) === this.token) return; // our own commit: already woken
-        this.wake(message.slice(space + 1));
+        this.wake(message.slice(space + 1), null);
       });
       this.subscriber.subscribe(this.channel).catch((e: unknown) => log(`payment waits: subscribe failed (waits fall back to polling): ${(e as Error).message}`));
     }
@@ -64,7 +71,7 @@ export class PaymentWaits {
 
   /** Start watching BEFORE the first read, so a change between that read and the wait is not missed. */
   watch(paymentId: string): PaymentWatch {
-    const w: Waiter = { dirty: false, wake: null };
+    const w: Waiter = { dirty: false, seen: null, wake: null };
     let set = this.waiters.get(paymentId);
     if (set === undefined) {
       set = new Set();
@@ -74,22 +81,25 @@ export class PaymentWaits {
     return {
       next: (maxMs) => {
         if (w.dirty) {
+          const seen = w.seen;
           w.dirty = false;
-          return Promise.resolve();
+          w.seen = null;
+          return Promise.resolve(seen);
         }
-        return new Promise<void>((resolve) => {
-          const timer = setTimeout(done, Math.max(0, Math.min(maxMs, this.fallbackMs)));
-          function done(): void {
+        return new Promise<Payment | null>((resolve) => {
+          const timer = setTimeout(() => done(null), Math.max(0, Math.min(maxMs, this.fallbackMs)));
+          function done(p: Payment | null): void {
             clearTimeout(timer);
             w.wake = null;
             w.dirty = false;
-            resolve();
+            w.seen = null;
+            resolve(p);
           }
           w.wake = done;
         });
       },
       close: () => {
-        w.wake?.();
+        w.wake?.(null);
         const s = this.waiters.get(paymentId);
         s?.delete(w);
         if (s?.size === 0) this.waiters.delete(paymentId);
@@ -97,18 +107,25 @@ export class PaymentWaits {
     };
   }
 
-  private wake(paymentId: string): void {
+  private wake(paymentId: string, payment: Payment | null): void {
     const set = this.waiters.get(paymentId);
     if (set === undefined) return;
     for (const w of set) {
-      if (w.wake !== null) w.wake();
-      else w.dirty = true;
+      if (w.wake !== null) {
+        w.wake(payment);
+      } else {
+        // Keep the newest version handed over; a wake without one (remote) forces a read.
+        if (!w.dirty) w.seen = payment;
+        else if (payment === null) w.seen = null;
+        else if (w.seen !== null && payment.version > w.seen.version) w.seen = payment;
+        w.dirty = true;
+      }
     }
   }
 
   async close(): Promise<void> {
     this.unwatch();
-    for (const set of this.waiters.values()) for (const w of set) w.wake?.();
+    for (const set of this.waiters.values()) for (const w of set) w.wake?.(null);
     this.waiters.clear();
     if (this.subscriber !== null) await this.subscriber.quit().catch(() => this.subscriber?.disconnect());
   }

@@ -254,7 +254,8 @@ async function attemptOnce(
   });
 }
 
-type CommitWatcher = (paymentId: string) => void;
+/** `payment`: the version this commit wrote (what a read right after it would see, unless a later commit changed it again). */
+type CommitWatcher = (paymentId: string, payment: Payment) => void;
 const commitWatchers = new WeakMap<object, Set<CommitWatcher>>();
 
 /**
@@ -274,12 +275,12 @@ export function watchPaymentCommits(db: Db, watcher: CommitWatcher): () => void 
   };
 }
 
-function notifyCommitted(db: Db, paymentId: string): void {
+function notifyCommitted(db: Db, payment: Payment): void {
   const set = commitWatchers.get(db);
   if (set === undefined) return;
   for (const w of set) {
     try {
-      w(paymentId);
+      w(payment.id, payment);
     } catch {
       // A watcher must never fail a committed transition.
     }
@@ -308,7 +309,7 @@ export async function transition(
   for (let tryNo = 1; tryNo <= maxTries; tryNo++) {
     try {
       const result = await attemptOnce(db, paymentId, input, origin, env, opts, tryNo);
-      if (result.kind === 'applied') notifyCommitted(db, paymentId);
+      if (result.kind === 'applied') notifyCommitted(db, result.payment);
       await committed(opts, result.outboxIds);
       announceTransition(result, origin);
       return result;
@@ -356,7 +357,7 @@ export async function createPayment(db: Db, req: NewPaymentRequest, env: StepEnv
     await opts.inTransaction?.(tx);
     return { payment, effects, outboxIds, transitionId };
   });
-  notifyCommitted(db, result.payment.id);
+  notifyCommitted(db, result.payment);
   await committed(opts, result.outboxIds);
   announceCreated(result, opts.origin ?? 'api');
   return result;
