@@ -182,6 +182,16 @@ export class GatewayMetrics implements WebhookIntakeObserver {
     this.webhookJobs.inc({ queue, result: typeof kind === 'string' ? kind : 'done' });
   }
 
+  /** This process's counters since it started (the dashboard shows them beside the shared indicators). */
+  async counters(): Promise<{ metric: string; labels: Record<string, string | number>; value: number }[]> {
+    const out: { metric: string; labels: Record<string, string | number>; value: number }[] = [];
+    for (const c of [this.calls, this.transitions, this.ignoredTransitions, this.idempotency, this.webhooksReceived, this.webhooksRejected, this.webhookIgnored, this.webhookJobs]) {
+      const { name, values } = await c.get();
+      for (const v of values) if (v.value > 0) out.push({ metric: name, labels: { ...v.labels }, value: v.value });
+    }
+    return out;
+  }
+
   async text(): Promise<{ contentType: string; body: string }> {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }

@@ -108,6 +108,9 @@ function render(o) {
   $('discrepancies').replaceChildren(table(['category', 'payment', 'connector', 'detail', 'since'], o.discrepancies.map((d) => el('tr', {}, el('td', {}, d.category), el('td', {}, d.paymentId || '-'), el('td', {}, d.connector || '-'), el('td', {}, d.detail), el('td', {}, d.createdAt)))));
   $('queues').replaceChildren(ind.queues === null ? el('p', { class: 'bad' }, 'Redis did not answer') : table(['queue', 'waiting', 'active', 'delayed', 'failed', 'oldest waiting'], ind.queues.map((q) => el('tr', {}, el('td', {}, q.queue), el('td', {}, q.waiting), el('td', {}, q.active), el('td', {}, q.delayed), el('td', {}, q.failed), el('td', {}, age(q.oldestWaitingAgeSeconds))))));
   $('deliveries').replaceChildren(table(['endpoint', 'url', 'pending', 'failing', 'oldest'], ind.deliveries.map((d) => el('tr', {}, el('td', {}, d.endpointId), el('td', {}, d.url), el('td', {}, d.pending), el('td', { class: d.failing > 0 ? 'bad' : '' }, d.failing), el('td', {}, age(d.oldestAgeSeconds))))));
+  const short = (m) => m.replace(/^switchyard_/, '').replace(/_total$/, '');
+  $('counters').replaceChildren(table(['counter', 'labels', 'count'], o.counters.map((c) => el('tr', {}, el('td', {}, short(c.metric)),
+    el('td', {}, Object.entries(c.labels).filter(([, v]) => v !== '').map(([k, v]) => k + '=' + v).join(' ')), el('td', { class: /unknown|not_sent|rejected|illegal|in_progress|key_reused/.test(c.metric + ' ' + Object.values(c.labels).join(' ')) ? 'warn' : '' }, c.value)))));
   $('updated').textContent = 'updated ' + new Date().toLocaleTimeString();
 }
 
@@ -146,6 +149,7 @@ export function dashboardPage(loginError?: string): string {
 <section><h2>Payments in flight</h2><div id="inflight"></div></section>
 <section><h2>Queues</h2><div id="queues"></div></section>
 <section><h2>Merchant webhook deliveries pending</h2><div id="deliveries"></div></section>
+<section><h2>Counters of this process since it started <span class="muted">(the fleet's: sum them in Prometheus from /metrics)</span></h2><div id="counters"></div></section>
 </div>
 </main>
 <script>${SCRIPT}</script>

@@ -80,13 +80,14 @@ export function createOpsRouter(rt: Runtime, o: OpsOptions): Router {
   api.get('/overview', handle(async (req, res) => {
     const olderThan = typeof req.query['older_than'] === 'string' ? parseDuration(req.query['older_than']) : 5 * 60_000;
     if (olderThan === null) throw new OpsInputError('older_than must be a duration such as 5m or 1h');
-    const [indicators, stuck, dead, discrepancies] = await Promise.all([
+    const [indicators, counters, stuck, dead, discrepancies] = await Promise.all([
       rt.metrics.indicators(),
+      rt.metrics.counters(),
       listStuckPayments(rt.database.db, { olderThanMs: olderThan, now: rt.now(), limit: 100 }),
       deadLetters(rt, 100),
       openDiscrepancies(rt, 100),
     ]);
-    res.set('Cache-Control', 'no-store').json({ indicators, stuck, stuck_older_than_s: olderThan / 1000, dead_letters: dead, discrepancies });
+    res.set('Cache-Control', 'no-store').json({ indicators, counters, stuck, stuck_older_than_s: olderThan / 1000, dead_letters: dead, discrepancies });
   }));
   api.get('/payments/:id', handle(async (req, res) => {
     const detail = await loadPaymentDetail(rt.database.db, String(req.params['id']));

@@ -50,7 +50,7 @@ describe('operations dashboard', () => {
     expect((await get('/ops/queues/')).status).toBe(401);
     const overview = await get('/ops/api/overview', { authorization: `Bearer ${TOKEN}` });
     expect(overview.status).toBe(200);
-    expect(await overview.json()).toMatchObject({ indicators: { breakers: { stripe_a: 'closed', stripe_b: 'closed' } }, stuck: [], dead_letters: [] });
+    expect(await overview.json()).toMatchObject({ indicators: { breakers: { stripe_a: 'closed', stripe_b: 'closed' } }, stuck: [], dead_letters: [], counters: [] });
     const board = await get('/ops/queues/', { authorization: `Bearer ${TOKEN}` });
     expect(board.status).toBe(200);
     expect(await board.text()).toContain('Switchyard queues');
@@ -88,6 +88,8 @@ describe('operations dashboard', () => {
     expect(await row.textContent()).toContain('needs_review');
     expect(await row.textContent()).toContain('2h 0');
     expect(await page.locator('#cards').textContent()).toContain('needs_review1');
+    // This process's counters: the API created the payment (created -> authorizing, origin api).
+    expect(await page.locator('#counters').textContent()).toMatch(/transitionsfrom=created to=authorizing connector=stripe_a origin=api\d/);
 
     await row.getByRole('button', { name: 'Timeline' }).click();
     await page.getByText('created → authorizing').waitFor({ timeout: 5_000 });
