@@ -36,11 +36,14 @@ export function observeRequests(logger: Logger, metrics: GatewayMetrics): Reques
       metrics.request(req.method, route, res.statusCode, ms / 1000, idempotencyOutcome(res));
       const merchant: unknown = res.locals['merchantId'];
       const problem: unknown = res.locals['problemCode'];
-      // Method, path, status, time, merchant: never headers, query or body.
+      const idParam: unknown = (req.params as Record<string, unknown> | undefined)?.['id'];
+      const paymentId = ctx.paymentId ?? (typeof idParam === 'string' && idParam.startsWith('pay_') ? idParam : undefined);
+      // Method, path, status, time, merchant, payment: never headers, query or body.
       logger.info(
         {
           request_id: ctx.requestId, method: req.method, path: req.originalUrl.split('?')[0], route, status: res.statusCode, duration_ms: Math.round(ms),
-          ...(typeof merchant === 'string' ? { merchant_id: merchant } : {}), ...(typeof problem === 'string' ? { problem } : {}),
+          ...(typeof merchant === 'string' ? { merchant_id: merchant } : {}), ...(paymentId === undefined ? {} : { payment_id: paymentId }),
+          ...(typeof problem === 'string' ? { problem } : {}),
         },
         'request',
       );

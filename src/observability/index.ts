@@ -5,6 +5,7 @@ import { readIndicators } from './indicators.ts';
 import type { IndicatorSources } from './indicators.ts';
 import type { Logger } from './logger.ts';
 import { GatewayMetrics } from './metrics.ts';
+import { notePaymentOfRequest } from './request-context.ts';
 import { onTransition } from './transition-feed.ts';
 import type { TransitionEvent } from './transition-feed.ts';
 
@@ -32,6 +33,7 @@ export function startObservability(logger: Logger, sources: IndicatorSources, op
   const unsubscribe = onTransition((e) => {
     metrics.transition(e);
     logTransition(logger, e);
+    notePaymentOfRequest(e.paymentId);
   });
   return { metrics, stop: unsubscribe };
 }

@@ -8,6 +8,8 @@ import { randomUUID } from 'node:crypto';
 
 export interface RequestContext {
   readonly requestId: string;
+  /** The payment the request changed (set by the transition feed), for its request line. */
+  paymentId?: string;
 }
 
 const storage = new AsyncLocalStorage<RequestContext>();
@@ -19,6 +21,12 @@ export function currentRequestId(): string | undefined {
 /** A caller's X-Request-Id is kept when it is short and plain; otherwise a new one is made. */
 export function requestIdFor(header: string | undefined): string {
   return header !== undefined && /^[A-Za-z0-9._:-]{1,100}$/.test(header) ? header : `req_${randomUUID().replaceAll('-', '')}`;
+}
+
+/** Called for each transition: the request that caused it (if any) names that payment in its line. */
+export function notePaymentOfRequest(paymentId: string): void {
+  const ctx = storage.getStore();
+  if (ctx !== undefined) ctx.paymentId ??= paymentId;
 }
 
 export function runInRequestContext<T>(ctx: RequestContext, run: () => T): T {

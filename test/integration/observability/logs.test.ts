@@ -23,10 +23,12 @@ describe('structured logs', () => {
     await waitForPayment(api.gw.rt, api.merchantId, id, (p) => p.state === 'authorized', 10_000);
     const generated = await api.call('GET', `/v1/payments/${id}`);
     expect(generated.headers.get('x-request-id')).toMatch(/^req_[0-9a-f]{32}$/);
+    const read = jsonLines(api.logs).find((l) => l.msg === 'request' && l['request_id'] === generated.headers.get('x-request-id'));
+    expect(read).toMatchObject({ method: 'GET', route: '/v1/payments/:id', status: 200, payment_id: id });
 
     const lines = jsonLines(api.logs);
     const request = lines.find((l) => l.msg === 'request' && l['request_id'] === 'req-obs-1');
-    expect(request).toMatchObject({ level: 'info', method: 'POST', path: '/v1/payments', route: '/v1/payments', status: 201, merchant_id: api.merchantId, service: 'switchyard' });
+    expect(request).toMatchObject({ level: 'info', method: 'POST', path: '/v1/payments', route: '/v1/payments', status: 201, merchant_id: api.merchantId, payment_id: id, service: 'switchyard' });
     expect(typeof request?.['duration_ms']).toBe('number');
     expect(typeof request?.['time']).toBe('string');
 
