@@ -6,8 +6,15 @@ import { closedLoop, HttpClient, percentile } from './lib.ts';
 
 export const BENCH_STRIPE_SECRET = 'whsec_sandbox';
 
-function stripeEvent(): string {
-  const pi = `pi_bench${randomBytes(8).toString('hex')}`;
+/** A payment the gateway knows (its Stripe PaymentIntent), so an event about it is applied, not retried as "not known yet". */
+export interface KnownIntent {
+  readonly paymentId: string;
+  readonly attemptId: string;
+  readonly providerRef: string;
+}
+
+function stripeEvent(known?: KnownIntent): string {
+  const pi = known?.providerRef ?? `pi_bench${randomBytes(8).toString('hex')}`;
   const event = {
     id: `evt_bench${randomBytes(10).toString('hex')}`,
     object: 'event',
@@ -19,7 +26,10 @@ function stripeEvent(): string {
         client_secret: `${pi}_secret_${randomBytes(12).toString('hex')}`, created: Math.floor(Date.now() / 1000), currency: 'eur', customer: null,
         description: 'switchyard bench payment intent, padded to the size of a real event with charges and metadata',
         latest_charge: `ch_bench${randomBytes(8).toString('hex')}`, livemode: false,
-        metadata: { switchyard_attempt: `att_bench${randomBytes(6).toString('hex')}`, switchyard_payment: `pay_bench${randomBytes(6).toString('hex')}` },
+        metadata: {
+          switchyard_attempt: known?.attemptId ?? `att_bench${randomBytes(6).toString('hex')}`,
+          switchyard_payment: known?.paymentId ?? `pay_bench${randomBytes(6).toString('hex')}`,
+        },
         payment_method: `pm_bench${randomBytes(8).toString('hex')}`, payment_method_types: ['card'],
         payment_method_options: { card: { installments: null, mandate_options: null, network: null, request_three_d_secure: 'automatic' } },
         status: 'requires_capture', last_payment_error: null, next_action: null, shipping: null, statement_descriptor: null,
@@ -49,22 +59,25 @@ export interface IntakeResult {
 }
 
 /** Posts signed events to `/webhooks/<account>` on `port` for `seconds` with `connections` connections. */
-export async function intake(port: number, account: string, connections: number, seconds: number): Promise<IntakeResult> {
-  return (await intakeSideBySide(port, null, account, connections, seconds)).gateway;
+export async function intake(port: number, account: string, connections: number, seconds: number, known: readonly KnownIntent[] = []): Promise<IntakeResult> {
+  return (await intakeSideBySide(port, null, account, connections, seconds, known)).gateway;
 }
 
 /**
  * The gateway's intake and the bare endpoint, measured in alternating slices (4 each, `seconds`
  * in total per side) so that load from other processes on the machine hits both alike.
  */
-export async function intakeSideBySide(gatewayPort: number, barePort: number | null, account: string, connections: number, seconds: number): Promise<{ gateway: IntakeResult; bare: IntakeResult }> {
+export async function intakeSideBySide(
+  gatewayPort: number, barePort: number | null, account: string, connections: number, seconds: number, known: readonly KnownIntent[] = [],
+): Promise<{ gateway: IntakeResult; bare: IntakeResult }> {
   // Pre-built bodies: the driver's own JSON and HMAC work should not eat the server's CPU share.
-  const bodies = Array.from({ length: 2_000 }, () => stripeEvent());
+  const about = (i: number): KnownIntent | undefined => (known.length === 0 ? undefined : known[i % known.length]);
+  const bodies = Array.from({ length: 2_000 }, (_, i) => stripeEvent(about(i)));
   let n = 0;
   const side = (port: number) => {
     const http = new HttpClient(port, connections);
     const post = async (): Promise<number | null> => {
-      const body = n < bodies.length ? bodies[n]! : stripeEvent();
+      const body = n < bodies.length ? bodies[n]! : stripeEvent(about(n));
       n++;
       const r = await http.send('POST', `/webhooks/${account}`, signed(body), body);
       if (r.status !== 200) throw new Error(`intake answered ${r.status}: ${r.body.slice(0, 200)}`);

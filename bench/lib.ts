@@ -125,6 +125,12 @@ export async function openLoop(ratePerS: number, seconds: number, fn: () => Prom
   return { ok: latencies.length, errors, seconds: (performance.now() - started) / 1000, latencies, firstError };
 }
 
+/** BENCH_CPU_PROF=<dir>: the gateway child writes a V8 CPU profile there when it stops (read it with bench/cpu-summary.ts). */
+function profileArgs(mode: string): string[] {
+  const dir = process.env['BENCH_CPU_PROF'];
+  return dir === undefined || dir === '' || mode !== 'gateway' ? [] : ['--cpu-prof', `--cpu-prof-dir=${dir}`];
+}
+
 export interface Child {
   readonly port: number;
   stop(): Promise<void>;
@@ -133,7 +139,7 @@ export interface Child {
 /** Forks bench/server.ts in `mode` under tsx and waits for the port it listens on. */
 export async function startChild(mode: 'gateway' | 'baseline', env: Record<string, string> = {}): Promise<Child> {
   const file = fileURLToPath(new URL('./server.ts', import.meta.url));
-  const child: ChildProcess = fork(file, [mode], { execArgv: ['--import', 'tsx'], env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child: ChildProcess = fork(file, [mode], { execArgv: ['--import', 'tsx', ...profileArgs(mode)], env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${mode} did not start within 60 s`)), 60_000);
     child.once('exit', (code) => reject(new Error(`${mode} exited with ${code ?? 'a signal'} before listening`)));
