@@ -11,6 +11,7 @@ import type { FleetBreakers } from './breaker-board.ts';
 
 /** The states a payment never leaves (core TERMINAL_STATES), spelled as SQL for the in-flight index. */
 const TERMINAL = sql`('captured', 'voided', 'declined', 'expired', 'failed')`;
+const READ_TIMEOUT_MS = 5_000;
 
 export interface PaymentGroup {
   readonly state: string;
@@ -143,12 +144,19 @@ async function queueIndicator(q: Queue, now: Date): Promise<QueueIndicator> {
   };
 }
 
-async function settle<T>(what: string, errors: string[], read: () => Promise<T>, fallback: T): Promise<T> {
+/** A source that fails or does not answer in time is reported as an error; the rest still is (a scrape never hangs on one). */
+async function settle<T>(what: string, errors: string[], read: () => Promise<T>, fallback: T, timeoutMs = READ_TIMEOUT_MS): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+  });
   try {
-    return await read();
+    return await Promise.race([read(), late]);
   } catch (err) {
     errors.push(`${what}: ${(err as Error).message.slice(0, 200)}`);
     return fallback;
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -11,7 +11,8 @@ import type { Payment } from '../../../src/core/payment.ts';
 import type { Runtime } from '../../../src/app/runtime.ts';
 import { newKey, paymentBody, startApiGateway } from '../api/helpers.ts';
 import type { ApiGateway } from '../api/helpers.ts';
-import { REDIS_URL } from '../helpers/runtime.ts';
+import { startPrivateRedis } from '../helpers/redis-server.ts';
+import { REDIS_URL, startTestGateway, twoStripeConfig } from '../helpers/runtime.ts';
 import { metricSeries, metricValue, until } from './helpers.ts';
 
 let api: ApiGateway;
@@ -150,5 +151,22 @@ describe('GET /metrics', () => {
     const after = await scrape();
     expect(metricValue(after, 'switchyard_discrepancies_open', { category: 'amount_mismatch' })).toBeUndefined();
     expect(metricValue(after, 'switchyard_dead_letters', { kind: 'provider_call' })).toBeUndefined();
+  });
+
+  it('still answers when Redis is gone: the queue gauges drop out, the read error is counted, Postgres gauges stay', async () => {
+    const redis = await startPrivateRedis();
+    const gw = await startTestGateway('obs_metrics_noredis', twoStripeConfig(), { role: 'api', redisUrl: redis.url });
+    try {
+      const before = (await gw.rt.metrics.text()).body;
+      expect(metricSeries(before, 'switchyard_queue_jobs').length).toBeGreaterThan(0);
+      await redis.stop();
+      await new Promise((r) => setTimeout(r, 1_100));
+      const after = (await gw.rt.metrics.text()).body;
+      expect(metricSeries(after, 'switchyard_queue_jobs')).toEqual([]);
+      expect(metricValue(after, 'switchyard_indicator_read_errors')).toBeGreaterThanOrEqual(1);
+      expect(metricValue(after, 'switchyard_payments_needs_review')).toBe(0);
+    } finally {
+      await gw.close();
+    }
   });
 });
