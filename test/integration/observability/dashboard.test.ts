@@ -108,6 +108,11 @@ describe('operations dashboard', () => {
     expect(await state(stuck)).toBe('failed');
     const timeline = await api.gw.db.db.execute<{ origin: string; reason: string }>(sql`SELECT origin, reason FROM payment_transitions WHERE payment_id = ${stuck} ORDER BY id DESC LIMIT 1`);
     expect(timeline.rows[0]).toEqual({ origin: 'operator', reason: 'operator: PSP confirms no charge (OPS-7)' });
+
+    // bull-board beside it, on the same session: its page, assets and API calls all pass the admin check.
+    await page.getByRole('link', { name: 'Queues (bull-board)' }).click();
+    await page.getByText('call.stripe_a').first().waitFor({ timeout: 15_000 });
+    expect(await page.title()).toBe('Switchyard queues');
     await page.close();
   });
 });
