@@ -79,6 +79,8 @@ export interface VoidOperation {
   readonly no: number;
   readonly providerKey: string;
   readonly calls: number;
+  /** A send of this void may have reached the provider (an unknown answer): a later refusal proves nothing. */
+  readonly maybeReached?: boolean;
 }
 
 export interface RoutingDecision {

@@ -96,13 +96,16 @@ export function onCaptureOutcome(d: Draft, captureId: string, o: CallOutcome): S
     case 'not_sent':
     case 'unknown':
     case 'action_required': {
+      // An unknown answer may mean the provider captured: from then on the capture is pending, and a
+      // later refusal (of a resend) is no proof that nothing was captured.
+      const reached = o.kind !== 'not_sent' || c.status === 'pending';
       const resendable = mayResend(c.createdAt, d.now, policy.keyRetentionMs, d.env.core.retentionMarginMs);
       if (c.calls <= d.env.core.maxResends && resendable) {
-        const next = d.updateCapture(c.id, { calls: c.calls + 1 });
+        const next = d.updateCapture(c.id, { calls: c.calls + 1, ...(reached ? { status: 'pending' as const } : {}) });
         emitCaptureCall(d, attempt, next, retryDelay(d, c.id, next.calls));
         return null;
       }
-      if (o.kind === 'not_sent') {
+      if (!reached) {
         captureFailed(d, c, `not sent: ${o.reason}`);
         return null;
       }
@@ -180,11 +183,12 @@ export function onVoidOutcome(d: Draft, o: CallOutcome): StepResult | null {
     case 'action_required':
       if (reviewing) return noop(`void answered ${o.kind} while in review`);
       if (v.calls <= d.env.core.maxResends) {
-        d.setVoidOp({ ...v, calls: v.calls + 1 });
+        d.setVoidOp({ ...v, calls: v.calls + 1, ...(o.kind !== 'not_sent' ? { maybeReached: true } : {}) });
         emitVoidCall(d, attempt, retryDelay(d, v.providerKey, v.calls + 1));
         return null;
       }
-      if (o.kind === 'not_sent') d.setState('authorized', `void never sent: ${o.reason}`);
+      // Only when no send may have reached the provider does the authorization still stand for sure.
+      if (o.kind === 'not_sent' && v.maybeReached !== true) d.setState('authorized', `void never sent: ${o.reason}`);
       else d.setState('needs_review', 'void outcome unknown');
       return null;
   }
@@ -250,13 +254,15 @@ export function onRefundOutcome(d: Draft, refundId: string, o: CallOutcome): Ste
     case 'not_sent':
     case 'unknown':
     case 'action_required': {
+      // As for captures: after an unknown answer the refund is pending, and a later refusal proves nothing.
+      const reached = o.kind !== 'not_sent' || r.status === 'pending';
       const resendable = mayResend(r.createdAt, d.now, policy.keyRetentionMs, d.env.core.retentionMarginMs);
       if (r.calls <= d.env.core.maxResends && resendable) {
-        const next = d.updateRefund(r.id, { calls: r.calls + 1 });
+        const next = d.updateRefund(r.id, { calls: r.calls + 1, ...(reached ? { status: 'pending' as const } : {}) });
         emitRefundCall(d, attempt, next, retryDelay(d, r.id, next.calls));
         return null;
       }
-      if (o.kind === 'not_sent' && r.status === 'requested') {
+      if (!reached) {
         refundFailed(d, r);
         return null;
       }

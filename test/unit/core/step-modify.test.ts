@@ -84,6 +84,23 @@ describe('captures', () => {
     expect(s.state).toBe('needs_review');
   });
 
+  it('a capture answered unknown, then refused on every resend, is not failed: the first send may have captured', () => {
+    const s = authorizedSim();
+    capture(s, 'cap_1', 1000);
+    captureResult(s, 'cap_1', unknown());
+    for (let i = 0; i < 5; i++) captureResult(s, 'cap_1', notSent());
+    expect(s.payment.captures[0]!.status).not.toBe('failed');
+    expect(s.state).toBe('needs_review');
+  });
+
+  it('a capture refused on every send fails and the authorization stands', () => {
+    const s = authorizedSim();
+    capture(s, 'cap_1', 1000);
+    for (let i = 0; i < 5; i++) captureResult(s, 'cap_1', notSent());
+    expect(s.payment.captures[0]!.status).toBe('failed');
+    expect(s.state).toBe('authorized');
+  });
+
   it('a capture rejected after success (scheme) reduces the captured amount', () => {
     const s = authorizedSim('adyen_b');
     capture(s, 'cap_1', 1000);
@@ -134,6 +151,14 @@ describe('voids and expiry', () => {
     s.apply({ type: 'void_requested' });
     for (let i = 0; i < 5; i++) s.apply({ type: 'call_result', ref: { op: 'void' }, outcome: notSent() });
     expect(s.state).toBe('authorized');
+  });
+
+  it('a void answered unknown, then refused on every resend, goes to review: the first send may have voided', () => {
+    const s = authorizedSim();
+    s.apply({ type: 'void_requested' });
+    s.apply({ type: 'call_result', ref: { op: 'void' }, outcome: unknown() });
+    for (let i = 0; i < 5; i++) s.apply({ type: 'call_result', ref: { op: 'void' }, outcome: notSent() });
+    expect(s.state).toBe('needs_review');
   });
 
   it('before the hold lapses an uncaptured authorization is voided (default policy)', () => {
@@ -202,6 +227,22 @@ describe('refunds', () => {
     s.apply({ type: 'provider_fact', fact: { fact: 'refund_reversed', refundId: 'rfd_2' } });
     expect(s.payment.amountRefunded).toBe(0);
     expect(s.payment.refunds[1]!.status).toBe('reversed');
+  });
+
+  it('a refund answered unknown, then refused on every resend, stays pending (amount reserved) for reconciliation', () => {
+    const s = capturedSim();
+    refund(s, 'rfd_1', 400);
+    refundResult(s, 'rfd_1', unknown());
+    for (let i = 0; i < 5; i++) refundResult(s, 'rfd_1', notSent());
+    expect(s.payment.refunds[0]!.status).toBe('pending');
+    expect(refund(s, 'rfd_2', 601)).toMatchObject({ kind: 'illegal', code: 'amount_exceeds_captured' });
+  });
+
+  it('a refund refused on every send fails and frees its amount', () => {
+    const s = capturedSim();
+    refund(s, 'rfd_1', 400);
+    for (let i = 0; i < 5; i++) refundResult(s, 'rfd_1', notSent());
+    expect(s.payment.refunds[0]!.status).toBe('failed');
   });
 
   it('refund of an uncaptured payment is illegal', () => {
