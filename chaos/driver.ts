@@ -234,6 +234,23 @@ export class Driver {
           }
           break;
         }
+        case 'refund_pair': {
+          if (status !== 'captured' || pendingRefunds) continue;
+          const half = Math.floor((captured - refunded) / 2);
+          if (half < 1) continue;
+          this.tick();
+          this.tick();
+          const answers = await Promise.all([this.post(m, `/v1/payments/${id}/refunds`, { amount: half }, `${key}-a`), this.post(m, `/v1/payments/${id}/refunds`, { amount: half }, `${key}-b`)]);
+          for (const a of answers) {
+            if (a.status !== 200 && a.status !== 202) {
+              this.flag('idempotency', plan, id, `one of two refunds of ${half} (${captured - refunded} refundable) answered ${a.status}: ${a.body.slice(0, 200)}`);
+              continue;
+            }
+            const final = await this.settleRefund(m, String(parse(a.body)['id']));
+            if (final !== 'succeeded' && final !== 'failed' && final !== 'reversed') pendingRefunds = true;
+          }
+          break;
+        }
         case 'over_refund': {
           // Only when every refund this driver made is final: then what remains is exact.
           if (status !== 'captured' || pendingRefunds) continue;

@@ -136,7 +136,7 @@ export async function runChaos(o: ChaosOptions, shared?: Topology): Promise<Chao
       violations: violations.length,
       violations_by_invariant: byInvariant,
       in_flight: left.payments + left.modifications,
-      needs_review: data.payments.filter((p) => p.state === 'needs_review').length,
+      needs_review: data.payments.filter((p) => p.state === 'needs_review' || data.openDiscrepancies.has(p.id)).length,
       duration_s: Math.round((Date.now() - started) / 100) / 10,
       details: { violations, executed: [...injector.executed].sort((a, b) => a.firedAtMs - b.firedAtMs), plant: o.plant ?? null },
     };

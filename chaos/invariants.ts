@@ -114,7 +114,9 @@ export function checkInvariants(data: RunData, driver: DriverFacts): Violation[]
 
     // 5. Termination: resting, or parked for a person — nothing in flight.
     if (!RESTING_STATES.has(p.state as never)) v('termination', p.id, `still ${p.state} after quiescence`);
-    for (const m of [...captures, ...refunds]) if (m.status === 'requested' || m.status === 'pending') v('termination', p.id, `${m.id} still ${m.status} after quiescence`);
+    // A refund whose outcome stayed unknown through every resend is parked for reconciliation (an open discrepancy).
+    const parked = data.openDiscrepancies.has(p.id);
+    for (const m of [...captures, ...refunds]) if ((m.status === 'requested' || m.status === 'pending') && !parked) v('termination', p.id, `${m.id} still ${m.status} after quiescence`);
 
     // 7. One execution per effect at the provider: one provider payment per attempt.
     for (const [ref, list] of groupBy(sandbox, (e) => e.reference)) {
@@ -138,6 +140,30 @@ export function checkInvariants(data: RunData, driver: DriverFacts): Violation[]
     const target = f?.captureId !== undefined ? data.captures.find((c) => c.id === f.captureId) : f?.refundId !== undefined ? data.refunds.find((r) => r.id === f.refundId) : undefined;
     if (target !== undefined && ref !== null && target.provider_ref !== null && target.provider_ref !== ref) {
       v('webhook_auth', t.payment_id, `transition ${t.id} settled ${target.id} (provider ref ${target.provider_ref}) with an event about ${ref}: a stale event applied to another object`);
+    }
+  }
+  // The reference the provider gave each capture or refund when the worker sent it: a webhook that
+  // settles the object must be about that reference.
+  const sentRef = new Map<string, string>();
+  for (const t of data.transitions) {
+    const ref = t.input.ref;
+    const answer = t.input.outcome?.providerRef;
+    // Only answers that name the modification (an unknown answer may carry the payment's reference).
+    const named = t.input.outcome?.kind === 'pending' || t.input.outcome?.kind === 'succeeded';
+    if (t.origin !== 'worker' || ref === undefined || answer === undefined || !named) continue;
+    const id = ref.captureId ?? ref.refundId;
+    if (id !== undefined && !sentRef.has(id)) sentRef.set(id, answer);
+  }
+  for (const t of data.transitions) {
+    if (t.origin !== 'webhook' || t.outcome !== 'applied') continue;
+    const f = t.input.fact;
+    const id = f?.captureId ?? f?.refundId;
+    const eventRef = t.raw_provider?.modificationRef ?? null;
+    const sent = id === undefined ? undefined : sentRef.get(id);
+    // Like with like: Stripe answers a capture with the PaymentIntent and reports it on the charge.
+    const kind = (r: string): string => (r.includes('_') ? r.slice(0, r.indexOf('_')) : '');
+    if (id !== undefined && sent !== undefined && eventRef !== null && eventRef !== sent && kind(eventRef) === kind(sent)) {
+      v('webhook_auth', t.payment_id, `transition ${t.id} settled ${id} (sent as ${sent}) with an event about ${eventRef}: an event for another object applied`);
     }
   }
   for (const [ref, list] of groupBy([...data.captures, ...data.refunds].filter((m) => m.provider_ref !== null), (m) => m.provider_ref!)) {

@@ -46,6 +46,8 @@ export type Step =
   | { readonly kind: 'void'; readonly repeat: Repeat }
   /** percent of what the driver believes is still refundable; 'half' twice gives equal amounts. */
   | { readonly kind: 'refund'; readonly percent: number; readonly repeat: Repeat }
+  /** Two refunds of half of what is refundable, sent at once with different keys: both in flight together. */
+  | { readonly kind: 'refund_pair' }
   /** A refund of one unit more than is refundable: must be 422 amount_exceeds_captured. */
   | { readonly kind: 'over_refund' }
   /** A capture of one unit more than authorized: must be 422 amount_exceeds_authorized. */
@@ -106,7 +108,7 @@ function repeat(rng: Rng): Repeat {
 }
 
 function manualSteps(rng: Rng): Step[] {
-  switch (rng.weighted({ full: 30, partial: 20, void: 12, race: 10, keep: 6, over: 12, refunds: 10 })) {
+  switch (rng.weighted({ full: 28, partial: 18, void: 12, race: 10, keep: 6, over: 12, refunds: 14 })) {
     case 'full':
       return [{ kind: 'capture', percent: 100, repeat: repeat(rng) }, ...(rng.chance(0.5) ? [{ kind: 'refund', percent: 100, repeat: repeat(rng) } as const] : [])];
     case 'partial':
@@ -120,8 +122,11 @@ function manualSteps(rng: Rng): Step[] {
     case 'over':
       return [{ kind: 'over_capture' }, { kind: 'capture', percent: 100, repeat: 'once' }, { kind: 'over_refund' }, { kind: 'refund', percent: 100, repeat: repeat(rng) }];
     default:
-      // Two refunds of the same amount: a redelivered event for the first must not settle the second.
-      return [{ kind: 'capture', percent: 100, repeat: 'once' }, { kind: 'refund', percent: 50, repeat: repeat(rng) }, { kind: 'refund', percent: 100, repeat: repeat(rng) }, { kind: 'over_refund' }];
+      // Two refunds of the same amount, one after the other or both at once: an event about one
+      // must never settle the other.
+      return rng.chance(0.5)
+        ? [{ kind: 'capture', percent: 100, repeat: 'once' }, { kind: 'refund', percent: 50, repeat: repeat(rng) }, { kind: 'refund', percent: 100, repeat: repeat(rng) }, { kind: 'over_refund' }]
+        : [{ kind: 'capture', percent: 100, repeat: 'once' }, { kind: 'refund_pair' }, { kind: 'over_refund' }];
   }
 }
 
@@ -132,7 +137,7 @@ function automaticSteps(rng: Rng): Step[] {
     case 'one':
       return [{ kind: 'refund', percent: rng.pick([30, 100]), repeat: repeat(rng) }];
     case 'two':
-      return [{ kind: 'refund', percent: 50, repeat: repeat(rng) }, { kind: 'refund', percent: 100, repeat: repeat(rng) }];
+      return rng.chance(0.5) ? [{ kind: 'refund', percent: 50, repeat: repeat(rng) }, { kind: 'refund', percent: 100, repeat: repeat(rng) }] : [{ kind: 'refund_pair' }];
     default:
       return [{ kind: 'over_refund' }, { kind: 'refund', percent: 100, repeat: 'once' }];
   }
@@ -161,7 +166,7 @@ function paymentPlan(rng: Rng, index: number, merchants: number): PaymentPlan {
 /** Operations a lifecycle issues when its payment is approved (each repeat is one more). */
 function opsOf(p: PaymentPlan): number {
   const rep = (r: Repeat): number => (r === 'once' ? 1 : 2);
-  return rep(p.createRepeat) + p.steps.reduce((n, s) => n + ('repeat' in s ? rep(s.repeat) : s.kind === 'race' ? 2 : 1), 0);
+  return rep(p.createRepeat) + p.steps.reduce((n, s) => n + ('repeat' in s ? rep(s.repeat) : s.kind === 'race' || s.kind === 'refund_pair' ? 2 : 1), 0);
 }
 
 const SANDBOX_FAULTS: readonly FaultKind[] = ['error_503', 'reset_before_processing', 'accept_then_drop', 'latency_before', 'latency_after'];

@@ -13,13 +13,17 @@ import type { Invariant } from './invariants.ts';
 export const PLANTED_BUGS = ['failover_on_timeout', 'new_key_per_retry', 'stale_webhook', 'skip_version_check', 'refund_without_amount_check'] as const;
 export type PlantedBug = (typeof PLANTED_BUGS)[number];
 
-/** The invariant each bug must trip. */
-export const EXPECTED_INVARIANT: Readonly<Record<PlantedBug, Invariant>> = {
-  failover_on_timeout: 'no_double_charge',
-  new_key_per_retry: 'no_double_charge',
-  stale_webhook: 'webhook_auth',
-  skip_version_check: 'legal_edges',
-  refund_without_amount_check: 'amounts',
+/**
+ * The invariants each bug must trip (any one of them). A new key per retry makes the provider run
+ * one operation twice: a second authorization where the provider keeps none per reference (a
+ * double charge), or a second provider payment for one attempt (the outbox invariant).
+ */
+export const EXPECTED_INVARIANTS: Readonly<Record<PlantedBug, readonly Invariant[]>> = {
+  failover_on_timeout: ['no_double_charge', 'failover_proof'],
+  new_key_per_retry: ['no_double_charge', 'outbox'],
+  stale_webhook: ['webhook_auth'],
+  skip_version_check: ['legal_edges'],
+  refund_without_amount_check: ['amounts'],
 };
 
 export function isPlantedBug(name: string): name is PlantedBug {
@@ -46,13 +50,13 @@ export function plantedSeams(bug: PlantedBug): GatewaySeams {
         },
       };
     case 'stale_webhook':
-      // Events matched by amount alone: a redelivered event for a settled refund or capture settles
-      // the next one in flight with the same amount.
+      // Events matched by amount alone, newest object first, ignoring the provider's reference: an
+      // event about an older refund or capture settles the newest one in flight with that amount.
       return {
         mapEvent: (p, account, e) => {
           if ('modificationRef' in e && (e.kind === 'refund_succeeded' || e.kind === 'capture_succeeded')) {
             const list = e.kind === 'refund_succeeded' ? p.refunds : p.captures;
-            const open = list.find((x) => (x.status === 'requested' || x.status === 'pending') && x.amount === e.amount);
+            const open = [...list].reverse().find((x) => (x.status === 'requested' || x.status === 'pending') && x.amount === e.amount);
             if (open !== undefined) {
               const fact = e.kind === 'refund_succeeded' ? { fact: 'refund_succeeded' as const, refundId: open.id } : { fact: 'capture_succeeded' as const, captureId: open.id };
               return { kind: 'input', input: { type: 'provider_fact', fact: { ...fact, ...(e.modificationRef === null ? {} : { providerRef: e.modificationRef }) } }, attemptId: null };

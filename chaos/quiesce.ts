@@ -14,10 +14,11 @@ const RESTING = ['authorized', 'captured', 'voided', 'declined', 'expired', 'fai
 
 export async function inFlight(client: pg.Client, merchantIds: readonly string[]): Promise<InFlight> {
   const r = await client.query<{ payments: string; modifications: string; outbox: string; inbound: string }>(
-    `WITH run AS (SELECT id, state FROM payments WHERE merchant_id = ANY($1))
+    `WITH run AS (SELECT id, state FROM payments WHERE merchant_id = ANY($1)),
+          parked AS (SELECT payment_id FROM discrepancies WHERE status = 'open' AND payment_id IS NOT NULL)
      SELECT (SELECT count(*) FROM run WHERE state <> ALL($2)) AS payments,
-            (SELECT count(*) FROM captures WHERE payment_id IN (SELECT id FROM run) AND status IN ('requested', 'pending'))
-          + (SELECT count(*) FROM refunds WHERE payment_id IN (SELECT id FROM run) AND status IN ('requested', 'pending')) AS modifications,
+            (SELECT count(*) FROM captures WHERE payment_id IN (SELECT id FROM run) AND status IN ('requested', 'pending') AND payment_id NOT IN (SELECT payment_id FROM parked))
+          + (SELECT count(*) FROM refunds WHERE payment_id IN (SELECT id FROM run) AND status IN ('requested', 'pending') AND payment_id NOT IN (SELECT payment_id FROM parked)) AS modifications,
             (SELECT count(*) FROM outbox WHERE payment_id IN (SELECT id FROM run) AND status = 'pending' AND run_at <= now()) AS outbox,
             (SELECT count(*) FROM inbound_events WHERE outcome = 'pending') AS inbound`,
     [merchantIds, RESTING],

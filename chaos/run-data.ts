@@ -44,7 +44,12 @@ export interface TransitionRow {
   readonly outcome: 'applied' | 'ignored';
   readonly origin: string;
   readonly version: number;
-  readonly input: { type: string; fact?: { fact: string; captureId?: string; refundId?: string; providerRef?: string } };
+  readonly input: {
+    type: string;
+    fact?: { fact: string; captureId?: string; refundId?: string; providerRef?: string };
+    ref?: { op: string; captureId?: string; refundId?: string };
+    outcome?: { kind: string; providerRef?: string };
+  };
   readonly raw_provider: { providerEventId?: string; modificationRef?: string | null } | null;
 }
 
@@ -87,6 +92,8 @@ export interface RunData {
   readonly outbox: readonly OutboxRow[];
   readonly inbound: readonly InboundRow[];
   readonly sandbox: readonly SandboxEntry[];
+  /** Payments with an open discrepancy: parked for reconciliation or an operator. */
+  readonly openDiscrepancies: ReadonlySet<string>;
   /** Ledger problems (unbalanced transactions, payments whose books disagree) for the run's payments. */
   readonly ledgerProblems: readonly { readonly id: string; readonly detail: string }[];
 }
@@ -117,6 +124,7 @@ export async function loadRunData(databaseUrl: string, merchantIds: readonly str
       ['id'],
     );
     const outbox = num(await q<OutboxRow & Record<string, unknown>>(`SELECT id, payment_id, kind, status, last_error, run_at > now() AS future FROM outbox WHERE ${ofRun}`), ['id']);
+    const openDiscrepancies = new Set((await q<{ payment_id: string }>(`SELECT DISTINCT payment_id FROM discrepancies WHERE status = 'open' AND ${ofRun}`)).map((r) => r.payment_id));
     const inbound = (await client.query<InboundRow & Record<string, unknown>>('SELECT connector, provider_event_id, verified, outcome, payment_id FROM inbound_events')).rows;
 
     const sandbox: SandboxEntry[] = [];
@@ -135,7 +143,7 @@ export async function loadRunData(databaseUrl: string, merchantIds: readonly str
     } finally {
       await pool.end();
     }
-    return { payments, attempts, captures, refunds, transitions, outbox, inbound, sandbox, ledgerProblems };
+    return { payments, attempts, captures, refunds, transitions, outbox, inbound, sandbox, ledgerProblems, openDiscrepancies };
   } finally {
     await client.end();
   }

@@ -1,0 +1,73 @@
+// The harness must catch bugs, not only pass: each deliberately broken part, swapped into the
+// gateway's processes through its seams, must produce violations of the invariant it breaks.
+// One topology (database, Redis, sandboxes, proxy) serves all five runs; each run starts its own
+// gateway processes with its bug.
+
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runChaos } from '../../../chaos/harness.ts';
+import type { ChaosReport } from '../../../chaos/harness.ts';
+import { makePlan } from '../../../chaos/plan.ts';
+import type { FaultKind, PaymentPlan } from '../../../chaos/plan.ts';
+import { EXPECTED_INVARIANTS, PLANTED_BUGS } from '../../../chaos/planted-bugs.ts';
+import type { PlantedBug } from '../../../chaos/planted-bugs.ts';
+import { Topology } from '../../../chaos/topology.ts';
+import { createTestDatabase } from '../helpers/db.ts';
+import type { TestDatabase } from '../helpers/db.ts';
+
+/** The faults that give each bug its chance (a bug in timeout handling needs timeouts). */
+const FAULTS: Readonly<Record<PlantedBug, { kinds: readonly FaultKind[]; rate: number; payments: number }>> = {
+  failover_on_timeout: { kinds: ['latency_before', 'accept_then_drop'], rate: 0.5, payments: 50 },
+  new_key_per_retry: { kinds: ['accept_then_drop', 'latency_before', 'reset_before_processing'], rate: 0.5, payments: 50 },
+  // Late copies of settled refunds' events, while the next refund of the same amount is in flight.
+  stale_webhook: { kinds: ['webhook_delay', 'webhook_duplicate', 'webhook_reorder'], rate: 0.3, payments: 50 },
+  // Lost updates need concurrent transitions of one payment: worker answers racing webhooks.
+  skip_version_check: { kinds: ['webhook_duplicate', 'webhook_reorder'], rate: 0.2, payments: 50 },
+  refund_without_amount_check: { kinds: [], rate: 0, payments: 50 },
+};
+
+/** Two refunds in flight together, where they stay in flight until a webhook settles them (Adyen: EUR). */
+const asyncRefundPair = (p: PaymentPlan): boolean => p.currency === 'EUR' && p.card === '4242424242424242' && p.steps.some((s) => s.kind === 'refund_pair');
+const refundPair = (p: PaymentPlan): boolean => p.card === '4242424242424242' && p.steps.some((s) => s.kind === 'refund_pair');
+
+/** The first seed from `from` whose plan has at least `min` payments the bug needs (plans are pure: cheap to scan). */
+function seedWith(from: number, payments: number, wanted: (p: PaymentPlan) => boolean, min: number): number {
+  for (let seed = from; ; seed++) {
+    const plan = makePlan({ seed, payments, merchants: 6, accounts: ['stripe_c', 'adyen_c'], faultRate: 0, kills: true, clientTimeoutMs: 1_500 });
+    if (plan.payments.filter(wanted).length >= min) return seed;
+  }
+}
+
+/** What a bug needs from the workload, when any seed will not do. */
+const NEEDS: Partial<Record<PlantedBug, (p: PaymentPlan) => boolean>> = { stale_webhook: asyncRefundPair, skip_version_check: refundPair };
+
+let db: TestDatabase;
+let topology: Topology;
+const reports = new Map<PlantedBug, ChaosReport>();
+
+beforeAll(async () => {
+  db = await createTestDatabase('chaos_planted');
+  topology = await Topology.boot({ databaseUrl: db.url, processes: 1, runDir: join(tmpdir(), `sy-chaos-planted-${process.pid}`), clientTimeoutMs: 1_500, apiWaitMs: 2_000 });
+  for (const [i, bug] of PLANTED_BUGS.entries()) {
+    reports.set(bug, await runChaos(
+      { payments: FAULTS[bug].payments, seed: NEEDS[bug] === undefined ? 1000 + i : seedWith(1000 + i, FAULTS[bug].payments, NEEDS[bug], 5), processes: 1, databaseUrl: db.url, runDir: topology.opts.runDir, plant: bug, kinds: FAULTS[bug].kinds, faultRate: FAULTS[bug].rate, quiesceMs: 30_000 },
+      topology,
+    ));
+  }
+}, 900_000);
+
+afterAll(async () => {
+  await topology?.close();
+  await db?.drop();
+});
+
+describe('chaos harness against planted bugs', () => {
+  it.each(PLANTED_BUGS)('%s is caught by its invariant', (bug) => {
+    const r = reports.get(bug)!;
+    const caught = r.details.violations.filter((v) => EXPECTED_INVARIANTS[bug].includes(v.invariant));
+    console.log(`${bug}: ${JSON.stringify(r.violations_by_invariant)} e.g. ${caught[0]?.detail ?? '-'}`);
+    expect(caught.length, `${bug}: ${JSON.stringify(r.violations_by_invariant)}`).toBeGreaterThan(0);
+    expect(caught.every((v) => v.detail.length > 0)).toBe(true);
+  });
+});
