@@ -67,8 +67,11 @@ export interface TransitionOptions {
   readonly maxTries?: number;
   /** Called after COMMIT with the new outbox ids (the relay kick); the relay's sweep covers a failure here. */
   readonly onCommitted?: (outboxIds: readonly number[]) => void | Promise<void>;
-  /** More writes in the same transaction, whatever step() decided (a worker marks its outbox row done here). */
-  readonly inTransaction?: (tx: DbOrTx) => Promise<void>;
+  /**
+   * More writes in the same transaction, whatever step() decided (a worker marks its outbox row
+   * done here); `logged` is what the transition row just written says.
+   */
+  readonly inTransaction?: (tx: DbOrTx, logged: LoggedTransition) => Promise<void>;
   readonly hooks?: TransitionHooks;
   /**
    * The aggregate the caller read moments ago: the first try runs step() on it instead of reading
@@ -76,6 +79,12 @@ export interface TransitionOptions {
    * its version) or, for an ignored input, a version check — and the retry reads afresh.
    */
   readonly loaded?: Payment;
+}
+
+/** The outcome and reason of the transition row this transaction wrote. */
+export interface LoggedTransition {
+  readonly outcome: 'applied' | 'ignored';
+  readonly reason: string;
 }
 
 interface Written {
@@ -218,7 +227,7 @@ async function attemptOnce(
         transitionId = Number(r.rows[0].id);
       }
       const written = { payment: loaded, transitionId, effects: [] as const, outboxIds: [] as const };
-      await opts.inTransaction?.(tx);
+      await opts.inTransaction?.(tx, { outcome: 'ignored', reason: result.reason });
       if (opts.hooks?.beforeCommit !== undefined) await opts.hooks.beforeCommit({ backendPid: await backendPid(tx) });
       return result.kind === 'noop'
         ? { kind: 'noop', reason: result.reason, ...written }
@@ -248,7 +257,7 @@ async function attemptOnce(
     }
     await writeChildren(tx, loaded, next, now);
     const outboxIds = await writeEffects(tx, result.effects, { payment: next, transitionId, now, newId: env.newId });
-    await opts.inTransaction?.(tx);
+    await opts.inTransaction?.(tx, { outcome: 'applied', reason: result.note });
     if (opts.hooks?.beforeCommit !== undefined) await opts.hooks.beforeCommit({ backendPid: await backendPid(tx) });
     return { kind: 'applied', payment: next, effects: result.effects, outboxIds, from: result.from, to: result.to, note: result.note, transitionId };
   });

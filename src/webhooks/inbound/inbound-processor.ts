@@ -4,7 +4,6 @@
 // same transaction. step() ignores stale and duplicate facts; the transition log keeps why.
 // An event for a payment we do not know yet (it raced our own commit) is retried, not dropped.
 
-import { sql } from 'drizzle-orm';
 import type { NormalizedEvent } from '../../connectors/contract.ts';
 import { newId } from '../../core/ids.ts';
 import { claimOutboxRow, markOutboxDone, releaseOutboxRow } from '../../jobs/outbox-claims.ts';
@@ -31,14 +30,6 @@ async function findPaymentId(db: DbOrTx, account: string, e: NormalizedEvent): P
   }
   if (e.providerRef === null) return null;
   return (await findAttemptByProviderRef(db, account, e.providerRef))?.paymentId ?? null;
-}
-
-/** The transition row this transaction just wrote (its sequence value is per session). */
-async function justLogged(tx: DbOrTx): Promise<{ outcome: string; reason: string }> {
-  const r = await tx.execute<{ outcome: string; reason: string }>(
-    sql`SELECT outcome, reason FROM payment_transitions WHERE id = currval(pg_get_serial_sequence('payment_transitions', 'id'))`,
-  );
-  return r.rows[0]!;
 }
 
 export async function processInboundEvent(s: WebhookServices, outboxId: number, claimant: string): Promise<InboundResult> {
@@ -90,8 +81,7 @@ async function applyClaimed(s: WebhookServices, outboxId: number, inboundId: num
         rawProvider: e,
         ...(action.attemptId === null ? {} : { attemptId: action.attemptId }),
         now: s.now,
-        inTransaction: async (tx) => {
-          const logged = await justLogged(tx);
+        inTransaction: async (tx, logged) => {
           settled = { kind: logged.outcome === 'applied' ? 'applied' : 'ignored', reason: `${e.rawType}: ${logged.reason}` };
           await settleInboundEvent(tx, row.id, settled.kind === 'applied' ? 'applied' : 'ignored', settled.reason, paymentId, s.now());
           await markOutboxDone(tx, outboxId, s.now());
