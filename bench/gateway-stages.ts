@@ -99,7 +99,9 @@ export interface LatencyResult {
  * the provider calls that payment made (counted from its outbox rows: Stripe's create is two).
  */
 export async function addedLatency(http: HttpClient, db: pg.Client, keys: readonly string[], ratePerS: number, seconds: number, delayMs: number): Promise<LatencyResult> {
-  await control(http, '/_sandbox/stripe_eu/faults', { op: 'any', mode: 'latency', latency_ms: delayMs, count: 1_000_000 });
+  // process: after — the sandbox waits, then executes and answers, so its webhook cannot tell us
+  // the outcome before the delay is over: each provider call costs exactly delayMs of provider time.
+  await control(http, '/_sandbox/stripe_eu/faults', { op: 'any', mode: 'latency', latency_ms: delayMs, count: 1_000_000, process: 'after' });
   let i = 0;
   const created: { id: string; ms: number }[] = [];
   const stats = await openLoop(ratePerS, seconds, () => payOnce(http, keys[i++ % keys.length]!, false, (id, ms) => created.push({ id, ms })));
@@ -111,6 +113,19 @@ export async function addedLatency(http: HttpClient, db: pg.Client, keys: readon
   const added = created.map((c) => c.ms - delayMs * (callsOf.get(c.id) ?? 1));
   const callsPerCreate = created.length === 0 ? 0 : created.reduce((t, c) => t + (callsOf.get(c.id) ?? 1), 0) / created.length;
   return { ratePerS, callsPerCreate, p50Ms: percentile(added, 50), p99Ms: percentile(added, 99), requests: stats.ok, errors: stats.errors, firstError: stats.firstError };
+}
+
+/**
+ * Waits (at most `maxMs`) until no outbox work is due: the webhooks, merchant events and calls an
+ * earlier stage left behind would otherwise be measured as this stage's latency. Returns the wait.
+ */
+export async function settle(db: pg.Client, maxMs = 60_000): Promise<number> {
+  const started = performance.now();
+  for (;;) {
+    const r = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM outbox WHERE status = 'pending' AND run_at <= now()`);
+    if (r.rows[0]!.n === 0 || performance.now() - started > maxMs) return performance.now() - started;
+    await sleep(200);
+  }
 }
 
 export interface FailFastResult {

@@ -12,7 +12,7 @@ import { databaseUrlFromEnv, withDatabase } from '../src/store/database-url.ts';
 import { createDatabase } from '../src/store/db.ts';
 import { createMerchant } from '../src/store/merchants.ts';
 import { benchConfig, recreateDatabase } from './config.ts';
-import { addedLatency, failFast, lifecycle } from './gateway-stages.ts';
+import { addedLatency, failFast, lifecycle, settle } from './gateway-stages.ts';
 import { BENCH_STRIPE_SECRET, intakeSideBySide } from './intake.ts';
 import { HttpClient, round, startChild } from './lib.ts';
 import type { Child } from './lib.ts';
@@ -96,8 +96,9 @@ async function main(): Promise<void> {
     }
 
     if (stages.has(4) && life !== null) {
+      const drained = await settle(stats);
       const rate = Math.max(1, round(life.paymentsPerS / 2));
-      say(`4. added latency: creates at ${rate}/s (half the lifecycle rate), sandbox answering after ${PROVIDER_DELAY_MS} ms per call`);
+      say(`4. added latency: creates at ${rate}/s (half the lifecycle rate), sandbox answering after ${PROVIDER_DELAY_MS} ms per call (backlog drained in ${round(drained / 1000, 1)} s first)`);
       const lat = await addedLatency(http, stats, keys, rate, seconds, PROVIDER_DELAY_MS);
       say(`   added p50 ${round(lat.p50Ms)} ms, p99 ${round(lat.p99Ms)} ms over ${lat.requests} requests (${round(lat.callsPerCreate, 2)} provider calls each), ${lat.errors} errors${lat.firstError === null ? '' : ` (${lat.firstError})`}`);
       result['added_latency_ms'] = { p50: round(lat.p50Ms, 2), p99: round(lat.p99Ms, 2) };
@@ -122,7 +123,8 @@ async function main(): Promise<void> {
     }
 
     if (stages.has(6)) {
-      say('6. fail-fast: every sandbox down, every breaker open');
+      const drained = await settle(stats);
+      say(`6. fail-fast: every sandbox down, every breaker open (backlog drained in ${round(drained / 1000, 1)} s first)`);
       const ff = await failFast(http, keys, Math.min(seconds, 5));
       say(`   p50 ${round(ff.p50Ms, 2)} ms, p99 ${round(ff.p99Ms, 2)} ms over ${ff.requests} requests; answers ${JSON.stringify(ff.statuses)}`);
       result['failfast_p99_ms'] = round(ff.p99Ms, 2);
