@@ -8,6 +8,20 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 
+/** The producer connection refuses commands until it is ready (no offline queue): a process just started waits briefly. */
+async function ready(redis: Redis, timeoutMs = 2_000): Promise<void> {
+  if (redis.status === 'ready' || redis.status === 'end' || redis.status === 'close') return;
+  await new Promise<void>((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      redis.off('ready', done);
+      resolve();
+    };
+    const timer = setTimeout(done, timeoutMs);
+    redis.once('ready', done);
+  });
+}
+
 export type FleetBreakers = Record<string, { closed: number; half_open: number; open: number }>;
 
 export interface BreakerBoardOptions {
@@ -35,6 +49,7 @@ export class BreakerBoard {
     const at = this.now();
     const fields = Object.fromEntries(Object.entries(this.states()).map(([account, state]) => [`${account}|${this.processId}`, `${state}|${at}`]));
     if (Object.keys(fields).length === 0) return;
+    await ready(this.redis);
     await this.redis.multi().hset(this.key, fields).pexpire(this.key, this.intervalMs * 20).exec();
   }
 
@@ -55,6 +70,7 @@ export class BreakerBoard {
 
   /** Per connector account: how many live worker processes report each state. */
   async read(): Promise<FleetBreakers> {
+    await ready(this.redis);
     const all = await this.redis.hgetall(this.key);
     const freshAfter = this.now() - 3 * this.intervalMs;
     const out: FleetBreakers = {};
