@@ -45,7 +45,11 @@ export function requestFingerprint(method: string, path: string, body: unknown):
   return createHash('sha256').update(`${method.toUpperCase()}\n${path}\n${canonicalJson(body)}`).digest('hex');
 }
 
-/** A capture or refund id fixed by the key, so a resumed request asks the core for the same operation. */
+/**
+ * A capture or refund id fixed by the key (and the record's creation time), so a resumed request
+ * asks the core for the same operation. The record must outlive a failed execution for that: the
+ * routes bind it to its payment first (bindClaimToPayment), and releaseClaim keeps bound records.
+ */
 export function operationIdFor(kind: 'capture' | 'refund', claim: HeldClaim): string {
   const seed = createHash('sha256').update(`${claim.merchantId}\u0000${claim.key}`).digest();
   return newId(kind, claim.createdAt.getTime(), seed);

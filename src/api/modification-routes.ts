@@ -6,6 +6,7 @@ import type { Router } from 'express';
 import { requestCapture, requestRefund, requestVoid, waitForPayment } from '../app/payment-service.ts';
 import type { Payment } from '../core/payment.ts';
 import type { RefundState } from '../core/states.ts';
+import { bindClaimToPayment } from '../store/idempotency.ts';
 import { loadPayment } from '../store/payment-queries.ts';
 import { findRefundPaymentId } from '../store/refund-queries.ts';
 import type { TransitionResult } from '../store/transition.ts';
@@ -64,6 +65,7 @@ export function modificationRoutes(ctx: ApiContext): Router {
 
   router.post('/v1/payments/:id/capture', idempotentPost(ctx.idempotency, captureBody, async ({ merchantId, body, params, claim }) => {
     const p = await paymentOf(merchantId, params['id']!);
+    await bindClaimToPayment(db, claim, p.id);
     const captureId = operationIdFor('capture', claim);
     const r = await requestCapture(ctx.rt, merchantId, p, body.amount, body.final ?? true, captureId);
     if (r.kind === 'illegal') throw refusal(r);
@@ -81,6 +83,7 @@ export function modificationRoutes(ctx: ApiContext): Router {
 
   router.post('/v1/payments/:id/refunds', idempotentPost(ctx.idempotency, refundBody, async ({ merchantId, body, params, claim }) => {
     const p = await paymentOf(merchantId, params['id']!);
+    await bindClaimToPayment(db, claim, p.id);
     const refundId = operationIdFor('refund', claim);
     const r = await requestRefund(ctx.rt, merchantId, p, body.amount, body.reason ?? null, refundId);
     if (r.kind === 'illegal') throw refusal(r);

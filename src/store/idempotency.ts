@@ -93,6 +93,17 @@ export async function attachPaymentToClaim(tx: DbOrTx, claim: HeldClaim, payment
   if (rows.length === 0) throw new LeaseLostError(claim.key);
 }
 
+/**
+ * Before a capture or refund is requested: the key names the payment it works on, so a failure
+ * after the request committed keeps the record (releaseClaim forgets only unbound ones) and the
+ * retry resumes with the same operation id instead of asking for a second capture or refund.
+ * Found by the chaos harness: a refund replayed after its connection was cut became a new refund.
+ */
+export async function bindClaimToPayment(db: DbOrTx, claim: HeldClaim, paymentId: string): Promise<void> {
+  if (claim.paymentId !== null) return;
+  await attachPaymentToClaim(db, claim, paymentId);
+}
+
 /** Stores the answer; false when the lease was lost (the new holder stores its own). */
 export async function completeClaim(db: DbOrTx, claim: HeldClaim, response: { status: number; body: Buffer; headers: Record<string, string> }): Promise<boolean> {
   const rows = await db

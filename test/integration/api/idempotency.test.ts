@@ -4,7 +4,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestFingerprint } from '../../../src/api/idempotent-post.ts';
 import { startPayment } from '../../../src/app/payment-service.ts';
-import { purgeExpiredIdempotencyRecords } from '../../../src/store/idempotency.ts';
+import { purgeExpiredIdempotencyRecords, releaseClaim } from '../../../src/store/idempotency.ts';
 import { CARD_OK, newKey, paymentBody, rowCounts, startApiGateway } from './helpers.ts';
 import type { ApiGateway } from './helpers.ts';
 
@@ -149,6 +149,27 @@ describe('idempotency', () => {
     expect(retry.status).toBe(200);
     expect(retry.json.amount_captured).toBe(1000);
     expect(await count('SELECT count(*) AS n FROM captures WHERE payment_id = $1', [p.id])).toBe(1);
+  });
+
+  it('a refund whose execution failed after it committed is not requested again by the retry', async () => {
+    const p = (await api.call('POST', '/v1/payments', { body: paymentBody({ amount: 3000, capture_method: 'automatic' }) })).json;
+    const idem = newKey();
+    const first = await api.call('POST', `/v1/payments/${p.id}/refunds`, { idem, body: { amount: 1000 } });
+    expect(first.status).toBe(200);
+    // What the handler's failure path leaves when execution throws after the refund committed (a
+    // connection cut while it waited): the record in progress under its lease, then releaseClaim.
+    const rec = (
+      await api.gw.db.pool.query<{ locked_until: Date; created_at: Date; payment_id: string | null }>(
+        `UPDATE idempotency_records SET status = 'in_progress', response_status = NULL, response_body = NULL, locked_until = $2
+          WHERE key = $1 RETURNING locked_until, created_at, payment_id`,
+        [idem, new Date(Date.now() + 60_000)],
+      )
+    ).rows[0]!;
+    await releaseClaim(api.gw.db.db, { merchantId: api.merchantId, key: idem, lease: rec.locked_until, createdAt: rec.created_at, paymentId: rec.payment_id, resumed: false }, new Date());
+    const retry = await api.call('POST', `/v1/payments/${p.id}/refunds`, { idem, body: { amount: 1000 } });
+    expect(retry.status).toBe(200);
+    expect(retry.json.id).toBe(first.json.id);
+    expect(await count('SELECT count(*) AS n FROM refunds WHERE payment_id = $1', [p.id])).toBe(1);
   });
 
   it('records past retention are purged, and an expired key is free again', async () => {
