@@ -138,11 +138,12 @@ export class FaultInjector {
         await this.topology.redis.restart();
         return 'redis-server killed (-9) and started again, empty';
       case 'pg_terminate': {
-        const client = new pg.Client({ connectionString: this.databaseUrl });
+        const client = new pg.Client({ connectionString: this.databaseUrl, application_name: 'chaos-terminator' });
         await client.connect();
         try {
           const r = await client.query<{ n: string }>(
-            'SELECT count(pg_terminate_backend(pid))::text AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+            // Not the harness's own connections (a concurrent terminator, the checks).
+            "SELECT count(pg_terminate_backend(pid))::text AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name NOT LIKE 'chaos-%'",
           );
           return `${r.rows[0]?.n ?? 0} backends terminated`;
         } finally {

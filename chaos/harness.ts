@@ -65,7 +65,7 @@ export interface ChaosReport {
 }
 
 async function createMerchants(databaseUrl: string, n: number, tag: string): Promise<{ ids: string[]; keys: string[] }> {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 2, application_name: 'chaos-harness' });
   try {
     const db = drizzle(pool, { schema });
     const ids: string[] = [];

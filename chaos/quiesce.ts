@@ -31,7 +31,7 @@ export const total = (f: InFlight): number => f.payments + f.modifications + f.o
 
 /** Polls until nothing is in flight twice in a row, or the bound passes; returns what is left. */
 export async function waitForQuiescence(databaseUrl: string, merchantIds: readonly string[], boundMs: number, onPoll?: (f: InFlight) => void): Promise<InFlight> {
-  const client = new pg.Client({ connectionString: databaseUrl });
+  const client = new pg.Client({ connectionString: databaseUrl, application_name: 'chaos-harness' });
   await client.connect();
   try {
     const deadline = Date.now() + boundMs;

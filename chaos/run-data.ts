@@ -106,7 +106,7 @@ const num = <T extends Record<string, unknown>>(rows: T[], fields: (keyof T)[]):
   });
 
 export async function loadRunData(databaseUrl: string, merchantIds: readonly string[], controlUrl: string, accounts: readonly string[]): Promise<RunData> {
-  const client = new pg.Client({ connectionString: databaseUrl });
+  const client = new pg.Client({ connectionString: databaseUrl, application_name: 'chaos-harness' });
   await client.connect();
   try {
     const q = async <T extends Record<string, unknown>>(text: string): Promise<T[]> => (await client.query<T>(text, [merchantIds])).rows;
@@ -134,7 +134,7 @@ export async function loadRunData(databaseUrl: string, merchantIds: readonly str
       for (const e of body.payments) sandbox.push({ ...e, account });
     }
 
-    const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 2, application_name: 'chaos-harness' });
     let ledgerProblems: { id: string; detail: string }[] = [];
     try {
       const ids = new Set(payments.map((p) => p.id));
