@@ -50,7 +50,7 @@ describe('GET /metrics', () => {
     expect(metricValue(text, 'switchyard_transitions_total', { from: 'created', to: 'authorizing', connector: 'stripe_a', origin: 'api' })).toBe(3);
     expect(metricValue(text, 'switchyard_transitions_total', { from: 'authorizing', to: 'authorized', connector: 'stripe_a', origin: 'worker' })).toBeGreaterThanOrEqual(1);
     expect(metricValue(text, 'switchyard_transitions_total', { from: 'authorizing', to: 'declined', connector: 'stripe_a', origin: 'worker' })).toBe(1);
-    expect(metricValue(text, 'switchyard_transitions_total', { from: 'authorizing', to: 'auth_unknown', connector: 'stripe_a', origin: 'worker' })).toBeGreaterThanOrEqual(1);
+    expect(metricValue(text, 'switchyard_transitions_total', { from: 'authorizing', to: 'auth_unknown', connector: 'stripe_a', origin: 'worker' })).toBe(1);
     expect(metricValue(text, 'switchyard_provider_calls_total', { connector: 'stripe_a', op: 'authorize', outcome: 'succeeded', reason: '' })).toBeGreaterThanOrEqual(2);
     expect(metricValue(text, 'switchyard_provider_calls_total', { connector: 'stripe_a', op: 'authorize', outcome: 'declined_soft', reason: '' })).toBe(1);
     expect(metricValue(text, 'switchyard_provider_calls_total', { connector: 'stripe_a', op: 'authorize', outcome: 'unknown', reason: 'server_error' })).toBe(1);
@@ -117,8 +117,7 @@ describe('GET /metrics', () => {
     expect(metricValue(text, 'switchyard_payments_needs_review')).toBe(1);
     expect(metricValue(text, 'switchyard_payments_nonterminal', { state: 'needs_review', connector: 'stripe_a' })).toBe(1);
     expect(metricValue(text, 'switchyard_payments_oldest_nonterminal_age_seconds', { state: 'needs_review', connector: 'stripe_a' })).toBeGreaterThan(7_000);
-    // Present even when zero (under heavy load a provider call may time out: its exact value is not this test's business).
-    expect(metricValue(text, 'switchyard_payments_auth_unknown')).toBeGreaterThanOrEqual(0);
+    expect(metricValue(text, 'switchyard_payments_auth_unknown')).toBe(0);
     expect(metricValue(text, 'switchyard_dead_letters', { kind: 'provider_call' })).toBe(1);
     expect(metricValue(text, 'switchyard_dead_letter_oldest_age_seconds', { kind: 'provider_call' })).toBeGreaterThan(500);
     expect(metricValue(text, 'switchyard_discrepancies_open', { category: 'amount_mismatch' })).toBe(1);
