@@ -9,6 +9,8 @@ import { sql } from 'drizzle-orm';
 import { chromium } from 'playwright-core';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiApp } from '../../../src/api/app.ts';
+import { listenApi } from '../../../src/api/server.ts';
 import { paymentBody, startApiGateway } from '../api/helpers.ts';
 import type { ApiGateway } from '../api/helpers.ts';
 import { twoStripeConfig } from '../helpers/runtime.ts';
@@ -56,6 +58,20 @@ describe('operations dashboard', () => {
     expect(await board.text()).toContain('Switchyard queues');
     const login = await fetch(`${api.url}/ops/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: 'nope' }) });
     expect(login.status).toBe(401);
+  });
+
+  it('is off, and says how to turn it on, without an admin token', async () => {
+    const server = await listenApi(0, '127.0.0.1');
+    server.attach(createApiApp(api.gw.rt, { log: () => undefined }));
+    try {
+      const pageRes = await fetch(`http://127.0.0.1:${server.port}/ops`);
+      expect(pageRes.status).toBe(503);
+      expect(await pageRes.text()).toContain('Set SWITCHYARD_ADMIN_TOKEN');
+      expect((await fetch(`http://127.0.0.1:${server.port}/ops/api/overview`, { headers: { authorization: 'Bearer anything-at-all-anything-at-all' } })).status).toBe(503);
+      expect((await fetch(`http://127.0.0.1:${server.port}/ops/queues/`)).status).toBe(503);
+    } finally {
+      await server.close(100);
+    }
   });
 
   it('resolves through the admin API like the CLI: needs_review only, note required', async () => {
