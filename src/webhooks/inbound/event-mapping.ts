@@ -14,7 +14,17 @@ export type DisputeEvent = Extract<NormalizedEvent, { kind: DisputeKind }>;
 export type EventAction =
   | { readonly kind: 'input'; readonly input: PaymentInput; readonly attemptId: string | null }
   | { readonly kind: 'dispute'; readonly event: DisputeEvent }
-  | { readonly kind: 'ignore'; readonly reason: string };
+  | { readonly kind: 'ignore'; readonly reason: string }
+  /** Not decidable yet (two objects match by amount): try again once our own records name it. */
+  | { readonly kind: 'retry'; readonly reason: string };
+
+/** More than one capture or refund matches by amount alone: guessing could settle the wrong one. */
+export const AMBIGUOUS = 'ambiguous' as const;
+
+/** The one candidate; AMBIGUOUS when several match (their references will tell them apart later). */
+function onlyOne<T>(candidates: readonly T[]): T | typeof AMBIGUOUS | undefined {
+  return candidates.length > 1 ? AMBIGUOUS : candidates[0];
+}
 
 /**
  * Connectors whose capture events echo the cumulative captured amount (Stripe's charge.captured
@@ -30,23 +40,26 @@ function byRef<T extends Capture | Refund>(list: readonly T[], ref: string | nul
   return ref === null ? undefined : list.find((x) => x.providerRef === ref);
 }
 
-/** The capture an event names: by our recorded modification reference, else by amount (see docs/webhooks.md). */
-export function captureFor(p: Payment, e: AmountEvent, wanted: 'in_flight' | 'succeeded'): Capture | undefined {
+/** The capture an event names: by our recorded modification reference, else by amount when only one matches (see docs/webhooks.md). */
+export function captureFor(p: Payment, e: AmountEvent, wanted: 'in_flight' | 'succeeded'): Capture | typeof AMBIGUOUS | undefined {
   const named = byRef(p.captures, e.modificationRef);
   if (named !== undefined) return named;
   if (e.currency !== '' && e.currency !== p.currency) return undefined;
   if (wanted === 'succeeded') return [...p.captures].reverse().find((c) => c.status === 'succeeded' && c.amount === e.amount);
   const increment = CUMULATIVE_CAPTURE_ECHO.has(e.connectorType) ? e.amount - p.amountCaptured : e.amount;
-  return p.captures.find((c) => inFlight(c.status) && c.amount === increment);
+  return onlyOne(p.captures.filter((c) => inFlight(c.status) && c.amount === increment));
 }
 
-/** The refund an event names: by our recorded reference, else the oldest refund of that amount in the wanted status. */
-export function refundFor(p: Payment, e: AmountEvent, wanted: 'in_flight' | 'succeeded'): Refund | undefined {
+/**
+ * The refund an event names: by our recorded reference, else by amount — in flight only when one
+ * refund matches (two equal refunds in flight wait for their references), succeeded the oldest.
+ */
+export function refundFor(p: Payment, e: AmountEvent, wanted: 'in_flight' | 'succeeded'): Refund | typeof AMBIGUOUS | undefined {
   const named = byRef(p.refunds, e.modificationRef);
   if (named !== undefined) return named;
   if (e.currency !== '' && e.currency !== p.currency) return undefined;
-  const statusOk = (r: Refund): boolean => (wanted === 'in_flight' ? inFlight(r.status) && r.providerRef === null : r.status === 'succeeded');
-  return p.refunds.find((r) => statusOk(r) && r.amount === e.amount);
+  if (wanted === 'succeeded') return p.refunds.find((r) => r.status === 'succeeded' && r.amount === e.amount);
+  return onlyOne(p.refunds.filter((r) => inFlight(r.status) && r.providerRef === null && r.amount === e.amount));
 }
 
 function fact(f: ProviderFact, attemptId: string | null = null): EventAction {
@@ -82,6 +95,7 @@ export function actionForEvent(p: Payment, account: string, e: NormalizedEvent):
     case 'capture_succeeded':
     case 'capture_failed': {
       const c = captureFor(p, e, 'in_flight');
+      if (c === AMBIGUOUS) return { kind: 'retry', reason: `${e.rawType}: several captures of ${e.amount} in flight; waiting for their references` };
       if (c === undefined) return { kind: 'ignore', reason: `${e.rawType}: no capture in flight matches ${e.amount} ${e.currency}` };
       return e.kind === 'capture_succeeded'
         ? fact({ fact: 'capture_succeeded', captureId: c.id, ...(e.modificationRef === null ? {} : { providerRef: e.modificationRef }) }, attempt.id)
@@ -89,23 +103,26 @@ export function actionForEvent(p: Payment, account: string, e: NormalizedEvent):
     }
     case 'capture_reversed': {
       const c = captureFor(p, e, 'succeeded');
-      if (c === undefined) return { kind: 'ignore', reason: `${e.rawType}: no succeeded capture matches ${e.amount} ${e.currency}` };
+      if (c === undefined || c === AMBIGUOUS) return { kind: 'ignore', reason: `${e.rawType}: no succeeded capture matches ${e.amount} ${e.currency}` };
       return fact({ fact: 'capture_reversed', captureId: c.id }, attempt.id);
     }
     case 'refund_succeeded': {
       const r = refundFor(p, e, 'in_flight');
+      if (r === AMBIGUOUS) return { kind: 'retry', reason: `${e.rawType}: several refunds of ${e.amount} in flight; waiting for their references` };
       if (r === undefined) return { kind: 'ignore', reason: `${e.rawType}: no refund in flight matches ${e.amount} ${e.currency}` };
       return fact({ fact: 'refund_succeeded', refundId: r.id, ...(e.modificationRef === null ? {} : { providerRef: e.modificationRef }) }, attempt.id);
     }
     case 'refund_failed': {
-      const r = refundFor(p, e, 'in_flight') ?? refundFor(p, e, 'succeeded');
-      if (r === undefined) return { kind: 'ignore', reason: `${e.rawType}: no refund matches ${e.amount} ${e.currency}` };
+      const pending = refundFor(p, e, 'in_flight');
+      if (pending === AMBIGUOUS) return { kind: 'retry', reason: `${e.rawType}: several refunds of ${e.amount} in flight; waiting for their references` };
+      const r = pending ?? refundFor(p, e, 'succeeded');
+      if (r === undefined || r === AMBIGUOUS) return { kind: 'ignore', reason: `${e.rawType}: no refund matches ${e.amount} ${e.currency}` };
       // A refund only fails after it succeeded when the money came back (Stripe marks it failed): a reversal.
       return fact({ fact: r.status === 'succeeded' ? 'refund_reversed' : 'refund_failed', refundId: r.id }, attempt.id);
     }
     case 'refund_reversed': {
       const r = refundFor(p, e, 'succeeded');
-      if (r === undefined) return { kind: 'ignore', reason: `${e.rawType}: no succeeded refund matches ${e.amount} ${e.currency}` };
+      if (r === undefined || r === AMBIGUOUS) return { kind: 'ignore', reason: `${e.rawType}: no succeeded refund matches ${e.amount} ${e.currency}` };
       return fact({ fact: 'refund_reversed', refundId: r.id }, attempt.id);
     }
     case 'dispute_opened':

@@ -57,6 +57,8 @@ async function applyClaimed(s: WebhookServices, outboxId: number, inboundId: num
   if (payment === null) return notKnownYet(s, outboxId, row.id, row.tries + 1, e);
   const action = (s.mapEvent ?? actionForEvent)(payment, row.connector, e);
   switch (action.kind) {
+    case 'retry':
+      return retryLater(s, outboxId, row.id, row.tries + 1, action.reason);
     case 'ignore':
       await s.db.transaction(async (tx) => {
         await settleInboundEvent(tx, row.id, 'ignored', action.reason, paymentId, s.now());
@@ -76,18 +78,29 @@ async function applyClaimed(s: WebhookServices, outboxId: number, inboundId: num
     case 'input': {
       const env = await s.envs.forSnapshot(s.db, payment.routing.snapshot);
       let settled: InboundResult = { kind: 'ignored', reason: '' };
-      await transition(s.db, paymentId, action.input, 'webhook', env, {
-        loaded: payment,
-        rawProvider: e,
-        ...(action.attemptId === null ? {} : { attemptId: action.attemptId }),
-        now: s.now,
-        inTransaction: async (tx, logged) => {
-          settled = { kind: logged.outcome === 'applied' ? 'applied' : 'ignored', reason: `${e.rawType}: ${logged.reason}` };
-          await settleInboundEvent(tx, row.id, settled.kind === 'applied' ? 'applied' : 'ignored', settled.reason, paymentId, s.now());
-          await markOutboxDone(tx, outboxId, s.now());
-        },
-        onCommitted: (ids) => s.kick(ids),
-      });
+      let { input, attemptId } = action;
+      // The event was matched against the payment as loaded before the transition. Matched by amount
+      // (two equal refunds in flight, their events processed at once) its target may have been
+      // settled meanwhile by the other event: then decide again on the payment as the transition saw
+      // it. Found by the chaos harness: both events settled refund 1; refund 2 stayed pending forever.
+      for (let round = 0; round < 3; round++) {
+        const result = await transition(s.db, paymentId, input, 'webhook', env, {
+          ...(round === 0 ? { loaded: payment } : {}),
+          rawProvider: e,
+          ...(attemptId === null ? {} : { attemptId }),
+          now: s.now,
+          inTransaction: async (tx, logged) => {
+            settled = { kind: logged.outcome === 'applied' ? 'applied' : 'ignored', reason: `${e.rawType}: ${logged.reason}` };
+            await settleInboundEvent(tx, row.id, settled.kind === 'applied' ? 'applied' : 'ignored', settled.reason, paymentId, s.now());
+            await markOutboxDone(tx, outboxId, s.now());
+          },
+          onCommitted: (ids) => s.kick(ids),
+        });
+        if (result.kind !== 'noop') break;
+        const again = (s.mapEvent ?? actionForEvent)(result.payment, row.connector, e);
+        if (again.kind !== 'input' || JSON.stringify(again.input) === JSON.stringify(input)) break;
+        ({ input, attemptId } = again);
+      }
       return settled;
     }
   }
@@ -95,10 +108,15 @@ async function applyClaimed(s: WebhookServices, outboxId: number, inboundId: num
 
 async function notKnownYet(s: WebhookServices, outboxId: number, inboundId: number, tries: number, e: NormalizedEvent): Promise<InboundResult> {
   const names = `attempt ${e.attemptId ?? '-'} / provider ref ${e.providerRef ?? '-'}`;
+  return retryLater(s, outboxId, inboundId, tries, `payment not known yet for ${names}`, `no payment for ${names}`);
+}
+
+/** Tries the event again later (with backoff), dead-lettering it after the configured tries. */
+async function retryLater(s: WebhookServices, outboxId: number, inboundId: number, tries: number, why: string, givenUp = why): Promise<InboundResult> {
   const { inboundMaxTries, inboundRetryBaseMs } = s.settings;
   const now = s.now();
   if (tries >= inboundMaxTries) {
-    const reason = `no payment for ${names} after ${tries} tries`;
+    const reason = `${givenUp} after ${tries} tries`;
     await s.db.transaction(async (tx) => {
       await settleInboundEvent(tx, inboundId, 'failed', reason, null, now);
       await markOutboxDone(tx, outboxId, now);
@@ -107,7 +125,7 @@ async function notKnownYet(s: WebhookServices, outboxId: number, inboundId: numb
     return { kind: 'failed', reason };
   }
   const delay = Math.min(inboundRetryBaseMs * 2 ** (tries - 1), 10 * 60_000);
-  const reason = `payment not known yet for ${names} (try ${tries}); retrying`;
+  const reason = `${why} (try ${tries}); retrying`;
   await s.db.transaction(async (tx) => {
     await retryInboundLater(tx, inboundId, tries, reason, new Date(now.getTime() + delay));
     await markOutboxDone(tx, outboxId, now);

@@ -60,6 +60,22 @@ describe('actionForEvent', () => {
     expect(actionForEvent(pending, 'adyen_b', ev({ kind: 'refund_succeeded', amount: 700, currency: 'USD', modificationRef: null }))).toMatchObject({ kind: 'ignore' });
   });
 
+  it('two equal refunds in flight: an event naming neither waits for their references; once named, each settles its own', () => {
+    const p = payment({ state: 'captured', amountCaptured: 5000, refunds: [refund({ id: 'rfd_1', no: 1 }), refund({ id: 'rfd_2', no: 2 })] });
+    const e = ev({ kind: 'refund_succeeded', amount: 700, currency: 'EUR', modificationRef: 'mod_2' });
+    expect(actionForEvent(p, 'adyen_b', e).kind).toBe('retry');
+    expect(actionForEvent(p, 'adyen_b', ev({ kind: 'refund_failed', amount: 700, currency: 'EUR', modificationRef: 'mod_2' })).kind).toBe('retry');
+    const named = payment({ ...p, refunds: [refund({ id: 'rfd_1', no: 1 }), refund({ id: 'rfd_2', no: 2, status: 'pending', providerRef: 'mod_2' })] });
+    expect(factOf(actionForEvent(named, 'adyen_b', e))).toMatchObject({ fact: 'refund_succeeded', refundId: 'rfd_2' });
+    // The other event names a reference we never recorded: one unnamed refund is left, so it is that one.
+    expect(factOf(actionForEvent(named, 'adyen_b', ev({ kind: 'refund_succeeded', amount: 700, currency: 'EUR', modificationRef: 'mod_1' })))).toMatchObject({ refundId: 'rfd_1' });
+  });
+
+  it('two equal captures in flight: an event naming neither waits', () => {
+    const p = payment({ captures: [capture({ id: 'cap_1', no: 1 }), capture({ id: 'cap_2', no: 2 })] });
+    expect(actionForEvent(p, 'adyen_b', ev({ kind: 'capture_succeeded', amount: 2000, currency: 'EUR', modificationRef: 'm' })).kind).toBe('retry');
+  });
+
   it('disputes are records, never payment inputs; unknown codes are ignored', () => {
     expect(actionForEvent(payment(), 'adyen_b', ev({ kind: 'dispute_opened', disputeRef: 'd1', amount: 5000, currency: 'EUR', reason: null })).kind).toBe('dispute');
     expect(actionForEvent(payment(), 'adyen_b', ev({ kind: 'ignored' })).kind).toBe('ignore');
