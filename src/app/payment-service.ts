@@ -92,10 +92,9 @@ export function resolveByOperator(rt: Runtime, merchantId: string, paymentId: st
 
 const waitsByDb = new WeakMap<object, PaymentWaits>();
 
-/** The runtime's payment waits (created on first use; they hold no connection of their own). */
+/** The runtime's payment waits (a runtime built without them gets in-process ones, created on first use). */
 export function paymentWaits(rt: Runtime): PaymentWaits {
-  const own = (rt as { waits?: PaymentWaits }).waits;
-  if (own !== undefined) return own;
+  if (rt.waits !== undefined) return rt.waits;
   let w = waitsByDb.get(rt.database.db);
   if (w === undefined) {
     w = new PaymentWaits(rt.database.db, { fallbackMs: 100 });

@@ -46,6 +46,7 @@ export class PaymentWaits {
   private readonly unwatch: () => void;
   private readonly publisher: Redis | null;
   private readonly subscriber: Redis | null;
+  private readonly subscribed: Promise<void>;
 
   constructor(db: Db, opts: PaymentWaitsOptions = {}) {
     this.fallbackMs = opts.fallbackMs ?? 250;
@@ -65,8 +66,18 @@ export class PaymentWaits {
         if (space < 0 || message.slice(0, space) === this.token) return; // our own commit: already woken
         this.wake(message.slice(space + 1), null);
       });
-      this.subscriber.subscribe(this.channel).catch((e: unknown) => log(`payment waits: subscribe failed (waits fall back to polling): ${(e as Error).message}`));
+      this.subscribed = this.subscriber.subscribe(this.channel).then(
+        () => undefined,
+        (e: unknown) => log(`payment waits: subscribe failed (waits fall back to re-reading): ${(e as Error).message}`),
+      );
+    } else {
+      this.subscribed = Promise.resolve();
     }
+  }
+
+  /** Settles once the subscription to other processes' commits is in place (or failed). */
+  ready(): Promise<void> {
+    return this.subscribed;
   }
 
   /** Start watching BEFORE the first read, so a change between that read and the wait is not missed. */

@@ -18,6 +18,7 @@ import { OutboxRelay } from '../jobs/relay.ts';
 import { StepEnvFactory } from '../jobs/step-env.ts';
 import { WorkerPool } from '../jobs/workers.ts';
 import { buildConnectorSet } from './connector-accounts.ts';
+import { PaymentWaits } from './payment-waits.ts';
 import { WEBHOOK_OUTBOX_KINDS, webhookQueueFor } from '../webhooks/webhook-jobs.ts';
 import { webhookSettings } from '../webhooks/webhook-services.ts';
 import type { WebhookOptions, WebhookServices } from '../webhooks/webhook-services.ts';
@@ -85,6 +86,8 @@ export interface Runtime {
   readonly envs: StepEnvFactory;
   readonly snapshots: RoutingSnapshotStore;
   readonly relay: OutboxRelay;
+  /** Wakes the API's waits when a payment changes: in this process, and over Redis pub/sub between split api/worker processes. */
+  readonly waits?: PaymentWaits;
   readonly queues: QueueSet;
   readonly workers: WorkerPool | null;
   /** What the webhook routers take (src/webhooks: provider intake, merchant endpoints, JWKS). */
@@ -137,6 +140,15 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     const prefix = opts.queuePrefix ?? 'sy';
     const queues = new QueueSet(producer, prefix);
     cleanups.unshift(() => queues.close());
+    // Split roles: a worker's commits wake the API process's waits over Redis pub/sub (a hint; the
+    // waits still re-read on a fallback interval). Role `all` wakes its own waits in-process only.
+    const split = opts.role !== 'all';
+    const waits = new PaymentWaits(database.db, {
+      publisher: split ? producer : null,
+      subscriber: opts.role === 'api' ? redisConnection(opts.redisUrl, 'worker', log) : null,
+      channel: `${prefix}:payment-changed`, fallbackMs: split ? 250 : 100, log,
+    });
+    cleanups.unshift(() => waits.close());
     const accounts = new Set(Object.keys(config.connectors));
     const logger = opts.logger ?? createLogger(log);
     const queueNames = [...[...accounts].map(callQueueName), TIMER_QUEUE, INBOUND_QUEUE, MERCHANT_EVENT_QUEUE, DELIVERY_QUEUE];
@@ -202,7 +214,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
 
     let stopped = false;
     return {
-      role: opts.role, database, config: holder, connectors: set.connectors, sandboxes: set.sandboxes, breakers, envs, snapshots, relay, queues, workers, webhooks, metrics, logger, now, queueFor,
+      role: opts.role, database, config: holder, connectors: set.connectors, sandboxes: set.sandboxes, breakers, envs, snapshots, relay, waits, queues, workers, webhooks, metrics, logger, now, queueFor,
       async stop() {
         if (stopped) return;
         stopped = true;
