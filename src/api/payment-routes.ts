@@ -16,7 +16,7 @@ import { idempotentPost } from './idempotent-post.ts';
 import { ApiProblem, validationProblem } from './problems.ts';
 import { createPaymentBody, listPaymentsQuery } from './request-schemas.ts';
 import type { CreatePaymentBody } from './request-schemas.ts';
-import { listResource, transitionResource } from './serializers.ts';
+import { listResource, paymentResource, transitionResource } from './serializers.ts';
 
 /** States in which the authorization outcome is not known yet: the API answers 202 in these. */
 const AUTHORIZATION_PENDING: ReadonlySet<PaymentState> = new Set<PaymentState>(['created', 'authorizing', 'auth_unknown', 'requires_action']);
@@ -47,6 +47,9 @@ export function paymentRoutes(ctx: ApiContext): Router {
     if (paymentId === null) {
       const started = await startPayment(ctx.rt, merchantId, startRequest(body), { inTransaction: (tx, id) => attachPaymentToClaim(tx, claim, id) });
       if (!started.ok) throw new ApiProblem('validation_error', started.message, [{ path: 'payment_method.test_card', message: started.message }]);
+      // Decided at creation (no connector could take it): nothing to wait for, and the version just
+      // committed is the answer (written at its creation instant).
+      if (authorizationKnown(started.payment)) return { status: 201, body: paymentResource(started.payment, started.payment.createdAt) };
       paymentId = started.payment.id;
     }
     await waitForPayment(ctx.rt, merchantId, paymentId, authorizationKnown, ctx.authorizationWaitMs);
