@@ -3,6 +3,7 @@
 // Redis is flushed, so this check, not BullMQ, is the last guard against running an effect twice.
 
 import { sql } from 'drizzle-orm';
+import type { SQL } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../store/db.ts';
 
 export interface ClaimedRow {
@@ -32,7 +33,12 @@ export async function claimOutboxRow(db: Db, id: number, claimant: string, now: 
 }
 
 export async function markOutboxDone(tx: DbOrTx, id: number, now: Date, note: string | null = null): Promise<void> {
-  await tx.execute(sql`UPDATE outbox SET status = 'done', done_at = ${now}, claimed_until = NULL, last_error = ${note} WHERE id = ${id}`);
+  await tx.execute(outboxDoneStatement(id, now, note));
+}
+
+/** The statement markOutboxDone runs, to compose with another write into one statement. */
+export function outboxDoneStatement(id: number, now: Date, note: string | null = null): SQL {
+  return sql`UPDATE outbox SET status = 'done', done_at = ${now}, claimed_until = NULL, last_error = ${note} WHERE id = ${id}`;
 }
 
 /** Gives the row back after an infrastructure failure, so the next try need not wait for the lease. */

@@ -60,10 +60,8 @@ async function applyClaimed(s: WebhookServices, outboxId: number, inboundId: num
     case 'retry':
       return retryLater(s, outboxId, row.id, row.tries + 1, action.reason);
     case 'ignore':
-      await s.db.transaction(async (tx) => {
-        await settleInboundEvent(tx, row.id, 'ignored', action.reason, paymentId, s.now());
-        await markOutboxDone(tx, outboxId, s.now());
-      });
+      // One statement: the event settled and its job done, atomically.
+      await settleInboundEvent(s.db, row.id, 'ignored', action.reason, paymentId, s.now(), outboxId);
       return { kind: 'ignored', reason: action.reason };
     case 'dispute': {
       const result = await s.db.transaction(async (tx) => {
@@ -91,8 +89,7 @@ async function applyClaimed(s: WebhookServices, outboxId: number, inboundId: num
           now: s.now,
           inTransaction: async (tx, logged) => {
             settled = { kind: logged.outcome === 'applied' ? 'applied' : 'ignored', reason: `${e.rawType}: ${logged.reason}` };
-            await settleInboundEvent(tx, row.id, settled.kind === 'applied' ? 'applied' : 'ignored', settled.reason, paymentId, s.now());
-            await markOutboxDone(tx, outboxId, s.now());
+            await settleInboundEvent(tx, row.id, settled.kind === 'applied' ? 'applied' : 'ignored', settled.reason, paymentId, s.now(), outboxId);
           },
           onCommitted: (ids) => s.kick(ids),
         });

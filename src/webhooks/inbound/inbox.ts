@@ -7,6 +7,7 @@ import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { NormalizedEvent } from '../../connectors/contract.ts';
 import type { Db, DbOrTx } from '../../store/db.ts';
 import { inboundEvents } from '../../store/schema.ts';
+import { outboxDoneStatement } from '../../jobs/outbox-claims.ts';
 import { enqueueWebhookJob } from '../webhook-jobs.ts';
 
 export type InboundOutcome = 'pending' | 'applied' | 'ignored' | 'unverified' | 'failed';
@@ -103,12 +104,20 @@ export async function loadInboundEvent(db: DbOrTx, id: number): Promise<InboundR
  */
 export const PROCESSABLE: readonly InboundOutcome[] = ['pending', 'failed'];
 
-/** Settles an open event; a row already settled (a concurrent run) is left as it is. */
-export async function settleInboundEvent(tx: DbOrTx, id: number, outcome: 'applied' | 'ignored' | 'failed', reason: string, paymentId: string | null, now: Date): Promise<void> {
-  await tx
+/**
+ * Settles an open event; a row already settled (a concurrent run) is left as it is. With
+ * `jobOutboxId`, the same statement marks the processing job's outbox row done (one round trip,
+ * atomic on its own).
+ */
+export async function settleInboundEvent(
+  tx: DbOrTx, id: number, outcome: 'applied' | 'ignored' | 'failed', reason: string, paymentId: string | null, now: Date, jobOutboxId?: number,
+): Promise<void> {
+  const settle = tx
     .update(inboundEvents)
     .set({ outcome, reason: reason.slice(0, 1000), paymentId, processedAt: now })
     .where(and(eq(inboundEvents.id, id), inArray(inboundEvents.outcome, [...PROCESSABLE])));
+  if (jobOutboxId === undefined) await settle;
+  else await tx.execute(sql`WITH settled AS (${settle.getSQL()}) ${outboxDoneStatement(jobOutboxId, now)}`);
 }
 
 /** The payment is not known yet: count the try and process the event again later. */
