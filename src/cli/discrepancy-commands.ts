@@ -7,24 +7,11 @@ import { DISCREPANCY_CATEGORIES } from '../reconcile/compare.ts';
 import type { DiscrepancyCategory } from '../reconcile/compare.ts';
 import { countDiscrepancies, listDiscrepancies, resolveDiscrepancy } from '../reconcile/discrepancies.ts';
 import type { DiscrepancyRow, StatusFilter } from '../reconcile/discrepancies.ts';
-import { describeConnectError } from '../store/database-url.ts';
-import { createDatabase } from '../store/db.ts';
-import type { Db } from '../store/db.ts';
+import { withDb } from './cli-database.ts';
 import { CliInputError } from './cli-input-error.ts';
 
 const STATUSES: readonly string[] = ['open', 'resolved', 'all'];
 
-async function withDb<T>(url: string, run: (db: Db) => Promise<T>): Promise<T> {
-  const database = createDatabase(url, { max: 2 });
-  try {
-    await database.pool.query('SELECT 1').catch((err: unknown) => {
-      throw describeConnectError(url, err);
-    });
-    return await run(database.db);
-  } finally {
-    await database.close();
-  }
-}
 
 export interface ListInput {
   readonly status?: string;

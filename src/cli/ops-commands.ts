@@ -6,25 +6,12 @@ import { QueueSet, TIMER_QUEUE, callQueueName, redisConnection } from '../jobs/q
 import { webhookQueueFor } from '../webhooks/webhook-jobs.ts';
 import { checkLedger } from '../ledger/check.ts';
 import { formatProblems, loadConfigFile } from '../routing/config-loader.ts';
-import { describeConnectError } from '../store/database-url.ts';
-import { createDatabase } from '../store/db.ts';
+import { withDatabase } from './cli-database.ts';
 import { CliInputError } from './cli-input-error.ts';
 
-async function withDb<T>(url: string, run: (db: ReturnType<typeof createDatabase>) => Promise<T>): Promise<T> {
-  const database = createDatabase(url, { max: 2 });
-  try {
-    // Connect first, so an unreachable server is reported as such and not as a failed query.
-    await database.pool.query('SELECT 1').catch((err: unknown) => {
-      throw describeConnectError(url, err);
-    });
-    return await run(database);
-  } finally {
-    await database.close();
-  }
-}
 
 export async function dlqListCommand(databaseUrl: string, json: boolean): Promise<string> {
-  return withDb(databaseUrl, async ({ db }) => {
+  return withDatabase(databaseUrl, async ({ db }) => {
     const rows = await listDeadLetters(db);
     const { count, oldest } = await countDeadLetters(db);
     if (json) return JSON.stringify({ count, oldest, dead_letters: rows });
@@ -37,7 +24,7 @@ export async function dlqListCommand(databaseUrl: string, json: boolean): Promis
 export async function dlqReplayCommand(databaseUrl: string, redisUrl: string, prefix: string, idText: string): Promise<string> {
   if (!/^\d+$/.test(idText)) throw new CliInputError(`dead letter id "${idText}" is not a number (see switchyard dlq list)`);
   const id = Number(idText);
-  return withDb(databaseUrl, async ({ db }) => {
+  return withDatabase(databaseUrl, async ({ db }) => {
     const row = (await listDeadLetters(db, 10_000)).find((r) => r.id === id);
     if (row === undefined) throw new CliInputError(`no dead letter ${id}`);
     // The job to free sits in the queue of the row's kind: a webhook row's is not a call queue.
@@ -56,7 +43,7 @@ export async function dlqReplayCommand(databaseUrl: string, redisUrl: string, pr
 }
 
 export async function ledgerCheckCommand(databaseUrl: string, json: boolean): Promise<{ ok: boolean; text: string }> {
-  return withDb(databaseUrl, async ({ db }) => {
+  return withDatabase(databaseUrl, async ({ db }) => {
     const r = await checkLedger(db);
     if (json) return { ok: r.problems.length === 0, text: JSON.stringify(r) };
     if (r.problems.length === 0) return { ok: true, text: `ledger ok: ${r.transactions} transactions balance; ${r.payments} payments agree with their books` };

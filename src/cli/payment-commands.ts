@@ -6,7 +6,7 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError, Option } from 'commander';
 import { parseDuration } from '../routing/duration.ts';
-import type { Db } from '../store/db.ts';
+import { withDb } from './cli-database.ts';
 import { CliInputError } from './cli-input-error.ts';
 import type { GatewaySettings } from './settings.ts';
 
@@ -43,20 +43,6 @@ function positiveInt(name: string) {
   };
 }
 
-/** Opens the database (an unreachable server becomes the one-line error), runs, closes. */
-export async function withDb<T>(url: string, run: (db: Db) => Promise<T>): Promise<T> {
-  const { createDatabase } = await import('../store/db.ts');
-  const { describeConnectError } = await import('../store/database-url.ts');
-  const database = createDatabase(url, { max: 2 });
-  try {
-    await database.pool.query('SELECT 1').catch((err: unknown) => {
-      throw describeConnectError(url, err);
-    });
-    return await run(database.db);
-  } finally {
-    await database.close();
-  }
-}
 
 async function opsInput<T>(run: () => Promise<T>): Promise<T> {
   const { OpsInputError } = await import('../ops/payment-ops.ts');

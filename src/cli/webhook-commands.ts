@@ -9,7 +9,7 @@ import { sql } from 'drizzle-orm';
 import { parseDuration } from '../routing/duration.ts';
 import { CliInputError } from './cli-input-error.ts';
 import type { CommandContext } from './payment-commands.ts';
-import { withDb } from './payment-commands.ts';
+import { withDb } from './cli-database.ts';
 
 export interface RedeliverOptions {
   readonly eventId?: string;
