@@ -68,17 +68,22 @@ interface Fold {
   failedCaptures: string[];
 }
 
+/** A column's index by its header; a missing column throws: a report we misread is worse than none. */
+function columnOf(head: readonly string[]): (name: string) => number {
+  return (name) => {
+    const i = head.indexOf(name);
+    if (i < 0) throw new ReconciliationFetchError(`settlement report has no column "${name}"`);
+    return i;
+  };
+}
+
 /** Folds report rows into one record per pspReference. Unreadable rows throw: a report we misread is worse than none. */
 export function recordsFromSettlementReports(csvs: readonly string[], window: ReconciliationWindow): ReconciliationRecord[] {
   const folds = new Map<string, Fold>();
   for (const csv of csvs) {
     const [head, ...lines] = parseCsv(csv);
     if (head === undefined) continue;
-    const col = (name: string): number => {
-      const i = head.indexOf(name);
-      if (i < 0) throw new ReconciliationFetchError(`settlement report has no column "${name}"`);
-      return i;
-    };
+    const col = columnOf(head);
     const c = { psp: col('Psp Reference'), ref: col('Merchant Reference'), created: col('Creation Date'), type: col('Type'), currency: col('Gross Currency'), debit: col('Gross Debit (GC)'), credit: col('Gross Credit (GC)'), modification: col('Modification Reference') };
     for (const line of lines) {
       const psp = line[c.psp] ?? '';
@@ -184,11 +189,7 @@ export function settlementLinesFromReports(csvs: readonly string[], window: Reco
   for (const csv of csvs) {
     const [head, ...lines] = parseCsv(csv);
     if (head === undefined) continue;
-    const col = (name: string): number => {
-      const i = head.indexOf(name);
-      if (i < 0) throw new ReconciliationFetchError(`settlement report has no column "${name}"`);
-      return i;
-    };
+    const col = columnOf(head);
     const c = {
       psp: col('Psp Reference'), ref: col('Merchant Reference'), created: col('Creation Date'), type: col('Type'), modification: col('Modification Reference'),
       currency: col('Gross Currency'), debit: col('Gross Debit (GC)'), credit: col('Gross Credit (GC)'),
