@@ -4,12 +4,8 @@
 // passes; per payment our books equal the sandboxes' own ledgers; the merchant's balances carry the
 // disputes; then the Adyen settlement report is imported: receivable moves to the bank net of the
 // commission, once per row.
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiApp } from '../../../src/api/app.ts';
 import { merchantBalances } from '../../../src/api/balance-routes.ts';
-import { listenApi } from '../../../src/api/server.ts';
-import type { ApiServer } from '../../../src/api/server.ts';
 import { requestCapture, requestRefund } from '../../../src/app/payment-service.ts';
 import type { AdyenSandbox } from '../../../src/connectors/adyen/sandbox/index.ts';
 import type { StripeSandbox } from '../../../src/connectors/stripe/sandbox/index.ts';
@@ -19,10 +15,12 @@ import { checkLedger } from '../../../src/ledger/check.ts';
 import { postDisputeChange } from '../../../src/ledger/postings.ts';
 import { importSettlement } from '../../../src/ledger/settlement.ts';
 import { runCli } from '../helpers/cli.ts';
-import { REDIS_URL, settled, startTestGateway } from '../helpers/runtime.ts';
+import { REDIS_URL, settled } from '../helpers/runtime.ts';
 import type { TestGateway } from '../helpers/runtime.ts';
+import { startShippedGateway } from '../helpers/shipped-gateway.ts';
+import type { ShippedGateway } from '../helpers/shipped-gateway.ts';
 
-let server: ApiServer;
+let shipped: ShippedGateway;
 let gw: TestGateway;
 let stripe: StripeSandbox;
 let adyen: AdyenSandbox;
@@ -30,15 +28,11 @@ const started = new Date(Date.now() - 60_000);
 const LATER_MS = 20 * 60_000; // past Adyen's 15-minute report delay
 
 beforeAll(async () => {
-  server = await listenApi(0, '127.0.0.1'); // the sandboxes' notifications come in through the API's intake
-  gw = await startTestGateway('ledger', readFileSync('config/switchyard.yaml', 'utf8'), { webhookBaseUrl: `http://127.0.0.1:${server.port}` });
-  server.attach(createApiApp(gw.rt, { log: () => undefined }));
-  stripe = gw.rt.sandboxes.find((s) => s.account === 'stripe_eu') as StripeSandbox;
-  adyen = gw.rt.sandboxes.find((s) => s.account === 'adyen_eu') as unknown as AdyenSandbox;
+  shipped = await startShippedGateway('ledger');
+  ({ gw, stripe, adyen } = shipped);
 }, 60_000);
 afterAll(async () => {
-  await gw?.close();
-  await server?.close(0);
+  await shipped?.close();
 });
 
 const q = async <T extends object>(text: string, params: unknown[] = []): Promise<T[]> => (await gw.db.pool.query<T>(text, params)).rows;

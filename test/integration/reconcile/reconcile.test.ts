@@ -4,10 +4,7 @@
 // after success), plus a bug-like change on our side and a dead-lettered inbox row. One run finds
 // every category, applies the missed capture, refund and CAPTURE_FAILED through transition(),
 // lists the rest, and imports the Adyen settlement rows; a second run adds nothing.
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiApp } from '../../../src/api/app.ts';
-import { listenApi } from '../../../src/api/server.ts';
 import type { ApiServer } from '../../../src/api/server.ts';
 import { requestCapture, requestRefund } from '../../../src/app/payment-service.ts';
 import { runReconcile } from '../../../src/cli/reconcile-command.ts';
@@ -19,9 +16,12 @@ import { rotateMerchantKey } from '../../../src/store/merchants.ts';
 import { listDiscrepancies } from '../../../src/reconcile/discrepancies.ts';
 import { reconcile } from '../../../src/reconcile/run.ts';
 import type { ReconcileSummary } from '../../../src/reconcile/run.ts';
-import { settled, startTestGateway } from '../helpers/runtime.ts';
+import { settled } from '../helpers/runtime.ts';
 import type { TestGateway } from '../helpers/runtime.ts';
+import { startShippedGateway } from '../helpers/shipped-gateway.ts';
+import type { ShippedGateway } from '../helpers/shipped-gateway.ts';
 
+let shipped: ShippedGateway;
 let server: ApiServer;
 let gw: TestGateway;
 let stripe: StripeSandbox;
@@ -30,15 +30,11 @@ const started = new Date(Date.now() - 60_000);
 const LATER_MS = 20 * 60_000; // past Adyen's 15-minute report delay (the sandbox clock is advanced to match)
 
 beforeAll(async () => {
-  server = await listenApi(0, '127.0.0.1');
-  gw = await startTestGateway('reconcile', readFileSync('config/switchyard.yaml', 'utf8'), { webhookBaseUrl: `http://127.0.0.1:${server.port}` });
-  server.attach(createApiApp(gw.rt, { log: () => undefined }));
-  stripe = gw.rt.sandboxes.find((s) => s.account === 'stripe_eu') as StripeSandbox;
-  adyen = gw.rt.sandboxes.find((s) => s.account === 'adyen_eu') as unknown as AdyenSandbox;
+  shipped = await startShippedGateway('reconcile');
+  ({ gw, server, stripe, adyen } = shipped);
 }, 60_000);
 afterAll(async () => {
-  await gw?.close();
-  await server?.close(0);
+  await shipped?.close();
 });
 
 const authorized = async (amount: number): Promise<Payment> => gw.waitFor((await gw.pay({ amount })).id, settled);
