@@ -13,7 +13,7 @@ import type { ExecutedFault } from './faults.ts';
 import { checkInvariants, INVARIANTS } from './invariants.ts';
 import type { Invariant, Violation } from './invariants.ts';
 import { FAULT_KINDS, makePlan } from './plan.ts';
-import type { FaultEvent, FaultKind } from './plan.ts';
+import type { FaultEvent, FaultKind, ProviderOp } from './plan.ts';
 import type { PlantedBug } from './planted-bugs.ts';
 import { total, waitForQuiescence } from './quiesce.ts';
 import { loadRunData } from './run-data.ts';
@@ -29,6 +29,11 @@ export interface ChaosOptions {
   /** Faults per planned operation (default 0.25: one per four operations). */
   readonly faultRate?: number;
   readonly kinds?: readonly FaultKind[];
+  /** Faults only at these sandbox accounts and operations (a planted bug's test aims them; default all). */
+  readonly faultAccounts?: readonly string[];
+  readonly faultOps?: readonly ProviderOp[];
+  /** Provider webhooks delayed this long for the whole run (besides the planned webhook_delay faults). */
+  readonly webhookDelayMs?: number;
   /** A recorded schedule to run instead of the seeded one. */
   readonly replay?: readonly FaultEvent[];
   readonly plant?: PlantedBug | null;
@@ -86,8 +91,9 @@ export async function runChaos(o: ChaosOptions, shared?: Topology): Promise<Chao
   const log = o.log ?? (() => undefined);
   const clientTimeoutMs = o.clientTimeoutMs ?? 1_500;
   const plan = makePlan({
-    seed: o.seed, payments: o.payments, merchants: o.merchants ?? 6, accounts: ACCOUNTS, faultRate: o.faultRate ?? 0.25, kills: true, clientTimeoutMs,
+    seed: o.seed, payments: o.payments, merchants: o.merchants ?? 6, accounts: o.faultAccounts ?? ACCOUNTS, faultRate: o.faultRate ?? 0.25, kills: true, clientTimeoutMs,
     ...(o.kinds === undefined ? {} : { kinds: o.kinds }),
+    ...(o.faultOps === undefined ? {} : { ops: o.faultOps }),
   });
   const faults = o.replay ?? plan.faults;
   const progress = { paymentsDone: 0, payments: o.payments, operations: 0, faults: 0 };
@@ -96,6 +102,11 @@ export async function runChaos(o: ChaosOptions, shared?: Topology): Promise<Chao
   const topology = shared ?? (await Topology.boot({ databaseUrl: o.databaseUrl, processes: o.processes, runDir: o.runDir, clientTimeoutMs, apiWaitMs: 2_000 }));
   try {
     await topology.startGateway(o.plant ?? null);
+    if (o.webhookDelayMs !== undefined) {
+      for (const account of ACCOUNTS) {
+        await fetch(`${topology.controlUrl}/_sandbox/${account}/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ delay_ms: o.webhookDelayMs }) });
+      }
+    }
     const merchants = await createMerchants(o.databaseUrl, o.merchants ?? 6, `${o.seed}-${randomBytes(3).toString('hex')}`);
     const injector = new FaultInjector(topology, faults, o.databaseUrl, started, log);
     const driver = new Driver({

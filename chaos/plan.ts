@@ -93,6 +93,8 @@ export interface PlanOptions {
   readonly clientTimeoutMs: number;
   /** Only these kinds (default all). */
   readonly kinds?: readonly FaultKind[];
+  /** Sandbox faults only on these operations (default all, authorize most). */
+  readonly ops?: readonly ProviderOp[];
 }
 
 const CARDS: Readonly<Record<string, number>> = {
@@ -190,7 +192,7 @@ const WEIGHTS: Readonly<Record<FaultKind, number>> = {
 function faultEvent(rng: Rng, atOp: number, kind: FaultKind, o: PlanOptions): FaultEvent {
   const account = rng.pick(o.accounts);
   if (SANDBOX_FAULTS.includes(kind)) {
-    const op = rng.weighted<ProviderOp>({ authorize: 45, create: 10, capture: 20, refund: 15, void: 10 });
+    const op = o.ops !== undefined ? rng.pick(o.ops) : rng.weighted<ProviderOp>({ authorize: 45, create: 10, capture: 20, refund: 15, void: 10 });
     const latency = kind === 'latency_before' || kind === 'latency_after';
     return { atOp, kind, account, op, count: rng.int(1, 2), ...(latency ? { latencyMs: o.clientTimeoutMs + rng.int(300, 1500) } : {}) };
   }

@@ -16,11 +16,12 @@ export type PlantedBug = (typeof PLANTED_BUGS)[number];
 /**
  * The invariants each bug must trip (any one of them). A new key per retry makes the provider run
  * one operation twice: a second authorization where the provider keeps none per reference (a
- * double charge), or a second provider payment for one attempt (the outbox invariant).
+ * double charge), a second provider payment for one attempt (the outbox invariant), or a second
+ * refund (the provider's amounts disagree with ours).
  */
 export const EXPECTED_INVARIANTS: Readonly<Record<PlantedBug, readonly Invariant[]>> = {
   failover_on_timeout: ['no_double_charge', 'failover_proof'],
-  new_key_per_retry: ['no_double_charge', 'outbox'],
+  new_key_per_retry: ['no_double_charge', 'outbox', 'amounts'],
   stale_webhook: ['webhook_auth'],
   skip_version_check: ['legal_edges'],
   refund_without_amount_check: ['amounts'],
