@@ -5,6 +5,7 @@
 //      round trips it caused by statement, and for each payment the hops recorded in the database
 //      (transition times, outbox row written -> published -> claimed -> done);
 //   2. optionally C closed loops for S seconds (run under `node --cpu-prof` to see where CPU goes).
+//   3. optionally (--failfast N) N sequential creates with every breaker open: latency and round trips.
 // Its own database (switchyard_bench_trace, recreated) and queue prefix.
 
 import { randomBytes } from 'node:crypto';
@@ -27,6 +28,8 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '5' },
     /** Write a V8 CPU profile of the concurrent phase only (read it with bench/cpu-summary.ts). */
     profile: { type: 'string' },
+    /** After the other phases: every sandbox down, every breaker open, then N sequential creates (each answered 201 failed). */
+    failfast: { type: 'string', default: '0' },
   },
 });
 
@@ -90,6 +93,49 @@ function cpuNow(): { node: number; postgres: number; redis: number } {
 function cpuLine(before: ReturnType<typeof cpuNow>, after: ReturnType<typeof cpuNow>, per: number): string {
   const d = (k: 'node' | 'postgres' | 'redis'): number => round((after[k] - before[k]) / per, 1);
   return `CPU ms per lifecycle: gateway+driver ${d('node')}, postgres ${d('postgres')} (all databases: other sessions too), redis ${d('redis')}`;
+}
+
+/** Runs `fn` under the V8 profiler when --profile is given (the last profiled phase wins the file). */
+async function profiled<T>(fn: () => Promise<T>): Promise<T> {
+  if (values.profile === undefined) return fn();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  try {
+    return await fn();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(values.profile, JSON.stringify(profile));
+    session.disconnect();
+  }
+}
+
+async function failFastPhase(http: HttpClient, auth: Record<string, string>, rt: Awaited<ReturnType<typeof startRuntime>>, n: number): Promise<void> {
+  for (const a of ['stripe_eu', 'adyen_eu']) await http.json('POST', `/_sandbox/${a}/outage`, {}, { seconds: 600 });
+  const create = (amount: number) => http.json('POST', '/v1/payments', { ...auth, 'idempotency-key': randomBytes(8).toString('hex') }, {
+    amount, currency: 'EUR', reference: 'ff', capture_method: 'manual', payment_method: card,
+  });
+  const deadline = Date.now() + 60_000;
+  while (!['stripe_eu', 'adyen_eu'].every((a) => rt.breakers.state(a) === 'open')) {
+    if (Date.now() > deadline) throw new Error('breakers did not open within 60 s');
+    await Promise.all([1000, 150_000, 1000, 150_000].map((a) => create(a)));
+  }
+  await new Promise((r) => setTimeout(r, 1_000));
+  phase = 'failfast';
+  const ms: number[] = [];
+  const cpu0 = cpuNow();
+  await profiled(async () => {
+    for (let i = 0; i < n; i++) {
+      const r = await create(1000);
+      if (r.status !== 201 || r.json['status'] !== 'failed') throw new Error(`fail-fast create answered ${r.status} ${JSON.stringify(r.json).slice(0, 200)}`);
+      ms.push(r.ms);
+    }
+  });
+  const cpu1 = cpuNow();
+  console.log(`\nfail-fast creates: ${n} sequential, p50 ${round(percentile(ms, 50))} ms  p90 ${round(percentile(ms, 90))} ms  max ${round(Math.max(...ms))} ms`);
+  console.log(cpuLine(cpu0, cpu1, n).replace('lifecycle', 'create'));
+  dump('all round trips, fail-fast phase', byPhase.get('failfast'), n);
 }
 
 async function main(): Promise<void> {
@@ -172,25 +218,16 @@ async function main(): Promise<void> {
     const c = Number(values.concurrency);
     if (c > 0) {
       phase = 'concurrent';
-      const session = values.profile === undefined ? null : new Session();
-      if (session !== null) {
-        session.connect();
-        await session.post('Profiler.enable');
-        await session.post('Profiler.start');
-      }
       const c0 = cpuNow();
-      const stats = await closedLoop(c, Number(values.seconds), () => lifecycle(false));
+      const stats = await profiled(() => closedLoop(c, Number(values.seconds), () => lifecycle(false)));
       const c1 = cpuNow();
-      if (session !== null) {
-        const { profile } = await session.post('Profiler.stop');
-        writeFileSync(values.profile!, JSON.stringify(profile));
-        session.disconnect();
-      }
       const per = stats.ok;
       console.log(`\nconcurrent: ${c} loops, ${round(stats.ok / stats.seconds, 1)} lifecycles/s, p50 ${round(percentile(stats.latencies, 50))} ms, errors ${stats.errors} ${stats.firstError ?? ''}`);
       console.log(cpuLine(c0, c1, per));
       dump('all round trips, concurrent phase', byPhase.get('concurrent'), per);
     }
+    const f = Number(values.failfast);
+    if (f > 0) await failFastPhase(http, auth, rt, f);
   } finally {
     http.close();
     await server.close(2_000);

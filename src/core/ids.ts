@@ -39,6 +39,15 @@ export function newId(kind: IdKind, nowMs: number = Date.now(), randomBytes?: Ui
   return `${ID_PREFIXES[kind]}_${encodeTime(nowMs)}${rand}`;
 }
 
+/**
+ * The part of an id fixed by its kind and instant (`<prefix>_<10 time chars>`): SQL that makes
+ * ids for rows it inserts in bulk appends 16 random chars of its own (lowercase hex is a subset
+ * of the alphabet).
+ */
+export function idTimePrefix(kind: IdKind, nowMs: number): string {
+  return `${ID_PREFIXES[kind]}_${encodeTime(nowMs)}`;
+}
+
 const ID_PATTERN = /^([a-z]{2,3})_[0-9a-hjkmnp-tv-z]{26}$/;
 
 export function isId(kind: IdKind, value: unknown): value is string {

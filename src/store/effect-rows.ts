@@ -1,5 +1,6 @@
-// Writes a transition's effects inside its transaction: work for later (provider calls, timers,
-// merchant events) becomes outbox rows; ledger postings are written as balanced double-entry
+// Writes a transition's effects inside its transaction: work for later (provider calls, timers)
+// becomes outbox rows; merchant events are recorded here with their deliveries (each delivery's
+// job an outbox row), so an event exists exactly when its state change does; ledger postings are written as balanced double-entry
 // transactions right here, in the transaction of the transition that causes them; discrepancies
 // are records for people and go straight to their table.
 
@@ -10,28 +11,26 @@ import type { StepEnv } from '../core/step.ts';
 import type { DbOrTx } from './db.ts';
 import { postingFor } from '../core/ledger.ts';
 import { discrepancies, ledgerEntries, ledgerTransactions, outbox } from './schema.ts';
+import { recordMerchantEvent } from '../webhooks/outbound/event-record.ts';
 
 type OutboxInsert = typeof outbox.$inferInsert;
 type DiscrepancyInsert = typeof discrepancies.$inferInsert;
 
 export type OutboxKind = 'provider_call' | 'timer' | 'merchant_event';
 
-function outboxRow(e: Exclude<Effect, { type: 'discrepancy' | 'ledger' }>, payment: Payment, transitionId: number, now: Date): OutboxInsert {
+function outboxRow(e: Exclude<Effect, { type: 'discrepancy' | 'ledger' | 'merchant_event' }>, payment: Payment, transitionId: number, now: Date): OutboxInsert {
   const base = { paymentId: payment.id, transitionId, kind: e.type satisfies OutboxKind, payload: e, runAt: now };
   switch (e.type) {
     case 'provider_call':
       return { ...base, connector: e.connector, providerKey: e.providerKey, runAt: e.runAt === undefined ? now : new Date(e.runAt) };
     case 'timer':
       return { ...base, runAt: new Date(e.runAt) };
-    case 'merchant_event':
-      // The event describes the payment as it was at this version, not as it is when delivered.
-      return { ...base, payload: { ...e, payment } };
     default:
       return assertNever(e, 'effect');
   }
 }
 
-/** Inserts the effects of one transition; returns the new outbox ids in effect order. */
+/** Inserts the effects of one transition; returns the new outbox ids (ascending). */
 export async function writeEffects(
   tx: DbOrTx,
   effects: readonly Effect[],
@@ -39,6 +38,7 @@ export async function writeEffects(
 ): Promise<number[]> {
   const rows: OutboxInsert[] = [];
   const found: DiscrepancyInsert[] = [];
+  const events: Extract<Effect, { type: 'merchant_event' }>[] = [];
   const postings: { tx: typeof ledgerTransactions.$inferInsert; lines: Omit<typeof ledgerEntries.$inferInsert, 'transactionId'>[] }[] = [];
   effects.forEach((e, i) => {
     if (e.type === 'ledger') {
@@ -49,6 +49,8 @@ export async function writeEffects(
         tx: { id, paymentId: ctx.payment.id, kind: posting.kind, source: `transition:${ctx.transitionId}:${i}`, description: e.captureId ?? e.refundId ?? null, createdAt: ctx.now },
         lines: posting.lines.map((l) => ({ account: l.account, direction: l.direction, amount: l.amount, currency: l.currency })),
       });
+    } else if (e.type === 'merchant_event') {
+      events.push(e);
     } else if (e.type === 'discrepancy') {
       found.push({ id: ctx.newId('discrepancy'), paymentId: ctx.payment.id, attemptId: e.attemptId ?? null, kind: e.kind, detail: e.detail, createdAt: ctx.now });
     } else {
@@ -60,7 +62,9 @@ export async function writeEffects(
     await tx.insert(ledgerEntries).values(p.lines.map((l) => ({ ...l, transactionId: p.tx.id })));
   }
   if (found.length > 0) await tx.insert(discrepancies).values(found);
-  if (rows.length === 0) return [];
-  const inserted = await tx.insert(outbox).values(rows).returning({ id: outbox.id });
-  return inserted.map((r) => r.id).sort((a, b) => a - b);
+  const ids: number[] = [];
+  if (rows.length > 0) ids.push(...(await tx.insert(outbox).values(rows).returning({ id: outbox.id })).map((r) => r.id));
+  // The event describes the payment as it was at this version, not as it is when delivered.
+  for (const e of events) ids.push(...(await recordMerchantEvent(tx, { ...e, payment: ctx.payment }, ctx.now)).outboxIds);
+  return ids.sort((a, b) => a - b);
 }

@@ -7,8 +7,9 @@ import type { IdKind } from '../../core/ids.ts';
 import type { Payment } from '../../core/payment.ts';
 import { asDisputeStatus, postDisputeChange } from '../../ledger/postings.ts';
 import type { DbOrTx } from '../../store/db.ts';
-import { disputes, outbox } from '../../store/schema.ts';
+import { disputes } from '../../store/schema.ts';
 import type { DisputeView, MerchantEventRowPayload } from '../outbound/event-body.ts';
+import { recordMerchantEvent } from '../outbound/event-record.ts';
 import type { DisputeEvent } from './event-mapping.ts';
 
 type DisputeStatus = DisputeView['status'];
@@ -43,6 +44,7 @@ export async function applyDisputeEvent(tx: DbOrTx, payment: Payment, account: s
   await postDisputeChange(tx, { disputeId: id, paymentId: payment.id, merchantId: payment.merchantId, connector: account, from: asDisputeStatus(existing?.status), to: status, ...disputed, now, newId: () => newId('ledger') });
   const view: DisputeView = { id, status, amount, currency, reason: e.reason ?? existing?.reason ?? null, provider_reference: e.disputeRef };
   const payload: MerchantEventRowPayload = { type: 'merchant_event', event: `dispute.${status}`, dispute: view, payment };
-  await tx.insert(outbox).values({ paymentId: payment.id, kind: 'merchant_event', payload, runAt: now });
+  // Its deliveries' jobs are published by the caller's kick after COMMIT.
+  await recordMerchantEvent(tx, payload, now);
   return { applied: true, reason: `${e.rawType}: dispute ${id} ${status}` };
 }

@@ -61,12 +61,14 @@ describe('payment store', () => {
     const created = await createPayment(t.db, paymentRequest(merchantId), allOpen);
     expect(created.payment).toMatchObject({ state: 'failed', attempts: [] });
     expect(await loadPayment(t.db, merchantId, created.payment.id)).toEqual(created.payment);
-    const events = await t.pool.query<{ payload: { event: string; payment: { state: string; version: number } } }>(
-      `SELECT payload FROM outbox WHERE payment_id = $1 AND kind = 'merchant_event'`,
+    // The event is recorded in the creating transaction, and carries the payment as it was at that version.
+    const events = await t.pool.query<{ type: string; payload: { type: string; data: { payment: { status: string; version: number } } } }>(
+      `SELECT type, payload FROM merchant_events WHERE payment_id = $1`,
       [created.payment.id],
     );
-    // Merchant events carry the payment as it was at that version.
-    expect(events.rows.map((r) => r.payload)).toMatchObject([{ event: 'payment.failed', payment: { state: 'failed', version: 1 } }]);
+    expect(events.rows).toMatchObject([{ type: 'payment.failed', payload: { type: 'payment.failed', data: { payment: { status: 'failed', version: 1 } } } }]);
+    const queued = await t.pool.query(`SELECT 1 FROM outbox WHERE payment_id = $1 AND kind = 'merchant_event'`, [created.payment.id]);
+    expect(queued.rowCount).toBe(0);
   });
 
   it('round-trips the aggregate through transitions: what transition() returns is what loadPayment() reads', async () => {

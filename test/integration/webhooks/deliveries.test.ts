@@ -3,7 +3,12 @@
 // (and dead after three days on an injected clock) while the others get theirs, a slow endpoint
 // that blocks nobody, manual redelivery and the attempt log.
 import { compactVerify, createRemoteJWKSet } from 'jose';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadPayment } from '../../../src/store/payment-queries.ts';
+import { outbox } from '../../../src/store/schema.ts';
+import type { MerchantEventRowPayload } from '../../../src/webhooks/outbound/event-body.ts';
+import { recordMerchantEvent } from '../../../src/webhooks/outbound/event-record.ts';
 import { settled } from '../helpers/runtime.ts';
 import { startReceiver, startWebhookGateway, until } from './helpers.ts';
 import type { Receiver, WebhookGateway } from './helpers.ts';
@@ -114,5 +119,26 @@ describe('deliveries', () => {
     const view = await until(() => gw.api('GET', `/v1/events/${eventId}`), (r) => (r.body['deliveries'] as { endpoint_id: string; status: string }[]).find((d) => d.endpoint_id === endpoints['fail'])?.status === 'dead', 20_000);
     const fail = (view.body['deliveries'] as { endpoint_id: string; next_attempt_at: string | null; last_status_code: number }[]).find((d) => d.endpoint_id === endpoints['fail'])!;
     expect([fail.next_attempt_at, fail.last_status_code]).toEqual([null, 500]);
+  });
+});
+
+describe('merchant_event outbox rows written before transitions recorded their own events', () => {
+  it('are still fanned out by the worker, once: a second run of the same row records nothing', async () => {
+    clockOffsetMs = 0;
+    const db = gw.rt.database.db;
+    const p = await gw.waitFor((await gw.pay()).id, settled);
+    const payment = (await loadPayment(db, gw.merchantId, p.id))!;
+    const payload: MerchantEventRowPayload = { type: 'merchant_event', event: 'payment.authorized', payment };
+    const [row] = await db.insert(outbox).values({ paymentId: p.id, kind: 'merchant_event', payload, runAt: new Date() }).returning({ id: outbox.id });
+    gw.rt.relay.kick([row!.id]);
+    const events = await until(
+      () => db.execute<{ id: string }>(sql`SELECT id FROM merchant_events WHERE source_outbox_id = ${row!.id}`).then((r) => r.rows),
+      (r) => r.length === 1,
+    );
+    await rx.waitFor((all) => all.some((x) => x.path === '/ok' && x.headers['switchyard-event-id'] === events[0]!.id));
+    const again = await db.transaction((tx) => recordMerchantEvent(tx, payload, new Date(), row!.id));
+    expect(again).toMatchObject({ created: false, deliveries: 0, outboxIds: [] });
+    const count = await db.execute<{ n: number }>(sql`SELECT count(*)::int AS n FROM merchant_events WHERE source_outbox_id = ${row!.id}`);
+    expect(count.rows[0]!.n).toBe(1);
   });
 });
