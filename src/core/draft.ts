@@ -11,6 +11,8 @@ import type { IdKind } from './ids.ts';
 export interface StepEnv {
   readonly policies: Readonly<Record<string, ConnectorPolicy>>;
   readonly openBreakers: ReadonlySet<string>;
+  /** Each connector's breaker reset time in ms (from its breaker settings); core.breakerResetMs when absent. */
+  readonly breakerResetMs?: Readonly<Record<string, number>>;
   readonly core: CorePolicy;
   readonly maxAttempts: number;
   readonly newId: (kind: IdKind) => string;

@@ -30,3 +30,20 @@ export function backoffDelayMs(attempt: number, baseMs: number, capMs: number, s
   const frac = h.readUInt32BE(0) / 0xffffffff;
   return Math.round(exp * (0.5 + 0.5 * frac));
 }
+
+/** A wait after a breaker refusal grows with the time the operation has waited, up to this many reset times. */
+export const BREAKER_WAIT_MAX_RESETS = 4;
+
+/**
+ * The wait before a call refused by an open breaker is tried again: at least the breaker's reset time
+ * (so the breaker may have closed or be half-open), growing with the time the operation has already
+ * waited up to BREAKER_WAIT_MAX_RESETS reset times (and the backoff cap), with deterministic jitter
+ * (100-150%) so refused calls do not all come back at once.
+ */
+export function breakerRetryDelayMs(resetMs: number, waitedMs: number, capMs: number, seed: string): number {
+  const ceiling = Math.max(resetMs, Math.min(capMs, BREAKER_WAIT_MAX_RESETS * resetMs));
+  const base = Math.min(ceiling, Math.max(resetMs, waitedMs));
+  const h = createHash('sha256').update(seed).digest();
+  const frac = h.readUInt32BE(0) / 0xffffffff;
+  return Math.round(base * (1 + 0.5 * frac));
+}

@@ -81,6 +81,8 @@ export interface VoidOperation {
   readonly calls: number;
   /** A send of this void may have reached the provider (an unknown answer): a later refusal proves nothing. */
   readonly maybeReached?: boolean;
+  /** When the void was requested (absent on voids recorded before it was kept): bounds waiting on an open breaker. */
+  readonly requestedAt?: string;
 }
 
 export interface RoutingDecision {

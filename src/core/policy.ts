@@ -34,6 +34,11 @@ export interface CorePolicy {
   readonly retentionMarginMs: number;
   readonly backoffBaseMs: number;
   readonly backoffCapMs: number;
+  /**
+   * How long to wait before trying again a call an open breaker refused, when the connector's own
+   * breaker reset time is not known (`StepEnv.breakerResetMs` gives it per connector).
+   */
+  readonly breakerResetMs: number;
   /** Payments still in flight after this long are fenced, then failed (or parked). */
   readonly maxLifetimeMs: number;
   /** Act this long before the auth hold lapses. */
@@ -49,6 +54,7 @@ export const DEFAULT_CORE_POLICY: CorePolicy = Object.freeze({
   retentionMarginMs: 60 * 60 * 1000,
   backoffBaseMs: 1_000,
   backoffCapMs: 15 * 60 * 1000,
+  breakerResetMs: 30_000,
   maxLifetimeMs: 72 * 60 * 60 * 1000,
   holdExpiryMarginMs: 6 * 60 * 60 * 1000,
   onHoldExpiry: 'void',

@@ -2,6 +2,7 @@
 
 import { backoffDelayMs, mayResend, providerIdempotencyKey } from './keys.ts';
 import { decideNext, nextCandidate } from './failover.ts';
+import { breakerRetryAt, isBreakerRefusal } from './breaker-wait.ts';
 import type { Draft } from './draft.ts';
 import type { Attempt } from './payment.ts';
 import type { CallOutcome, Declined, Succeeded } from './outcome.ts';
@@ -267,6 +268,7 @@ export function onAuthorizationOutcome(d: Draft, attempt: Attempt, o: CallOutcom
       if (source === 'query') return resolveUnknown(d, d.updateAttempt(attempt.id, { status: 'unknown' }), false); // the query itself never left
       if (source === 'event') return d.note('not_sent reported by an event ignored');
       const no = sendNo ?? attempt.sends;
+      if (attempt.maybeReached && isBreakerRefusal(o) && waitForBreaker(d, { ...attempt, ...withRef }, no, o.reason)) return;
       const notSentSends = attempt.notSentSends.includes(no) ? attempt.notSentSends : [...attempt.notSentSends, no].sort((x, y) => x - y);
       const a = d.updateAttempt(attempt.id, { lastOutcome: 'not_sent', notSentReason: o.reason, notSentSends, ...withRef });
       if (a.maybeReached) return resolveUnknown(d, a, false); // an earlier send may have arrived
@@ -289,6 +291,27 @@ export function onAuthorizationOutcome(d: Draft, attempt: Attempt, o: CallOutcom
       return resolveUnknown(d, a, source === 'query' && o.reason === 'not_found');
     }
   }
+}
+
+/**
+ * A resend of an attempt that may already have reached the provider was refused by an open breaker:
+ * nothing left, so it proves nothing and is not counted as a send. The same send (same key, same
+ * send number) goes out again after the breaker's reset time, while the key is retained and before
+ * the payment's deadline. Returns false when that window is over: the refusal is then handled as before.
+ * A first send refused by the breaker never gets here (it is proof; routing and failover handle it).
+ */
+function waitForBreaker(d: Draft, attempt: Attempt, no: number, reason: string): boolean {
+  if (attempt.status !== 'unknown' && attempt.status !== 'authorizing') return false;
+  if (no !== attempt.sends) {
+    d.note(`send ${no} refused by an open breaker; superseded by send ${attempt.sends}`);
+    return true;
+  }
+  const at = breakerRetryAt(d, { connector: attempt.connector, seed: attempt.id, since: attempt.firstSentAt, until: d.p.deadlineAt });
+  if (at === null) return false;
+  const a = d.updateAttempt(attempt.id, { lastOutcome: 'not_sent', notSentReason: reason, providerRef: attempt.providerRef });
+  emitCall(d, a, 'authorize', a.authKey, at);
+  d.note(`send ${no} refused by an open breaker: not counted, sent again with the same key at ${at}`);
+  return true;
 }
 
 /** The preparatory call (no money moves): on success send the authorize call; otherwise retry, then give up with proof. */

@@ -1,6 +1,7 @@
 // Modifications of an authorized payment: captures, voids and refunds, each its own small machine.
 
 import { backoffDelayMs, mayResend, providerIdempotencyKey } from './keys.ts';
+import { breakerRetryAt, isBreakerRefusal, operationLifetimeEnd } from './breaker-wait.ts';
 import { illegal, noop } from './draft.ts';
 import type { Draft, StepResult } from './draft.ts';
 import type { Attempt, Capture, Refund } from './payment.ts';
@@ -96,6 +97,15 @@ export function onCaptureOutcome(d: Draft, captureId: string, o: CallOutcome): S
     case 'not_sent':
     case 'unknown':
     case 'action_required': {
+      // Refused by an open breaker: nothing left, so neither proof nor a call. Same key, later.
+      if (isBreakerRefusal(o)) {
+        const at = breakerRetryAt(d, { connector: attempt.connector, seed: c.id, since: c.createdAt, until: operationLifetimeEnd(d, c.createdAt) });
+        if (at !== null) {
+          emitCaptureCall(d, attempt, c, at);
+          d.note(`capture ${c.no} refused by an open breaker: not counted, sent again at ${at}`);
+          return null;
+        }
+      }
       // An unknown answer may mean the provider captured: from then on the capture is pending, and a
       // later refusal (of a resend) is no proof that nothing was captured.
       const reached = o.kind !== 'not_sent' || c.status === 'pending';
@@ -146,7 +156,7 @@ export function requestVoid(d: Draft): StepResult | null {
   if (d.p.state !== 'authorized' || attempt === undefined || d.p.amountCaptured > 0) return illegal('invalid_state', `cannot void a payment that is ${d.p.state}`);
   const policy = d.policy(attempt.connector);
   const no = (d.p.voidOp?.no ?? 0) + 1;
-  d.setVoidOp({ no, providerKey: providerIdempotencyKey(d.p.id, 'void', no, policy.maxKeyLength), calls: 1 });
+  d.setVoidOp({ no, providerKey: providerIdempotencyKey(d.p.id, 'void', no, policy.maxKeyLength), calls: 1, requestedAt: d.nowIso });
   d.setState('voiding', 'void requested');
   emitVoidCall(d, attempt);
   return null;
@@ -182,6 +192,15 @@ export function onVoidOutcome(d: Draft, o: CallOutcome): StepResult | null {
     case 'unknown':
     case 'action_required':
       if (reviewing) return noop(`void answered ${o.kind} while in review`);
+      // Refused by an open breaker: nothing left, so neither proof nor a call. Same key, later.
+      if (isBreakerRefusal(o) && v.requestedAt !== undefined) {
+        const at = breakerRetryAt(d, { connector: attempt.connector, seed: v.providerKey, since: v.requestedAt, until: operationLifetimeEnd(d, v.requestedAt) });
+        if (at !== null) {
+          emitVoidCall(d, attempt, at);
+          d.note(`void ${v.no} refused by an open breaker: not counted, sent again at ${at}`);
+          return null;
+        }
+      }
       if (v.calls <= d.env.core.maxResends) {
         d.setVoidOp({ ...v, calls: v.calls + 1, ...(o.kind !== 'not_sent' ? { maybeReached: true } : {}) });
         emitVoidCall(d, attempt, retryDelay(d, v.providerKey, v.calls + 1));
@@ -254,6 +273,15 @@ export function onRefundOutcome(d: Draft, refundId: string, o: CallOutcome): Ste
     case 'not_sent':
     case 'unknown':
     case 'action_required': {
+      // Refused by an open breaker: nothing left, so neither proof nor a call. Same key, later.
+      if (isBreakerRefusal(o)) {
+        const at = breakerRetryAt(d, { connector: attempt.connector, seed: r.id, since: r.createdAt, until: operationLifetimeEnd(d, r.createdAt) });
+        if (at !== null) {
+          emitRefundCall(d, attempt, r, at);
+          d.note(`refund ${r.no} refused by an open breaker: not counted, sent again at ${at}`);
+          return null;
+        }
+      }
       // As for captures: after an unknown answer the refund is pending, and a later refusal proves nothing.
       const reached = o.kind !== 'not_sent' || r.status === 'pending';
       const resendable = mayResend(r.createdAt, d.now, policy.keyRetentionMs, d.env.core.retentionMarginMs);

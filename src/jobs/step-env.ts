@@ -34,7 +34,10 @@ export class StepEnvFactory {
 
   /** For a new payment routed by the current snapshot. */
   current(maxAttempts: number): TransitionEnv {
-    const env: StepEnv = { policies: this.policies, openBreakers: this.deps.breakers.openAccounts(), core: this.core, maxAttempts, newId: (k) => newId(k) };
+    const env: StepEnv = {
+      policies: this.policies, openBreakers: this.deps.breakers.openAccounts(), breakerResetMs: this.deps.breakers.resetTimes(),
+      core: this.core, maxAttempts, newId: (k) => newId(k),
+    };
     return this.deps.seams === undefined ? env : { ...env, seams: this.deps.seams };
   }
 

@@ -36,12 +36,19 @@ type Call = () => Promise<CallOutcome>;
 
 export class ConnectorBreakers {
   private readonly breakers = new Map<string, CircuitBreaker<[Call], CallOutcome>>();
+  private readonly resets: Readonly<Record<string, number>>;
 
   constructor(
     settings: Readonly<Record<string, BreakerSettings>>,
     private readonly log: (line: string) => void = () => {},
   ) {
     for (const [account, s] of Object.entries(settings)) this.breakers.set(account, this.create(account, s));
+    this.resets = Object.freeze(Object.fromEntries(Object.entries(settings).map(([account, s]) => [account, s.reset_ms])));
+  }
+
+  /** Each account's reset time in ms: the core waits at least this long before trying a refused call again. */
+  resetTimes(): Readonly<Record<string, number>> {
+    return this.resets;
   }
 
   private create(account: string, s: BreakerSettings): CircuitBreaker<[Call], CallOutcome> {
