@@ -12,7 +12,9 @@ import type { PaymentState } from '../core/states.ts';
 import { newPayment, step } from '../core/step.ts';
 import type { NewPaymentRequest, StepEnv, StepResult } from '../core/step.ts';
 import type { Db, DbOrTx } from './db.ts';
-import { writeEffects } from './effect-rows.ts';
+import { effectParts } from './effect-rows.ts';
+import { outboxIdsOf, runParts, withClause } from './write-parts.ts';
+import type { WritePart } from './write-parts.ts';
 import { loadAggregate } from './payment-load.ts';
 import { attemptRow, captureRow, paymentRow, refundRow } from './payment-rows.ts';
 import { captures, paymentAttempts, paymentTransitions, payments, refunds } from './schema.ts';
@@ -152,8 +154,8 @@ async function backendPid(tx: DbOrTx): Promise<number> {
   return r.rows[0]!.pid;
 }
 
-/** Upserts the attempts, captures and refunds that step() added or changed. */
-async function writeChildren(tx: DbOrTx, before: Payment, after: Payment, now: Date): Promise<void> {
+/** Upserts of the attempts, captures and refunds that step() added or changed, as write parts. */
+function childParts(tx: DbOrTx, before: Payment, after: Payment, now: Date): WritePart[] {
   const changed = <T extends { id: string }>(old: readonly T[], next: readonly T[]): T[] => {
     const prior = new Map(old.map((x) => [x.id, JSON.stringify(x)]));
     if (next.length < old.length) throw new Error(`step bug: payment ${after.id} lost children`);
@@ -169,9 +171,24 @@ async function writeChildren(tx: DbOrTx, before: Payment, after: Payment, now: D
         .filter(([k]) => k !== 'id' && k !== 'paymentId')
         .map(([k, col]) => [k, sql.raw(`excluded.${col.name}`)]),
     );
-  if (a.length > 0) await tx.insert(paymentAttempts).values(a).onConflictDoUpdate({ target: paymentAttempts.id, set: all(paymentAttempts) });
-  if (c.length > 0) await tx.insert(captures).values(c).onConflictDoUpdate({ target: captures.id, set: all(captures) });
-  if (r.length > 0) await tx.insert(refunds).values(r).onConflictDoUpdate({ target: refunds.id, set: all(refunds) });
+  const parts: WritePart[] = [];
+  if (a.length > 0) parts.push({ name: 'c_att', body: tx.insert(paymentAttempts).values(a).onConflictDoUpdate({ target: paymentAttempts.id, set: all(paymentAttempts) }).getSQL() });
+  if (c.length > 0) parts.push({ name: 'c_cap', body: tx.insert(captures).values(c).onConflictDoUpdate({ target: captures.id, set: all(captures) }).getSQL() });
+  if (r.length > 0) parts.push({ name: 'c_rfd', body: tx.insert(refunds).values(r).onConflictDoUpdate({ target: refunds.id, set: all(refunds) }).getSQL() });
+  return parts;
+}
+
+/**
+ * A unique violation in the optimistic first try's one-statement write: the children and effects
+ * are written in the statement that also checks the version, so a stale aggregate (another writer
+ * added attempt no. 2 first) can fail on UNIQUE (payment_id, no) before the guard is looked at.
+ * That try is retried like a stale version; the retry holds the row lock, so there a violation is real.
+ */
+function isUniqueViolation(err: unknown): boolean {
+  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+    if ((e as { code?: unknown }).code === '23505') return true;
+  }
+  return false;
 }
 
 async function attemptOnce(
@@ -242,21 +259,35 @@ async function attemptOnce(
       .values({ ...log, fromState: result.from, toState: result.to, outcome: 'applied', version: next.version, reason: result.note })
       .returning({ id: paymentTransitions.id });
     let transitionId: number;
+    let outboxIds: number[];
     if (env.seams?.writePayment !== undefined) {
       if (!(await env.seams.writePayment(tx, paymentId, changes, loaded.version))) throw new StaleVersion();
       transitionId = (await insert)[0]!.id;
+      await runParts(tx, childParts(tx, loaded, next, now));
+      outboxIds = await runParts(tx, effectParts(tx, 'e', result.effects, { payment: next, transitionId, now, newId: env.newId }));
     } else {
-      // The guarded write and the log row in ONE statement. Both parts run whatever the guard finds;
-      // when it matched nothing (a concurrent writer got there first) the throw rolls the row back.
-      const r = await tx.execute<{ updated: number; id: string }>(
-        sql`WITH u AS (${guardedUpdate(tx, paymentId, changes, loaded.version).getSQL()}), t AS (${insert.getSQL()})
-            SELECT (SELECT count(*) FROM u)::int AS updated, (SELECT id FROM t)::text AS id`,
-      );
+      // ONE statement: the guarded write, the log row, the changed children and the effects. Every
+      // part runs whatever the guard finds; when it matched nothing (a concurrent writer got there
+      // first) the throw rolls it all back.
+      const parts: WritePart[] = [
+        { name: 'u', body: guardedUpdate(tx, paymentId, changes, loaded.version).getSQL() },
+        { name: 't', body: insert.getSQL() },
+        ...childParts(tx, loaded, next, now),
+        ...effectParts(tx, 'e', result.effects, { payment: next, transitionId: sql`(SELECT id FROM t)`, now, newId: env.newId }),
+      ];
+      let r;
+      try {
+        r = await tx.execute<{ updated: number; id: string; ids: string[] }>(
+          sql`${withClause(parts)}SELECT (SELECT count(*) FROM u)::int AS updated, (SELECT id FROM t)::text AS id, ${outboxIdsOf(parts)}::text[] AS ids`,
+        );
+      } catch (err) {
+        if (tryNo === 1 && isUniqueViolation(err)) throw new StaleVersion();
+        throw err;
+      }
       if (r.rows[0]?.updated !== 1) throw new StaleVersion();
       transitionId = Number(r.rows[0].id);
+      outboxIds = r.rows[0].ids.map(Number);
     }
-    await writeChildren(tx, loaded, next, now);
-    const outboxIds = await writeEffects(tx, result.effects, { payment: next, transitionId, now, newId: env.newId });
     await opts.inTransaction?.(tx, { outcome: 'applied', reason: result.note });
     if (opts.hooks?.beforeCommit !== undefined) await opts.hooks.beforeCommit({ backendPid: await backendPid(tx) });
     return { kind: 'applied', payment: next, effects: result.effects, outboxIds, from: result.from, to: result.to, note: result.note, transitionId };
@@ -351,18 +382,27 @@ export async function createPayment(db: Db, req: NewPaymentRequest, env: StepEnv
   const now = opts.now?.() ?? new Date();
   const { payment, effects, to } = newPayment(req, now, env);
   const result = await db.transaction(async (tx) => {
-    await tx.insert(payments).values({ ...paymentRow(payment, now), paymentMethod: opts.paymentMethod ?? null });
     const empty: Payment = { ...payment, attempts: [], captures: [], refunds: [] };
-    await writeChildren(tx, empty, payment, now);
-    const [row] = await tx
-      .insert(paymentTransitions)
-      .values({
-        paymentId: payment.id, fromState: 'created', toState: to, input: { type: 'submit' } satisfies PaymentInput, origin: opts.origin ?? 'api',
-        attemptId: payment.attempts[0]?.id ?? null, outcome: 'applied', version: payment.version, reason: 'created and submitted', at: now,
-      })
-      .returning({ id: paymentTransitions.id });
-    const transitionId = row!.id;
-    const outboxIds = await writeEffects(tx, effects, { payment, transitionId, now, newId: env.newId });
+    // ONE statement: the payment, its first attempt, its first log row and its effects.
+    const parts: WritePart[] = [
+      { name: 'p', body: tx.insert(payments).values({ ...paymentRow(payment, now), paymentMethod: opts.paymentMethod ?? null }).getSQL() },
+      ...childParts(tx, empty, payment, now),
+      {
+        name: 't',
+        body: tx
+          .insert(paymentTransitions)
+          .values({
+            paymentId: payment.id, fromState: 'created', toState: to, input: { type: 'submit' } satisfies PaymentInput, origin: opts.origin ?? 'api',
+            attemptId: payment.attempts[0]?.id ?? null, outcome: 'applied', version: payment.version, reason: 'created and submitted', at: now,
+          })
+          .returning({ id: paymentTransitions.id })
+          .getSQL(),
+      },
+      ...effectParts(tx, 'e', effects, { payment, transitionId: sql`(SELECT id FROM t)`, now, newId: env.newId }),
+    ];
+    const r = await tx.execute<{ id: string; ids: string[] }>(sql`${withClause(parts)}SELECT (SELECT id FROM t)::text AS id, ${outboxIdsOf(parts)}::text[] AS ids`);
+    const transitionId = Number(r.rows[0]!.id);
+    const outboxIds = r.rows[0]!.ids.map(Number);
     await opts.inTransaction?.(tx);
     return { payment, effects, outboxIds, transitionId };
   });
