@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { breakerRetryDelayMs, DEFAULT_CORE_POLICY, isCallStillWanted, notChargedProof } from '../../../src/core/index.ts';
 import type { CallOutcome, PaymentInput, ProviderCallEffect } from '../../../src/core/index.ts';
+import { notSentOnlyOnce } from '../../../src/jobs/outbox-processor.ts';
 import { ADYEN_LIKE, approved, makeEnv, notSent, Sim, STRIPE_LIKE, unknown } from './fixtures.ts';
 
 const HOUR = 3_600_000;
@@ -224,6 +225,14 @@ describe('capture', () => {
     expect(s.state).toBe('needs_review');
     expect(s.effects.some((e) => e.type === 'discrepancy' && e.kind === 'capture_unresolved')).toBe(true);
     for (const at of waits) expect(at - requested).toBeLessThan(DEFAULT_CORE_POLICY.maxLifetimeMs);
+  });
+  it('a refusal on a re-executed outbox row is still unknown{earlier_execution}: counted, and the capture is pending', () => {
+    const s = authorizedSim();
+    capture(s);
+    const outcome = notSentOnlyOnce(refused, last(s, 'capture'), 2);
+    expect(outcome).toMatchObject({ kind: 'unknown', reason: 'earlier_execution' });
+    runDue(s, 'capture', outcome);
+    expect(s.payment.captures[0]!).toMatchObject({ calls: 2, status: 'pending' });
   });
 });
 
