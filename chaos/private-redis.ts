@@ -54,7 +54,7 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
   };
   const stopChild = async () => {
     const c = child;
-    if (c === null || c.exitCode !== null) return;
+    if (c === null || c.exitCode !== null || c.signalCode !== null) return; // already gone (a SIGKILL exit sets signalCode, not exitCode)
     await new Promise<void>((resolve) => {
       c.once('exit', () => resolve());
       c.kill('SIGKILL');

@@ -5,6 +5,8 @@
 import { sql } from 'drizzle-orm';
 import type { SQL } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../store/db.ts';
+import { aggregateFromJoinedRow, aggregateLateral } from '../store/payment-load.ts';
+import type { LoadedAggregate } from '../store/payment-load.ts';
 
 export interface ClaimedRow {
   readonly id: number;
@@ -26,10 +28,39 @@ export async function claimOutboxRow(db: Db, id: number, claimant: string, now: 
      RETURNING id, payment_id, kind, payload, attempts`);
   const row = res.rows[0];
   if (row !== undefined) return { ok: true, row: { id: Number(row.id), paymentId: row.payment_id, kind: row.kind, payload: row.payload, attempts: row.attempts } };
+  return whyNotClaimed(db, id);
+}
+
+async function whyNotClaimed(db: Db, id: number): Promise<Extract<Claim, { ok: false }>> {
   const probe = await db.execute<{ status: string }>(sql`SELECT status FROM outbox WHERE id = ${id}`);
   const status = probe.rows[0]?.status;
   if (status === undefined) return { ok: false, reason: 'missing' };
   return { ok: false, reason: status === 'pending' ? 'claimed' : 'done' };
+}
+
+export type LoadedClaim = { readonly ok: true; readonly row: ClaimedRow; readonly loaded: LoadedAggregate | null } | Extract<Claim, { ok: false }>;
+
+/**
+ * claimOutboxRow, and in the same statement the payment the row works on (one round trip instead
+ * of two). The read is the claiming statement's snapshot: callers use it as transition()'s
+ * `loaded`, which the version guard checks anyway.
+ */
+export async function claimOutboxRowLoaded(db: Db, id: number, claimant: string, now: Date, leaseMs: number): Promise<LoadedClaim> {
+  const until = new Date(now.getTime() + leaseMs);
+  const res = await db.execute<Record<string, unknown>>(sql`
+    WITH c AS (
+      UPDATE outbox SET claimed_until = ${until}, claimed_by = ${claimant}, attempts = attempts + 1
+       WHERE id = ${id} AND status = 'pending'
+         AND (claimed_until IS NULL OR claimed_until < ${now} OR claimed_by = ${claimant})
+       RETURNING id, payment_id, kind, payload, attempts)
+    SELECT c.id AS sy_ob_id, c.payment_id AS sy_ob_payment, c.kind AS sy_ob_kind, c.payload AS sy_ob_payload, c.attempts AS sy_ob_attempts, agg.*
+      FROM c ${aggregateLateral(sql`c.payment_id`)}`);
+  const row = res.rows[0];
+  if (row === undefined) return whyNotClaimed(db, id);
+  const claimed: ClaimedRow = {
+    id: Number(row['sy_ob_id']), paymentId: row['sy_ob_payment'] as string | null, kind: row['sy_ob_kind'] as string, payload: row['sy_ob_payload'], attempts: Number(row['sy_ob_attempts']),
+  };
+  return { ok: true, row: claimed, loaded: aggregateFromJoinedRow(row) };
 }
 
 export async function markOutboxDone(tx: DbOrTx, id: number, now: Date, note: string | null = null): Promise<void> {

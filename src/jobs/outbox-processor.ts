@@ -8,11 +8,12 @@ import type { CallOutcome } from '../core/outcome.ts';
 import type { Connector } from '../connectors/contract.ts';
 import type { ConnectorBreakers } from '../routing/breakers.ts';
 import type { Db } from '../store/db.ts';
-import { loadAggregate, loadAggregateRow } from '../store/payment-load.ts';
+import type { LoadedAggregate } from '../store/payment-load.ts';
+import type { Payment } from '../core/payment.ts';
 import { transition } from '../store/transition.ts';
 import { executeCall, operationRef, usesBreaker } from './call-executor.ts';
 import type { StoredPaymentMethod } from './call-executor.ts';
-import { claimOutboxRow, markOutboxDone, releaseOutboxRow } from './outbox-claims.ts';
+import { claimOutboxRowLoaded, markOutboxDone, outboxDoneStatement, releaseOutboxRow } from './outbox-claims.ts';
 import type { ClaimedRow } from './outbox-claims.ts';
 import type { StepEnvFactory } from './step-env.ts';
 
@@ -36,14 +37,15 @@ export type ProcessResult =
 
 export async function processOutboxRow(deps: ProcessorDeps, outboxId: number, claimant: string): Promise<ProcessResult> {
   const now = deps.now ?? (() => new Date());
-  const claim = await claimOutboxRow(deps.db, outboxId, claimant, now(), deps.leaseMs ?? 120_000);
+  // The claim reads the row's payment in the same statement.
+  const claim = await claimOutboxRowLoaded(deps.db, outboxId, claimant, now(), deps.leaseMs ?? 120_000);
   if (!claim.ok) return { kind: 'skipped', reason: claim.reason };
   try {
     switch (claim.row.kind) {
       case 'provider_call':
-        return await runProviderCall(deps, claim.row, now);
+        return await runProviderCall(deps, claim.row, claim.loaded, now);
       case 'timer':
-        return await runTimer(deps, claim.row, now);
+        return await runTimer(deps, claim.row, claim.loaded?.payment ?? null, now);
       default:
         return { kind: 'skipped', reason: `no consumer for ${claim.row.kind}` };
     }
@@ -58,11 +60,10 @@ async function skip(deps: ProcessorDeps, row: ClaimedRow, now: () => Date, reaso
   return { kind: 'skipped', reason };
 }
 
-async function runProviderCall(deps: ProcessorDeps, row: ClaimedRow, now: () => Date): Promise<ProcessResult> {
+async function runProviderCall(deps: ProcessorDeps, row: ClaimedRow, loaded: LoadedAggregate | null, now: () => Date): Promise<ProcessResult> {
   const effect = row.payload as ProviderCallEffect;
   if (row.paymentId === null) return skip(deps, row, now, 'no payment');
-  // One read gives the aggregate and the payment method; transition() starts from this aggregate.
-  const loaded = await loadAggregateRow(deps.db, row.paymentId);
+  // The claim's read gives the aggregate and the payment method; transition() starts from this aggregate.
   if (loaded === null) return skip(deps, row, now, 'payment missing');
   const payment = loaded.payment;
   const wanted = isCallStillWanted(payment, effect);
@@ -87,7 +88,7 @@ async function runProviderCall(deps: ProcessorDeps, row: ClaimedRow, now: () => 
     attemptId: attempt.id,
     now,
     loaded: payment,
-    inTransaction: (tx) => markOutboxDone(tx, row.id, now()),
+    alsoWrite: outboxDoneStatement(row.id, now()),
     onCommitted: (ids) => deps.kick(ids),
   });
   return { kind: result.kind, op: effect.op, outcome: outcome.kind };
@@ -107,17 +108,16 @@ export function notSentOnlyOnce(outcome: CallOutcome, effect: ProviderCallEffect
   };
 }
 
-async function runTimer(deps: ProcessorDeps, row: ClaimedRow, now: () => Date): Promise<ProcessResult> {
+async function runTimer(deps: ProcessorDeps, row: ClaimedRow, payment: Payment | null, now: () => Date): Promise<ProcessResult> {
   const timer = row.payload as TimerEffect;
   if (row.paymentId === null) return skip(deps, row, now, 'no payment');
-  const payment = await loadAggregate(deps.db, row.paymentId);
   if (payment === null) return skip(deps, row, now, 'payment missing');
   const env = await deps.envs.forSnapshot(deps.db, payment.routing.snapshot);
   const input = { type: 'timer_fired' as const, timer: timer.timer, ...(timer.attemptId === undefined ? {} : { attemptId: timer.attemptId }) };
   const result = await transition(deps.db, payment.id, input, 'timer', env, {
     now,
     loaded: payment,
-    inTransaction: (tx) => markOutboxDone(tx, row.id, now()),
+    alsoWrite: outboxDoneStatement(row.id, now()),
     onCommitted: (ids) => deps.kick(ids),
   });
   return { kind: result.kind, op: `timer:${timer.timer}` };

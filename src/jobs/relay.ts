@@ -98,15 +98,33 @@ export class OutboxRelay {
     }
   }
 
+  /**
+   * Stamps the rows first and publishes what the stamp returned: one statement before the jobs
+   * instead of a SELECT before and an UPDATE after. A publish that fails takes its stamp back, so
+   * the next sweep publishes the rows; a process killed between the two leaves rows stamped without
+   * a job, which the sweep publishes again once `republishAfterMs` has passed (late, not lost).
+   */
   private async publishIds(ids: readonly number[]): Promise<void> {
     const now = this.now();
     const { rows } = await this.pool.query<{ id: string; kind: string; connector: string | null; run_at: Date }>(
-      `SELECT id, kind, connector, run_at FROM outbox
-        WHERE id = ANY($1::bigint[]) AND status = 'pending' AND kind = ANY($2::text[]) AND run_at <= $3 AND published_at IS NULL`,
-      [ids, this.kinds, new Date(now.getTime() + this.horizonMs)],
+      `UPDATE outbox SET published_at = $4
+        WHERE id = ANY($1::bigint[]) AND status = 'pending' AND kind = ANY($2::text[]) AND run_at <= $3 AND published_at IS NULL
+        RETURNING id, kind, connector, run_at`,
+      [ids, this.kinds, new Date(now.getTime() + this.horizonMs), now],
     );
-    const published = await this.addJobs(rows, now);
-    if (published.length > 0) await this.pool.query('UPDATE outbox SET published_at = $1 WHERE id = ANY($2::bigint[]) AND published_at IS NULL', [now, published]);
+    if (rows.length === 0) return;
+    try {
+      const published = await this.addJobs(rows, now);
+      const unpublished = rows.map((r) => Number(r.id)).filter((id) => !published.includes(id));
+      if (unpublished.length > 0) await this.unstamp(unpublished, now);
+    } catch (err) {
+      await this.unstamp(rows.map((r) => Number(r.id)), now).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async unstamp(ids: readonly number[], stamp: Date): Promise<void> {
+    await this.pool.query('UPDATE outbox SET published_at = NULL WHERE id = ANY($1::bigint[]) AND published_at = $2', [ids, stamp]);
   }
 
   /** Adds one job per row (its delay until run_at) to the row's queue; returns the ids published. */

@@ -100,6 +100,20 @@ const AGGREGATE_SELECT = sql.join([
   childrenJson(refunds, 'refunds', 'r'), sql.raw(' AS sy_refunds FROM payments p'),
 ]);
 
+/**
+ * The aggregate of the payment `paymentIdExpr` names, as columns to add to another statement's
+ * SELECT (`LEFT JOIN LATERAL (…) agg ON true`): the outbox claim reads the payment it works on in
+ * the claiming statement. Decode the row with aggregateFromJoinedRow.
+ */
+export function aggregateLateral(paymentIdExpr: SQL): SQL {
+  return sql`LEFT JOIN LATERAL (${AGGREGATE_SELECT} WHERE p.id = ${paymentIdExpr}) agg ON true`;
+}
+
+/** The aggregate in a row that joined aggregateLateral (null when the payment does not exist). */
+export function aggregateFromJoinedRow(row: Record<string, unknown>): LoadedAggregate | null {
+  return row['sy_attempts'] === null || row['sy_attempts'] === undefined ? null : aggregateFromRow(row);
+}
+
 /** Maps driver values (by column name, or by key inside the children's JSON) through the columns' own decoders. */
 function decode<T>(cols: Columns, raw: Record<string, unknown>, by: 'name' | 'key'): T {
   const out: Record<string, unknown> = {};

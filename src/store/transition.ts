@@ -4,7 +4,7 @@
 // Commit before any network call: the onCommitted hook (relay kick) runs after COMMIT.
 
 import { and, eq, getTableColumns, sql } from 'drizzle-orm';
-import type { Table } from 'drizzle-orm';
+import type { SQL, Table } from 'drizzle-orm';
 import type { Effect } from '../core/effects.ts';
 import type { PaymentInput } from '../core/inputs.ts';
 import type { Payment } from '../core/payment.ts';
@@ -74,6 +74,11 @@ export interface TransitionOptions {
    * done here); `logged` is what the transition row just written says.
    */
   readonly inTransaction?: (tx: DbOrTx, logged: LoggedTransition) => Promise<void>;
+  /**
+   * A data-modifying statement written in the transition's own statement, whatever step() decided
+   * (the worker's "outbox row done"): like inTransaction, without a round trip of its own.
+   */
+  readonly alsoWrite?: SQL;
   readonly hooks?: TransitionHooks;
   /**
    * The aggregate the caller read moments ago: the first try runs step() on it instead of reading
@@ -191,6 +196,8 @@ function isUniqueViolation(err: unknown): boolean {
   return false;
 }
 
+const also = (opts: TransitionOptions): WritePart[] => (opts.alsoWrite === undefined ? [] : [{ name: 'also', body: opts.alsoWrite }]);
+
 async function attemptOnce(
   db: Db,
   paymentId: string,
@@ -231,18 +238,15 @@ async function attemptOnce(
           code: result.kind === 'illegal' ? result.code : 'noop', reason: result.reason,
         })
         .returning({ id: paymentTransitions.id });
-      let transitionId: number;
-      if (preloaded === null) {
-        transitionId = (await insert)[0]!.id;
-      } else {
-        // Nothing guards an ignored input's write: in the same statement, check that the caller's
-        // aggregate is still current (a stale one rolls the row back and the retry reads afresh).
-        const r = await tx.execute<{ id: string; version: number | null }>(
-          sql`WITH t AS (${insert.getSQL()}) SELECT (SELECT id FROM t)::text AS id, (SELECT version FROM payments WHERE id = ${paymentId}) AS version`,
-        );
-        if (r.rows[0]?.version !== loaded.version) throw new StaleVersion();
-        transitionId = Number(r.rows[0].id);
-      }
+      // Nothing guards an ignored input's write: in the same statement, check that the caller's
+      // aggregate is still current (a stale one rolls the row back and the retry reads afresh; a
+      // locked read is current).
+      const parts: WritePart[] = [{ name: 't', body: insert.getSQL() }, ...also(opts)];
+      const r = await tx.execute<{ id: string; version: number | null }>(
+        sql`${withClause(parts)}SELECT (SELECT id FROM t)::text AS id, (SELECT version FROM payments WHERE id = ${paymentId}) AS version`,
+      );
+      if (preloaded !== null && r.rows[0]?.version !== loaded.version) throw new StaleVersion();
+      const transitionId = Number(r.rows[0]!.id);
       const written = { payment: loaded, transitionId, effects: [] as const, outboxIds: [] as const };
       await opts.inTransaction?.(tx, { outcome: 'ignored', reason: result.reason });
       if (opts.hooks?.beforeCommit !== undefined) await opts.hooks.beforeCommit({ backendPid: await backendPid(tx) });
@@ -263,7 +267,7 @@ async function attemptOnce(
     if (env.seams?.writePayment !== undefined) {
       if (!(await env.seams.writePayment(tx, paymentId, changes, loaded.version))) throw new StaleVersion();
       transitionId = (await insert)[0]!.id;
-      await runParts(tx, childParts(tx, loaded, next, now));
+      await runParts(tx, [...childParts(tx, loaded, next, now), ...also(opts)]);
       outboxIds = await runParts(tx, effectParts(tx, 'e', result.effects, { payment: next, transitionId, now, newId: env.newId }));
     } else {
       // ONE statement: the guarded write, the log row, the changed children and the effects. Every
@@ -274,6 +278,7 @@ async function attemptOnce(
         { name: 't', body: insert.getSQL() },
         ...childParts(tx, loaded, next, now),
         ...effectParts(tx, 'e', result.effects, { payment: next, transitionId: sql`(SELECT id FROM t)`, now, newId: env.newId }),
+        ...also(opts),
       ];
       let r;
       try {
