@@ -65,6 +65,9 @@ export class QueueSet {
     let q = this.queues.get(name);
     if (q === undefined) {
       q = new Queue<OutboxJobData>(name, { connection: this.connection, prefix: this.prefix });
+      // A Queue re-emits its connection's errors; unheard, Node prints each one with its stack while
+      // Redis is down. The connection's own listener (redisConnection) already logs the first of a run.
+      q.on('error', () => undefined);
       this.queues.set(name, q);
     }
     return q;
