@@ -18,6 +18,15 @@ export interface ClaimedRow {
 
 export type Claim = { readonly ok: true; readonly row: ClaimedRow } | { readonly ok: false; readonly reason: 'done' | 'claimed' | 'missing' };
 
+/** The claiming UPDATE, as the first part of a statement that reads more about the row (`c`). */
+export function claimStatement(id: number, claimant: string, now: Date, leaseMs: number): SQL {
+  const until = new Date(now.getTime() + leaseMs);
+  return sql`UPDATE outbox SET claimed_until = ${until}, claimed_by = ${claimant}, attempts = attempts + 1
+     WHERE id = ${id} AND status = 'pending'
+       AND (claimed_until IS NULL OR claimed_until < ${now} OR claimed_by = ${claimant})
+     RETURNING id, payment_id, kind, payload, attempts`;
+}
+
 /** Takes the row for `leaseMs` unless it is done or another live worker holds it. */
 export async function claimOutboxRow(db: Db, id: number, claimant: string, now: Date, leaseMs: number): Promise<Claim> {
   const until = new Date(now.getTime() + leaseMs);
@@ -31,7 +40,7 @@ export async function claimOutboxRow(db: Db, id: number, claimant: string, now: 
   return whyNotClaimed(db, id);
 }
 
-async function whyNotClaimed(db: Db, id: number): Promise<Extract<Claim, { ok: false }>> {
+export async function whyNotClaimed(db: Db, id: number): Promise<Extract<Claim, { ok: false }>> {
   const probe = await db.execute<{ status: string }>(sql`SELECT status FROM outbox WHERE id = ${id}`);
   const status = probe.rows[0]?.status;
   if (status === undefined) return { ok: false, reason: 'missing' };
@@ -46,13 +55,8 @@ export type LoadedClaim = { readonly ok: true; readonly row: ClaimedRow; readonl
  * `loaded`, which the version guard checks anyway.
  */
 export async function claimOutboxRowLoaded(db: Db, id: number, claimant: string, now: Date, leaseMs: number): Promise<LoadedClaim> {
-  const until = new Date(now.getTime() + leaseMs);
   const res = await db.execute<Record<string, unknown>>(sql`
-    WITH c AS (
-      UPDATE outbox SET claimed_until = ${until}, claimed_by = ${claimant}, attempts = attempts + 1
-       WHERE id = ${id} AND status = 'pending'
-         AND (claimed_until IS NULL OR claimed_until < ${now} OR claimed_by = ${claimant})
-       RETURNING id, payment_id, kind, payload, attempts)
+    WITH c AS (${claimStatement(id, claimant, now, leaseMs)})
     SELECT c.id AS sy_ob_id, c.payment_id AS sy_ob_payment, c.kind AS sy_ob_kind, c.payload AS sy_ob_payload, c.attempts AS sy_ob_attempts, agg.*
       FROM c ${aggregateLateral(sql`c.payment_id`)}`);
   const row = res.rows[0];

@@ -100,6 +100,13 @@ const AGGREGATE_SELECT = sql.join([
   childrenJson(refunds, 'refunds', 'r'), sql.raw(' AS sy_refunds FROM payments p'),
 ]);
 
+/** The payment one of its attempts belongs to, in one statement (a provider webhook names our attempt). */
+export async function loadAggregateByAttempt(db: DbOrTx, attemptId: string): Promise<Payment | null> {
+  const res = await db.execute<Record<string, unknown>>(sql`${AGGREGATE_SELECT} WHERE p.id = (SELECT payment_id FROM payment_attempts WHERE id = ${attemptId})`);
+  const row = res.rows[0];
+  return row === undefined ? null : aggregateFromRow(row).payment;
+}
+
 /**
  * The aggregate of the payment `paymentIdExpr` names, as columns to add to another statement's
  * SELECT (`LEFT JOIN LATERAL (…) agg ON true`): the outbox claim reads the payment it works on in

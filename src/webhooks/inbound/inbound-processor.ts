@@ -6,16 +6,17 @@
 
 import type { NormalizedEvent } from '../../connectors/contract.ts';
 import { newId } from '../../core/ids.ts';
-import { claimOutboxRow, markOutboxDone, releaseOutboxRow } from '../../jobs/outbox-claims.ts';
+import { markOutboxDone, releaseOutboxRow } from '../../jobs/outbox-claims.ts';
 import type { DbOrTx } from '../../store/db.ts';
-import { loadAggregate } from '../../store/payment-load.ts';
-import { findAttemptByProviderRef, findPaymentIdByAttempt } from '../../store/payment-queries.ts';
+import type { Payment } from '../../core/payment.ts';
+import { loadAggregate, loadAggregateByAttempt } from '../../store/payment-load.ts';
+import { findAttemptByProviderRef } from '../../store/payment-queries.ts';
 import { transition } from '../../store/transition.ts';
-import type { InboundJob } from '../webhook-jobs.ts';
 import type { WebhookServices } from '../webhook-services.ts';
 import { applyDisputeEvent } from './disputes.ts';
 import { actionForEvent } from './event-mapping.ts';
-import { loadInboundEvent, PROCESSABLE, retryInboundLater, settleInboundEvent } from './inbox.ts';
+import { claimInboundJob, PROCESSABLE, retryInboundLater, settleInboundEvent } from './inbox.ts';
+import type { InboundRow } from './inbox.ts';
 
 export type InboundResult =
   | { readonly kind: 'skipped'; readonly reason: string }
@@ -23,38 +24,38 @@ export type InboundResult =
 
 const LEASE_MS = 60_000;
 
-async function findPaymentId(db: DbOrTx, account: string, e: NormalizedEvent): Promise<string | null> {
+/** The payment an event is about, by our attempt id (one statement), else by the provider's reference. */
+async function findPayment(db: DbOrTx, account: string, e: NormalizedEvent): Promise<Payment | null> {
   if (e.attemptId !== null) {
-    const byAttempt = await findPaymentIdByAttempt(db, e.attemptId);
+    const byAttempt = await loadAggregateByAttempt(db, e.attemptId);
     if (byAttempt !== null) return byAttempt;
   }
   if (e.providerRef === null) return null;
-  return (await findAttemptByProviderRef(db, account, e.providerRef))?.paymentId ?? null;
+  const paymentId = (await findAttemptByProviderRef(db, account, e.providerRef))?.paymentId ?? null;
+  return paymentId === null ? null : loadAggregate(db, paymentId);
 }
 
 export async function processInboundEvent(s: WebhookServices, outboxId: number, claimant: string): Promise<InboundResult> {
-  const claim = await claimOutboxRow(s.db, outboxId, claimant, s.now(), LEASE_MS);
+  // The claim reads the event in the same statement.
+  const claim = await claimInboundJob(s.db, outboxId, claimant, s.now(), LEASE_MS);
   if (!claim.ok) return { kind: 'skipped', reason: claim.reason };
   try {
-    return await applyClaimed(s, outboxId, (claim.row.payload as InboundJob).inboundEventId);
+    return await applyClaimed(s, outboxId, claim.event);
   } catch (err) {
     await releaseOutboxRow(s.db, outboxId, claimant, (err as Error).message).catch(() => undefined);
     throw err;
   }
 }
 
-async function applyClaimed(s: WebhookServices, outboxId: number, inboundId: number): Promise<InboundResult> {
-  const row = await loadInboundEvent(s.db, inboundId);
+async function applyClaimed(s: WebhookServices, outboxId: number, row: InboundRow | null): Promise<InboundResult> {
   if (row === null || !PROCESSABLE.includes(row.outcome) || row.event === null) {
-    await markOutboxDone(s.db, outboxId, s.now(), `skipped: inbound event ${inboundId} is ${row?.outcome ?? 'missing'}`);
+    await markOutboxDone(s.db, outboxId, s.now(), `skipped: inbound event ${row?.id ?? ''} is ${row?.outcome ?? 'missing'}`);
     return { kind: 'skipped', reason: `inbound event ${row?.outcome ?? 'missing'}` };
   }
   const e = row.event;
-  const paymentId = await findPaymentId(s.db, row.connector, e);
-  if (paymentId === null) return notKnownYet(s, outboxId, row.id, row.tries + 1, e);
-
-  const payment = await loadAggregate(s.db, paymentId);
+  const payment = await findPayment(s.db, row.connector, e);
   if (payment === null) return notKnownYet(s, outboxId, row.id, row.tries + 1, e);
+  const paymentId = payment.id;
   const action = (s.mapEvent ?? actionForEvent)(payment, row.connector, e);
   switch (action.kind) {
     case 'retry':

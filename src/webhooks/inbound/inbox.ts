@@ -7,7 +7,7 @@ import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { NormalizedEvent } from '../../connectors/contract.ts';
 import type { Db, DbOrTx } from '../../store/db.ts';
 import { inboundEvents } from '../../store/schema.ts';
-import { outboxDoneStatement } from '../../jobs/outbox-claims.ts';
+import { claimStatement, outboxDoneStatement, whyNotClaimed } from '../../jobs/outbox-claims.ts';
 import { enqueueWebhookJob } from '../webhook-jobs.ts';
 
 export type InboundOutcome = 'pending' | 'applied' | 'ignored' | 'unverified' | 'failed';
@@ -89,13 +89,17 @@ export interface InboundRow {
   readonly tries: number;
 }
 
-export async function loadInboundEvent(db: DbOrTx, id: number): Promise<InboundRow | null> {
-  const rows = await db
-    .select({ id: inboundEvents.id, connector: inboundEvents.connector, outcome: inboundEvents.outcome, event: inboundEvents.event, tries: inboundEvents.tries })
-    .from(inboundEvents)
-    .where(eq(inboundEvents.id, id));
-  const r = rows[0];
-  return r === undefined ? null : { ...r, outcome: r.outcome as InboundOutcome, event: r.event as NormalizedEvent | null };
+export type ClaimedInbound = { readonly ok: true; readonly event: InboundRow | null } | { readonly ok: false; readonly reason: 'done' | 'claimed' | 'missing' };
+
+/** Claims the inbound job's outbox row and, in the same statement, reads the event it names (null: the event is gone). */
+export async function claimInboundJob(db: Db, outboxId: number, claimant: string, now: Date, leaseMs: number): Promise<ClaimedInbound> {
+  const res = await db.execute<{ id: string | null; connector: string | null; outcome: string | null; event: NormalizedEvent | null; tries: number | null }>(sql`
+    WITH c AS (${claimStatement(outboxId, claimant, now, leaseMs)})
+    SELECT e.id, e.connector, e.outcome, e.event, e.tries FROM c LEFT JOIN inbound_events e ON e.id = (c.payload->>'inboundEventId')::bigint`);
+  const r = res.rows[0];
+  if (r === undefined) return whyNotClaimed(db, outboxId);
+  if (r.id === null) return { ok: true, event: null };
+  return { ok: true, event: { id: Number(r.id), connector: r.connector!, outcome: r.outcome as InboundOutcome, event: r.event, tries: r.tries! } };
 }
 
 /**
