@@ -95,7 +95,3 @@ export async function findAttemptByProviderRef(
   return row === undefined ? null : { paymentId: row.paymentId, attempt: attemptFromRow(row) };
 }
 
-export async function findPaymentIdByAttempt(db: DbOrTx, attemptId: string): Promise<string | null> {
-  const rows = await db.select({ paymentId: paymentAttempts.paymentId }).from(paymentAttempts).where(eq(paymentAttempts.id, attemptId));
-  return rows[0]?.paymentId ?? null;
-}

@@ -3,7 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../src/core/ids.ts';
 import { createMerchant } from '../../../src/store/merchants.ts';
-import { findAttemptByProviderRef, findPaymentIdByAttempt, listPayments, loadPayment, loadTimeline } from '../../../src/store/payment-queries.ts';
+import { findAttemptByProviderRef, listPayments, loadPayment, loadTimeline } from '../../../src/store/payment-queries.ts';
+import { loadAggregateByAttempt } from '../../../src/store/payment-load.ts';
 import { createPayment, PaymentNotFoundError, transition } from '../../../src/store/transition.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import type { TestDatabase } from '../helpers/db.ts';
@@ -164,8 +165,8 @@ describe('payment store', () => {
     expect(attempt.providerRef).not.toBeNull();
     expect(await findAttemptByProviderRef(t.db, 'direct_a', attempt.providerRef!)).toEqual({ paymentId: p.id, attempt });
     expect(await findAttemptByProviderRef(t.db, 'direct_b', attempt.providerRef!)).toBeNull();
-    expect(await findPaymentIdByAttempt(t.db, attempt.id)).toBe(p.id);
-    expect(await findPaymentIdByAttempt(t.db, 'att_missing')).toBeNull();
+    expect(await loadAggregateByAttempt(t.db, attempt.id)).toEqual(p);
+    expect(await loadAggregateByAttempt(t.db, 'att_missing')).toBeNull();
   });
 
   it('refuses to read an amount that is not a safe integer', async () => {
