@@ -31,7 +31,7 @@ const KEYS = {
 } as const;
 
 const tls = ensureSandboxTlsMaterial(ADYEN_KIT.certificateDirectory);
-const spec = JSON.parse(readFileSync(new URL('../../../shared/specs/adyen/CheckoutService-v72.json', import.meta.url), 'utf8')) as {
+const spec = JSON.parse(readFileSync(new URL('../fixtures/provider-specs/adyen/CheckoutService-v72.json', import.meta.url), 'utf8')) as {
   components: { examples: Record<string, { value: Record<string, unknown> }> };
 };
 

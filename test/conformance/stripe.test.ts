@@ -13,7 +13,7 @@ import { stripeSignatureHeader } from '../../src/connectors/stripe/webhook.ts';
 const SANDBOX_KEY = 'sk_test_switchyard_kit';
 const SECRETS = { previous: 'whsec_kit_previous', current: 'whsec_kit_current', foreign: 'whsec_kit_foreign' } as const;
 
-const fixtures = JSON.parse(readFileSync(new URL('../../../shared/specs/stripe/fixtures3.json', import.meta.url), 'utf8')) as {
+const fixtures = JSON.parse(readFileSync(new URL('../fixtures/provider-specs/stripe/fixtures3.json', import.meta.url), 'utf8')) as {
   resources: Record<string, Record<string, unknown>>;
 };
 

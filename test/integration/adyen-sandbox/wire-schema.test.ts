@@ -12,7 +12,7 @@ import { startAdyenSandbox } from '../../../src/connectors/adyen/sandbox/index.t
 import type { AdyenSandbox } from '../../../src/connectors/adyen/sandbox/index.ts';
 import { RedirectingHttpClient } from '../../../src/connectors/adyen/transport.ts';
 
-const spec = JSON.parse(readFileSync(new URL('../../../../shared/specs/adyen/CheckoutService-v72.json', import.meta.url), 'utf8')) as object;
+const spec = JSON.parse(readFileSync(new URL('../../fixtures/provider-specs/adyen/CheckoutService-v72.json', import.meta.url), 'utf8')) as object;
 const ajv = new Ajv({ unknownFormats: 'ignore', validateSchema: false, allErrors: true, logger: false });
 ajv.addSchema(spec, 'checkout');
 

@@ -9,7 +9,7 @@ import type { StripeSandbox } from '../../../src/connectors/stripe/sandbox/index
 import { startSandbox, startWebhookReceiver, stripeFor, WEBHOOK_SECRET } from './helpers.ts';
 import type { WebhookReceiver } from './helpers.ts';
 
-const fixtures = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../../../../shared/specs/stripe/fixtures3.json'), 'utf8')) as {
+const fixtures = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../../fixtures/provider-specs/stripe/fixtures3.json'), 'utf8')) as {
   resources: Record<string, Record<string, unknown>>;
 };
 
