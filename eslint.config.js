@@ -32,6 +32,17 @@ export default tseslint.config(
     },
   },
   {
+    // The embedded provider (src/sandboxes) is a product of its own: production code reaches it
+    // only through the configured endpoint, as it would reach the real provider. A connector that
+    // imported a sandbox's code could agree with it by construction instead of by wire protocol.
+    files: ['src/connectors/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [{ group: ['**/sandboxes', '**/sandboxes/**'], message: 'src/connectors must not import src/sandboxes: talk to the sandbox over its endpoint.' }],
+      }],
+    },
+  },
+  {
     // Tests stub provider calls with small async functions.
     files: ['test/**/*.ts'],
     rules: { '@typescript-eslint/require-await': 'off' },

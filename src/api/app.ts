@@ -5,7 +5,7 @@
 import express from 'express';
 import type { Express, NextFunction, Request, Response } from 'express';
 import type { Runtime } from '../app/runtime.ts';
-import { createControlRouter } from '../connectors/sandbox/control-router.ts';
+import { createControlRouter } from '../sandboxes/shared/control-router.ts';
 import type { ApiContext } from './api-context.ts';
 import { bearerAuth } from './auth.ts';
 import { balanceRoutes } from './balance-routes.ts';

@@ -4,10 +4,10 @@
 
 import type { Connector, ConnectorAccountConfig, DeclineRule } from '../connectors/contract.ts';
 import { createConnector } from '../connectors/registry.ts';
-import type { SandboxControl } from '../connectors/sandbox/control.ts';
-import { startStripeSandbox } from '../connectors/stripe/sandbox/index.ts';
-import { startAdyenSandbox } from '../connectors/adyen/sandbox/index.ts';
-import { sandboxCaFile } from '../connectors/adyen/sandbox/certificate.ts';
+import type { SandboxControl } from '../sandboxes/shared/control.ts';
+import { startStripeSandbox } from '../sandboxes/stripe/index.ts';
+import { startAdyenSandbox } from '../sandboxes/adyen/index.ts';
+import { sandboxCaFile } from '../sandboxes/adyen/certificate.ts';
 import { join } from 'node:path';
 import type { ConnectorAccountConfig as YamlAccount, SwitchyardConfig } from '../routing/config-schema.ts';
 import { parseDuration } from '../routing/duration.ts';

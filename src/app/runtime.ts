@@ -3,7 +3,7 @@
 // and the CLI build on it; src/main.ts is the composition root that starts it.
 
 import type { Connector } from '../connectors/contract.ts';
-import type { SandboxControl } from '../connectors/sandbox/control.ts';
+import type { SandboxControl } from '../sandboxes/shared/control.ts';
 import { ConnectorBreakers } from '../routing/breakers.ts';
 import { ConfigHolder } from '../routing/config-holder.ts';
 import { formatProblems } from '../routing/config-loader.ts';

@@ -4,11 +4,11 @@
 // to the gateway's intake.
 
 import { join } from 'node:path';
-import { startAdyenSandbox } from '../connectors/adyen/sandbox/index.ts';
-import type { SandboxControl } from '../connectors/sandbox/control.ts';
-import { startControlServer } from '../connectors/sandbox/control-server.ts';
-import type { ControlServer } from '../connectors/sandbox/control-server.ts';
-import { startStripeSandbox } from '../connectors/stripe/sandbox/index.ts';
+import { startAdyenSandbox } from '../sandboxes/adyen/index.ts';
+import type { SandboxControl } from '../sandboxes/shared/control.ts';
+import { startControlServer } from '../sandboxes/shared/control-server.ts';
+import type { ControlServer } from '../sandboxes/shared/control-server.ts';
+import { startStripeSandbox } from '../sandboxes/stripe/index.ts';
 import type { SwitchyardConfig } from '../routing/config-schema.ts';
 import { isSandboxEndpoint } from '../routing/snapshot.ts';
 import { DEFAULT_DATA_DIR, parseEndpoint } from './connector-accounts.ts';

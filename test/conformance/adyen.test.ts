@@ -6,14 +6,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import adyen from '@adyen/api-library';
-import { defineConnectorConformance } from '../../src/connectors/conformance/kit.ts';
-import type { ConformanceSubject, KitConnectorOptions, WireReply, WireSample } from '../../src/connectors/conformance/kit.ts';
-import { useSandbox } from '../../src/connectors/conformance/context.ts';
-import { authorizeRequest, keyFor } from '../../src/connectors/conformance/harness.ts';
+import { defineConnectorConformance } from '../../src/conformance/kit.ts';
+import type { ConformanceSubject, KitConnectorOptions, WireReply, WireSample } from '../../src/conformance/kit.ts';
+import { useSandbox } from '../../src/conformance/context.ts';
+import { authorizeRequest, keyFor } from '../../src/conformance/harness.ts';
 import type { Connector, FailureSituation, NormalizedEvent } from '../../src/connectors/contract.ts';
 import { createConnector } from '../../src/connectors/registry.ts';
-import { basicAuthorization, ensureSandboxTlsMaterial, resignNotificationBody, startAdyenSandbox } from '../../src/connectors/adyen/sandbox/index.ts';
-import type { AdyenSandbox } from '../../src/connectors/adyen/sandbox/index.ts';
+import { basicAuthorization, ensureSandboxTlsMaterial, resignNotificationBody, startAdyenSandbox } from '../../src/sandboxes/adyen/index.ts';
+import type { AdyenSandbox } from '../../src/sandboxes/adyen/index.ts';
 import { RedirectingHttpClient } from '../../src/connectors/adyen/transport.ts';
 
 export const ADYEN_KIT = {

@@ -2,12 +2,12 @@
 
 import { readFileSync } from 'node:fs';
 import Stripe from 'stripe';
-import { defineConnectorConformance } from '../../src/connectors/conformance/kit.ts';
-import type { ConformanceSubject, KitConnectorOptions, WireReply, WireSample } from '../../src/connectors/conformance/kit.ts';
+import { defineConnectorConformance } from '../../src/conformance/kit.ts';
+import type { ConformanceSubject, KitConnectorOptions, WireReply, WireSample } from '../../src/conformance/kit.ts';
 import type { Connector, FailureSituation } from '../../src/connectors/contract.ts';
 import { createConnector } from '../../src/connectors/registry.ts';
-import { startStripeSandbox } from '../../src/connectors/stripe/sandbox/index.ts';
-import type { StripeSandbox } from '../../src/connectors/stripe/sandbox/index.ts';
+import { startStripeSandbox } from '../../src/sandboxes/stripe/index.ts';
+import type { StripeSandbox } from '../../src/sandboxes/stripe/index.ts';
 import { stripeSignatureHeader } from '../../src/connectors/stripe/webhook.ts';
 
 const SANDBOX_KEY = 'sk_test_switchyard_kit';

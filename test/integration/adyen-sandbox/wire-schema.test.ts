@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import Ajv from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import adyen from '@adyen/api-library';
-import { startAdyenSandbox } from '../../../src/connectors/adyen/sandbox/index.ts';
-import type { AdyenSandbox } from '../../../src/connectors/adyen/sandbox/index.ts';
+import { startAdyenSandbox } from '../../../src/sandboxes/adyen/index.ts';
+import type { AdyenSandbox } from '../../../src/sandboxes/adyen/index.ts';
 import { RedirectingHttpClient } from '../../../src/connectors/adyen/transport.ts';
 
 const spec = JSON.parse(readFileSync(new URL('../../fixtures/provider-specs/adyen/CheckoutService-v72.json', import.meta.url), 'utf8')) as object;

@@ -6,8 +6,8 @@ import { readFileSync } from 'node:fs';
 import { createApiApp } from '../../../src/api/app.ts';
 import { listenApi } from '../../../src/api/server.ts';
 import type { ApiServer } from '../../../src/api/server.ts';
-import type { AdyenSandbox } from '../../../src/connectors/adyen/sandbox/index.ts';
-import type { StripeSandbox } from '../../../src/connectors/stripe/sandbox/index.ts';
+import type { AdyenSandbox } from '../../../src/sandboxes/adyen/index.ts';
+import type { StripeSandbox } from '../../../src/sandboxes/stripe/index.ts';
 import { startTestGateway } from './runtime.ts';
 import type { TestGateway } from './runtime.ts';
 

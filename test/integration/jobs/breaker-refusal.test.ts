@@ -5,7 +5,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestCapture, requestRefund } from '../../../src/app/payment-service.ts';
 import { DEFAULT_CORE_POLICY } from '../../../src/core/policy.ts';
-import type { SandboxControl } from '../../../src/connectors/sandbox/control.ts';
+import type { SandboxControl } from '../../../src/sandboxes/shared/control.ts';
 import { settled, startTestGateway } from '../helpers/runtime.ts';
 import type { TestGateway } from '../helpers/runtime.ts';
 

@@ -5,7 +5,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Runtime } from '../../../src/app/runtime.ts';
 import { startPayment, waitForPayment } from '../../../src/app/payment-service.ts';
-import type { StripeSandbox } from '../../../src/connectors/stripe/sandbox/index.ts';
+import type { StripeSandbox } from '../../../src/sandboxes/stripe/index.ts';
 import { createMerchant } from '../../../src/store/merchants.ts';
 import { startCrashRig } from '../helpers/crash-rig.ts';
 import type { CrashRig } from '../helpers/crash-rig.ts';

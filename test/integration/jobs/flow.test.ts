@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestCapture, requestRefund, requestVoid } from '../../../src/app/payment-service.ts';
 import { checkLedger } from '../../../src/ledger/check.ts';
-import type { SandboxControl } from '../../../src/connectors/sandbox/control.ts';
+import type { SandboxControl } from '../../../src/sandboxes/shared/control.ts';
 import { settled, startTestGateway, twoStripeConfig } from '../helpers/runtime.ts';
 import type { TestGateway } from '../helpers/runtime.ts';
 

@@ -4,7 +4,7 @@
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SandboxControl } from '../../../src/connectors/sandbox/control.ts';
+import type { SandboxControl } from '../../../src/sandboxes/shared/control.ts';
 import type { Payment } from '../../../src/core/payment.ts';
 import { withDatabase } from '../../../src/store/database-url.ts';
 import { settled, startTestGateway, twoStripeConfig } from '../helpers/runtime.ts';

@@ -2,7 +2,7 @@
 // republishes every row not done, and the outbox claims keep any effect from running twice.
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SandboxControl } from '../../../src/connectors/sandbox/control.ts';
+import type { SandboxControl } from '../../../src/sandboxes/shared/control.ts';
 import { startPrivateRedis } from '../helpers/redis-server.ts';
 import type { PrivateRedis } from '../helpers/redis-server.ts';
 import { settled, startTestGateway, twoStripeConfig } from '../helpers/runtime.ts';

@@ -1,7 +1,7 @@
 // Unknown outcomes on an injected clock: a query that finds nothing past the key-retention window
 // is never answered with a resend; the attempt is fenced, and only the confirmed fence allows failover.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SandboxControl } from '../../../src/connectors/sandbox/control.ts';
+import type { SandboxControl } from '../../../src/sandboxes/shared/control.ts';
 import { settled, startTestGateway, twoStripeConfig } from '../helpers/runtime.ts';
 import type { TestGateway } from '../helpers/runtime.ts';
 

@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { merchantBalances } from '../../../src/api/balance-routes.ts';
 import { requestCapture, requestRefund } from '../../../src/app/payment-service.ts';
-import type { AdyenSandbox } from '../../../src/connectors/adyen/sandbox/index.ts';
-import type { StripeSandbox } from '../../../src/connectors/stripe/sandbox/index.ts';
+import type { AdyenSandbox } from '../../../src/sandboxes/adyen/index.ts';
+import type { StripeSandbox } from '../../../src/sandboxes/stripe/index.ts';
 import { newId } from '../../../src/core/ids.ts';
 import type { Payment } from '../../../src/core/payment.ts';
 import { checkLedger } from '../../../src/ledger/check.ts';

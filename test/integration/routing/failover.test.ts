@@ -1,7 +1,7 @@
 // Failover only on proof, against the sandboxes: declines by the config's table, and breakers
 // that open after the configured failures, short-circuit to the secondary, then recover.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SandboxControl } from '../../../src/connectors/sandbox/control.ts';
+import type { SandboxControl } from '../../../src/sandboxes/shared/control.ts';
 import { settled, startTestGateway } from '../helpers/runtime.ts';
 import type { TestGateway } from '../helpers/runtime.ts';
 

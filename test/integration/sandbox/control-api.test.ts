@@ -5,9 +5,9 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import type Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createControlRouter, startControlServer } from '../../../src/connectors/sandbox/index.ts';
-import type { ControlServer } from '../../../src/connectors/sandbox/index.ts';
-import type { StripeSandbox } from '../../../src/connectors/stripe/sandbox/index.ts';
+import { createControlRouter, startControlServer } from '../../../src/sandboxes/shared/index.ts';
+import type { ControlServer } from '../../../src/sandboxes/shared/index.ts';
+import type { StripeSandbox } from '../../../src/sandboxes/stripe/index.ts';
 import { rejectionOf, startSandbox, stripeFor } from './helpers.ts';
 
 let sandbox: StripeSandbox;

@@ -5,8 +5,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Stripe from 'stripe';
-import { startStripeSandbox } from '../../../src/connectors/stripe/sandbox/index.ts';
-import type { StripeSandbox, StripeSandboxOptions } from '../../../src/connectors/stripe/sandbox/index.ts';
+import { startStripeSandbox } from '../../../src/sandboxes/stripe/index.ts';
+import type { StripeSandbox, StripeSandboxOptions } from '../../../src/sandboxes/stripe/index.ts';
 
 export const SECRET_KEY = 'sk_test_switchyard_sandbox';
 export const WEBHOOK_SECRET = 'whsec_switchyard_sandbox_secret';

@@ -3,7 +3,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StripeSandbox } from '../../../src/connectors/stripe/sandbox/index.ts';
+import type { StripeSandbox } from '../../../src/sandboxes/stripe/index.ts';
 import { rejectionOf, startSandbox, stripeFor } from './helpers.ts';
 
 let sandbox: StripeSandbox;

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StripeSandbox } from '../../../src/connectors/stripe/sandbox/index.ts';
+import type { StripeSandbox } from '../../../src/sandboxes/stripe/index.ts';
 import { startSandbox, startWebhookReceiver, stripeFor, WEBHOOK_SECRET } from './helpers.ts';
 import type { WebhookReceiver } from './helpers.ts';
 

@@ -2,7 +2,7 @@
 
 import Stripe from 'stripe';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { StripeSandbox } from '../../../src/connectors/stripe/sandbox/index.ts';
+import type { StripeSandbox } from '../../../src/sandboxes/stripe/index.ts';
 import { rejectionOf, startSandbox, startWebhookReceiver, stripeFor, WEBHOOK_SECRET } from './helpers.ts';
 import type { ReceivedWebhook, WebhookReceiver } from './helpers.ts';
 

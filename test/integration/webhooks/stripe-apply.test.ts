@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestCapture, requestRefund } from '../../../src/app/payment-service.ts';
 import { newId } from '../../../src/core/ids.ts';
 import type { CallOutcome } from '../../../src/core/outcome.ts';
-import type { StripeSandbox } from '../../../src/connectors/stripe/sandbox/index.ts';
+import type { StripeSandbox } from '../../../src/sandboxes/stripe/index.ts';
 import { createPayment } from '../../../src/store/transition.ts';
 import { settled } from '../helpers/runtime.ts';
 import { startWebhookGateway, until } from './helpers.ts';

@@ -3,9 +3,9 @@
 // (signed gross, fee = gross - net, stable line ids) and folds CaptureFailed into its records.
 import { describe, expect, it } from 'vitest';
 import { recordsFromSettlementReports, settlementLinesFromReports } from '../../../src/connectors/adyen/reconciliation.ts';
-import { settlementReport } from '../../../src/connectors/adyen/sandbox/settlement-report.ts';
-import { AdyenSandboxState } from '../../../src/connectors/adyen/sandbox/state.ts';
-import type { PaymentRecord } from '../../../src/connectors/adyen/sandbox/state.ts';
+import { settlementReport } from '../../../src/sandboxes/adyen/settlement-report.ts';
+import { AdyenSandboxState } from '../../../src/sandboxes/adyen/state.ts';
+import type { PaymentRecord } from '../../../src/sandboxes/adyen/state.ts';
 
 const DAY = Date.UTC(2026, 0, 5);
 const payment = { pspReference: 'PSP1', merchantReference: 'att_1', merchantAccount: 'Shop', amount: { value: 10_000, currency: 'EUR' }, paymentMethod: 'visa' } as unknown as PaymentRecord;

@@ -3,13 +3,13 @@
 // with fault injection, outages, signed notifications and a ledger of what it really authorised,
 // captured, refunded and cancelled.
 
-import { SandboxClock } from '../../sandbox/clock.ts';
-import type { SandboxControl, SandboxLedgerEntry, WebhookSettings } from '../../sandbox/control.ts';
-import { FaultScheduler } from '../../sandbox/fault-scheduler.ts';
-import type { SandboxFaultSpec } from '../../sandbox/fault-scheduler.ts';
-import { ProviderListener } from '../../sandbox/provider-listener.ts';
-import { WebhookDispatcher } from '../../sandbox/webhook-dispatcher.ts';
-import type { DeliveryRecord } from '../../sandbox/webhook-dispatcher.ts';
+import { SandboxClock } from '../shared/clock.ts';
+import type { SandboxControl, SandboxLedgerEntry, WebhookSettings } from '../shared/control.ts';
+import { FaultScheduler } from '../shared/fault-scheduler.ts';
+import type { SandboxFaultSpec } from '../shared/fault-scheduler.ts';
+import { ProviderListener } from '../shared/provider-listener.ts';
+import { WebhookDispatcher } from '../shared/webhook-dispatcher.ts';
+import type { DeliveryRecord } from '../shared/webhook-dispatcher.ts';
 import { ensureSandboxTlsMaterial } from './certificate.ts';
 import type { AdyenOperationContext } from './context.ts';
 import { AdyenIdempotencyStore } from './idempotency.ts';

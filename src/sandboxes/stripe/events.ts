@@ -2,7 +2,7 @@
 // keyed with the whole secret (whsec_ prefix included), over the exact bytes sent.
 
 import { createHmac } from 'node:crypto';
-import type { OutgoingEvent } from '../../sandbox/webhook-dispatcher.ts';
+import type { OutgoingEvent } from '../shared/webhook-dispatcher.ts';
 import { stripeId } from './ids.ts';
 import type { StripeObject } from './objects.ts';
 

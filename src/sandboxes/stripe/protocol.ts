@@ -4,10 +4,10 @@
 
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { SandboxClock } from '../../sandbox/clock.ts';
-import type { FaultOp } from '../../sandbox/control.ts';
-import type { ExecutionOptions, ProviderProtocol, ProviderReply, ProviderRequest } from '../../sandbox/provider-listener.ts';
-import type { OutgoingEvent } from '../../sandbox/webhook-dispatcher.ts';
+import type { SandboxClock } from '../shared/clock.ts';
+import type { FaultOp } from '../shared/control.ts';
+import type { ExecutionOptions, ProviderProtocol, ProviderReply, ProviderRequest } from '../shared/provider-listener.ts';
+import type { OutgoingEvent } from '../shared/webhook-dispatcher.ts';
 import type { OperationContext } from './context.ts';
 import { authenticationFailure, idempotencyKeyInUse, idempotencyMismatch, invalidParam, serverError, StripeRequestFailure, unrecognizedUrl } from './errors.ts';
 import { buildStripeEvent, STRIPE_API_VERSION } from './events.ts';

@@ -3,7 +3,7 @@
 // both the previous and the current secret are accepted.
 
 import { describe, expect, it } from 'vitest';
-import type { NormalizedEvent } from '../contract.ts';
+import type { NormalizedEvent } from '../connectors/contract.ts';
 import { useSandbox } from './context.ts';
 import { authorizePayment } from './harness.ts';
 import type { ConformanceSandbox, ConformanceSubject } from './subject.ts';

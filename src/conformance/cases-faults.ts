@@ -3,16 +3,16 @@
 // never charges twice; and a key past its retention is never resent because the provider forgets it.
 
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_CORE_POLICY } from '../../core/policy.ts';
-import { mayResend } from '../../core/keys.ts';
-import type { CallOutcome } from '../../core/outcome.ts';
-import type { FaultMode } from '../sandbox/control.ts';
-import { testCardNumber } from '../test-cards.ts';
+import { DEFAULT_CORE_POLICY } from '../core/policy.ts';
+import { mayResend } from '../core/keys.ts';
+import type { CallOutcome } from '../core/outcome.ts';
+import type { FaultMode } from '../sandboxes/shared/control.ts';
+import { testCardNumber } from '../connectors/test-cards.ts';
 import { useSandbox } from './context.ts';
 import { authorizePayment, authorizeRequest, keyFor } from './harness.ts';
 import type { PaymentHandle } from './harness.ts';
 import { capture, refund } from './cases-payments.ts';
-import type { Connector } from '../contract.ts';
+import type { Connector } from '../connectors/contract.ts';
 import type { ConformanceSandbox, ConformanceSubject } from './subject.ts';
 
 const ALLOWED_AFTER_FAULT = (truth: CallOutcome['kind']): readonly CallOutcome['kind'][] => ['unknown', truth];

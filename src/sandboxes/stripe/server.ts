@@ -2,13 +2,13 @@
 // (`new Stripe(key, { host, port, protocol: 'http', maxNetworkRetries: 0 })`), with fault injection,
 // outages, signed webhooks and a ledger of what it really authorized, captured, refunded and cancelled.
 
-import { SandboxClock } from '../../sandbox/clock.ts';
-import type { SandboxControl, SandboxLedgerEntry, WebhookSettings } from '../../sandbox/control.ts';
-import { FaultScheduler } from '../../sandbox/fault-scheduler.ts';
-import type { SandboxFaultSpec } from '../../sandbox/fault-scheduler.ts';
-import { ProviderListener } from '../../sandbox/provider-listener.ts';
-import { WebhookDispatcher } from '../../sandbox/webhook-dispatcher.ts';
-import type { DeliveryRecord, WebhookTarget } from '../../sandbox/webhook-dispatcher.ts';
+import { SandboxClock } from '../shared/clock.ts';
+import type { SandboxControl, SandboxLedgerEntry, WebhookSettings } from '../shared/control.ts';
+import { FaultScheduler } from '../shared/fault-scheduler.ts';
+import type { SandboxFaultSpec } from '../shared/fault-scheduler.ts';
+import { ProviderListener } from '../shared/provider-listener.ts';
+import { WebhookDispatcher } from '../shared/webhook-dispatcher.ts';
+import type { DeliveryRecord, WebhookTarget } from '../shared/webhook-dispatcher.ts';
 import type { OperationContext } from './context.ts';
 import { buildStripeEvent, stripeWebhookHeaders } from './events.ts';
 import { IdempotencyStore } from './idempotency.ts';

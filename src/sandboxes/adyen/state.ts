@@ -1,7 +1,7 @@
 // What the Adyen sandbox knows: payments with their modifications, the merchant references that a
 // technical cancel fenced, and the ledger derived from them (the ground truth for chaos checks).
 
-import type { SandboxLedgerEntry } from '../../sandbox/control.ts';
+import type { SandboxLedgerEntry } from '../shared/control.ts';
 
 export type AdyenResultCode = 'Authorised' | 'Refused' | 'Error' | 'Cancelled' | 'Received' | 'PartiallyAuthorised';
 

@@ -1,7 +1,7 @@
 // Stripe's server-side idempotency: a key remembers the parameters and the answer of the first request
 // that began executing with it, for keyTtlMs on the sandbox clock (Stripe prunes after 24 h).
 
-import type { SandboxClock } from '../../sandbox/clock.ts';
+import type { SandboxClock } from '../shared/clock.ts';
 
 export interface StoredReply {
   readonly status: number;

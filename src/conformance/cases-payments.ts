@@ -2,12 +2,12 @@
 // partial, multicapture), void, refunds, amounts in 0/2/3-decimal currencies, declared capabilities.
 
 import { describe, expect, it } from 'vitest';
-import { newId } from '../../core/ids.ts';
-import type { CallOutcome } from '../../core/outcome.ts';
-import type { Connector } from '../contract.ts';
-import { declineRuleFor } from '../decline-table.ts';
-import { testCardNumber } from '../test-cards.ts';
-import type { TestCardScenario } from '../test-cards.ts';
+import { newId } from '../core/ids.ts';
+import type { CallOutcome } from '../core/outcome.ts';
+import type { Connector } from '../connectors/contract.ts';
+import { declineRuleFor } from '../connectors/decline-table.ts';
+import { testCardNumber } from '../connectors/test-cards.ts';
+import type { TestCardScenario } from '../connectors/test-cards.ts';
 import { useSandbox } from './context.ts';
 import { authorizePayment, keyFor, settleModification } from './harness.ts';
 import type { PaymentHandle } from './harness.ts';

@@ -5,9 +5,9 @@
 
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { SandboxClock } from '../../sandbox/clock.ts';
-import type { FaultOp } from '../../sandbox/control.ts';
-import type { ExecutionOptions, ProviderProtocol, ProviderReply, ProviderRequest } from '../../sandbox/provider-listener.ts';
+import type { SandboxClock } from '../shared/clock.ts';
+import type { FaultOp } from '../shared/control.ts';
+import type { ExecutionOptions, ProviderProtocol, ProviderReply, ProviderRequest } from '../shared/provider-listener.ts';
 import type { AdyenOperationContext, JsonObject } from './context.ts';
 import { isObject } from './context.ts';
 import { AdyenServiceError, idempotencyKeyTooLong, internalError, malformedJson, notFound, requestInProgress, unauthorized, unavailable } from './errors.ts';

@@ -1,6 +1,6 @@
 // The Stripe v1 endpoints the sandbox serves and the fault op each one counts as.
 
-import type { FaultOp } from '../../sandbox/control.ts';
+import type { FaultOp } from '../shared/control.ts';
 import type { OperationContext } from './context.ts';
 import type { FormParams } from './form-encoding.ts';
 import type { StripeObject } from './objects.ts';

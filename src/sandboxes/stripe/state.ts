@@ -1,7 +1,7 @@
 // What the Stripe sandbox knows: PaymentIntents, charges, refunds and disputes as mutable records,
 // and the ledger derived from them — the ground truth the chaos checks compare the gateway with.
 
-import type { SandboxLedgerEntry } from '../../sandbox/control.ts';
+import type { SandboxLedgerEntry } from '../shared/control.ts';
 import type { StripeErrorBody } from './errors.ts';
 import type { TestPaymentMethod } from './test-payment-methods.ts';
 

@@ -3,10 +3,10 @@
 // provider's own format where it cannot. Rows that could hide a charge must say unknown.
 
 import { describe, expect, it } from 'vitest';
-import type { CallOutcome } from '../../core/outcome.ts';
-import { FAILURE_SITUATIONS } from '../contract.ts';
-import type { Connector, ErrorClassificationRow, FailureSituation } from '../contract.ts';
-import { testCardNumber } from '../test-cards.ts';
+import type { CallOutcome } from '../core/outcome.ts';
+import { FAILURE_SITUATIONS } from '../connectors/contract.ts';
+import type { Connector, ErrorClassificationRow, FailureSituation } from '../connectors/contract.ts';
+import { testCardNumber } from '../connectors/test-cards.ts';
 import { capture } from './cases-payments.ts';
 import { useSandbox } from './context.ts';
 import type { KitContext } from './context.ts';

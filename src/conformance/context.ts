@@ -2,7 +2,7 @@
 // and closed after them. Faults are global to a sandbox, so blocks never share one.
 
 import { afterAll, beforeAll } from 'vitest';
-import type { Connector } from '../contract.ts';
+import type { Connector } from '../connectors/contract.ts';
 import { attachReceiver, startWebhookReceiver } from './harness.ts';
 import type { WebhookReceiver } from './harness.ts';
 import type { ConformanceSandbox, ConformanceSubject, KitConnectorOptions } from './subject.ts';

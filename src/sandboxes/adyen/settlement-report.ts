@@ -7,7 +7,7 @@
 // Settled when the capture succeeds, so a capture the scheme rejects later (CAPTURE_FAILED) shows
 // as a CaptureFailed debit row for the same modification.
 
-import { CURRENCY_EXPONENTS } from '../../../core/money.ts';
+import { CURRENCY_EXPONENTS } from '../../core/money.ts';
 import type { AdyenSandboxState, SettlementBooking } from './state.ts';
 
 export const SETTLEMENT_REPORT_COLUMNS = [

@@ -2,7 +2,7 @@
 // response and replays it; a duplicate while the first is still running gets 409 errorCode 704.
 // Adyen documents no payload comparison, so a same-key request with other fields is replayed too.
 
-import type { SandboxClock } from '../../sandbox/clock.ts';
+import type { SandboxClock } from '../shared/clock.ts';
 
 export interface StoredResponse {
   readonly status: number;

@@ -1,8 +1,8 @@
 // What a connector author hands the conformance kit: how to start the provider's sandbox, how to
 // build the connector against it, and the few provider-specific facts the kit cannot know.
 
-import type { SandboxControl } from '../sandbox/control.ts';
-import type { Connector, FailureSituation } from '../contract.ts';
+import type { SandboxControl } from '../sandboxes/shared/control.ts';
+import type { Connector, FailureSituation } from '../connectors/contract.ts';
 
 export interface ConformanceSandbox extends SandboxControl {
   readonly host: string;

@@ -4,7 +4,7 @@
 // duplicates and reorders deliveries on demand.
 
 import { createHmac } from 'node:crypto';
-import type { WebhookDispatcher, WebhookTarget } from '../../sandbox/webhook-dispatcher.ts';
+import type { WebhookDispatcher, WebhookTarget } from '../shared/webhook-dispatcher.ts';
 import type { AdyenAmount } from './state.ts';
 
 export interface NotificationItem {

@@ -8,11 +8,11 @@ import type { Server as HttpsServer } from 'node:https';
 import { createServer as createTcpServer } from 'node:net';
 import { TLSSocket, createSecureContext } from 'node:tls';
 import type { AddressInfo, Socket } from 'node:net';
-import { newId } from '../../core/ids.ts';
-import { providerIdempotencyKey } from '../../core/keys.ts';
-import type { KeyedOperation } from '../../core/keys.ts';
-import type { CallOutcome } from '../../core/outcome.ts';
-import type { AuthorizeRequest, Connector, NormalizedEvent, PaymentMethodInput } from '../contract.ts';
+import { newId } from '../core/ids.ts';
+import { providerIdempotencyKey } from '../core/keys.ts';
+import type { KeyedOperation } from '../core/keys.ts';
+import type { CallOutcome } from '../core/outcome.ts';
+import type { AuthorizeRequest, Connector, NormalizedEvent, PaymentMethodInput } from '../connectors/contract.ts';
 import type { WireReply } from './subject.ts';
 
 export interface PaymentHandle {

@@ -2,7 +2,7 @@
 // trigger first, then additionalData.RequestedTestAcquirerResponseCode, then the card number.
 // The gateway's test cards (Stripe's numbers) give the same outcome as in the Stripe sandbox.
 
-import { ADYEN_REFUSAL_REASONS } from '../refusal-reasons.ts';
+import { ADYEN_REFUSAL_REASONS } from '../../connectors/adyen/refusal-reasons.ts';
 import type { AdyenResultCode } from './state.ts';
 
 export interface TestDecision {
