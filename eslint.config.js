@@ -43,6 +43,16 @@ export default tseslint.config(
     },
   },
   {
+    // The store and the resources sit below the API, the webhooks and the app: an arrow from them
+    // up a floor (the store recording events through src/webhooks) is how a second serializer grew.
+    files: ['src/store/**/*.ts', 'src/resources/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [{ group: ['**/webhooks/**', '**/api/**', '**/app/**', '**/jobs/**'], message: 'src/store and src/resources do not import the layers above them.' }],
+      }],
+    },
+  },
+  {
     // Tests stub provider calls with small async functions.
     files: ['test/**/*.ts'],
     rules: { '@typescript-eslint/require-await': 'off' },

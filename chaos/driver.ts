@@ -211,13 +211,14 @@ export class Driver {
           if (status !== 'authorized') continue;
           const amount = Math.max(1, Math.floor((authorized * s.percent) / 100));
           const a = await this.send(m, `/v1/payments/${id}/capture`, { amount }, key, s.repeat);
-          if (a.status !== 200 && a.status !== 202 && a.status !== 409) this.flag('idempotency', plan, id, `capture of ${amount} answered ${a.status}: ${a.body.slice(0, 200)}`);
+          // 402 capture_declined and 409 capture_rejected are the provider's answers under faults, not misbehaviour.
+          if (a.status !== 200 && a.status !== 202 && a.status !== 402 && a.status !== 409) this.flag('idempotency', plan, id, `capture of ${amount} answered ${a.status}: ${a.body.slice(0, 200)}`);
           break;
         }
         case 'void': {
           if (status !== 'authorized') continue;
           const a = await this.send(m, `/v1/payments/${id}/void`, {}, key, s.repeat);
-          if (a.status !== 200 && a.status !== 202 && a.status !== 409) this.flag('idempotency', plan, id, `void answered ${a.status}: ${a.body.slice(0, 200)}`);
+          if (a.status !== 200 && a.status !== 202 && a.status !== 402 && a.status !== 409) this.flag('idempotency', plan, id, `void answered ${a.status}: ${a.body.slice(0, 200)}`);
           break;
         }
         case 'refund': {
@@ -226,10 +227,10 @@ export class Driver {
           const amount = s.percent >= 100 ? refundable : Math.floor((refundable * s.percent) / 100);
           if (amount < 1) continue;
           const a = await this.send(m, `/v1/payments/${id}/refunds`, { amount }, key, s.repeat);
-          if (a.status === 200 || a.status === 202) {
+          if (a.status === 201 || a.status === 202) {
             const final = await this.settleRefund(m, String(parse(a.body)['id']));
             if (final !== 'succeeded' && final !== 'failed' && final !== 'reversed') pendingRefunds = true;
-          } else if (a.status !== 409) {
+          } else if (a.status !== 409 && a.status !== 402) {
             this.flag('idempotency', plan, id, `refund of ${amount} answered ${a.status}: ${a.body.slice(0, 200)}`);
           }
           break;
@@ -242,12 +243,13 @@ export class Driver {
           this.tick();
           const answers = await Promise.all([this.post(m, `/v1/payments/${id}/refunds`, { amount: half }, `${key}-a`), this.post(m, `/v1/payments/${id}/refunds`, { amount: half }, `${key}-b`)]);
           for (const a of answers) {
-            // As for a single refund: a 409 (another request still holds the key, or the state moved) is not a misbehaviour.
-            if (a.status === 409) {
+            // As for a single refund: a 409 (another request still holds the key, the state moved, or the
+            // provider rejected it) or a 402 (declined) is not a misbehaviour.
+            if (a.status === 409 || a.status === 402) {
               pendingRefunds = true;
               continue;
             }
-            if (a.status !== 200 && a.status !== 202) {
+            if (a.status !== 201 && a.status !== 202) {
               this.flag('idempotency', plan, id, `one of two refunds of ${half} (${captured - refunded} refundable) answered ${a.status}: ${a.body.slice(0, 200)}`);
               continue;
             }
@@ -264,7 +266,7 @@ export class Driver {
           const a = await this.post(m, `/v1/payments/${id}/refunds`, { amount }, key);
           if (a.status !== 422 || parse(a.body)['code'] !== 'amount_exceeds_captured') {
             this.flag('amounts', plan, id, `refund of ${amount} with ${captured - refunded} refundable answered ${a.status} (want 422 amount_exceeds_captured)`);
-            if (a.status === 200 || a.status === 202) await this.settleRefund(m, String(parse(a.body)['id']));
+            if (a.status === 201 || a.status === 202) await this.settleRefund(m, String(parse(a.body)['id']));
           }
           break;
         }

@@ -1,10 +1,12 @@
 // Capture, void and refunds of an existing payment: each asks the core for the operation, then
-// waits a little for the provider's confirmation (200) before answering with what is known (202).
+// waits a little for the provider's answer. Confirmed: 200 (capture, void) or 201 (refund). Still in
+// flight: 202, the operation visible as pending. Declined by the provider: 402 *_declined. Rejected
+// as invalid, or never sent: 409 *_rejected. Never a 2xx that looks like success (docs/api.md).
 
 import express from 'express';
 import type { Router } from 'express';
 import { requestCapture, requestRefund, requestVoid, waitForPayment } from '../app/payment-service.ts';
-import type { Payment } from '../core/payment.ts';
+import type { OperationFailure, Payment } from '../core/payment.ts';
 import type { RefundState } from '../core/states.ts';
 import { bindClaimToPayment } from '../store/idempotency.ts';
 import { loadPayment } from '../store/payment-queries.ts';
@@ -35,6 +37,28 @@ export function refusal(r: Extract<TransitionResult, { kind: 'illegal' }>): ApiP
   }
 }
 
+type Operation = 'capture' | 'refund' | 'void';
+
+const PAST: Record<Operation, string> = { capture: 'captured', refund: 'refunded', void: 'voided' };
+
+/** A failed operation as the merchant's problem: 402 when the provider declined it, else 409. */
+export function failureProblem(op: Operation, paymentId: string, f: OperationFailure): ApiProblem {
+  const said = f.message === null ? '' : `: ${f.message}`;
+  const members = { failure_code: f.code, payment_id: paymentId };
+  if (f.kind === 'declined') {
+    return new ApiProblem(`${op}_declined`, `the provider declined the ${op} (${f.code})${said}`, undefined, undefined, {
+      ...members, ...(f.providerCode === null ? {} : { decline_code: f.providerCode }), ...(f.declineClass === null ? {} : { decline_class: f.declineClass }),
+    });
+  }
+  const detail = f.kind === 'rejected'
+    ? `the provider rejected the ${op} as invalid (${f.code})${said}; nothing was ${PAST[op]}`
+    : `the ${op} never reached the provider (${f.code})${said}; nothing was ${PAST[op]}`;
+  return new ApiProblem(`${op}_rejected`, detail, undefined, undefined, members);
+}
+
+/** Failed rows written before failures were kept carry none: the provider's failure, without a code of its own. */
+const UNRECORDED = (op: Operation): OperationFailure => ({ kind: 'declined', code: `${op}_failed`, providerCode: null, declineClass: null, message: null });
+
 const captureSettled = (captureId: string) => (p: Payment): boolean => {
   const c = p.captures.find((x) => x.id === captureId);
   return p.state === 'needs_review' || (c !== undefined && c.status !== 'requested' && c.status !== 'pending');
@@ -55,12 +79,12 @@ export function modificationRoutes(ctx: ApiContext): Router {
     return p;
   }
 
-  /** Waits for `done`, then answers from one consistent snapshot (which decides 200 or 202). */
-  async function settle(merchantId: string, id: string, done: (p: Payment) => boolean): Promise<{ payment: Payment; resource: PaymentResource; confirmed: boolean }> {
+  /** Waits for `done`, then answers from one consistent snapshot (which decides the status). */
+  async function settle(merchantId: string, id: string, done: (p: Payment) => boolean): Promise<{ payment: Payment; resource: PaymentResource }> {
     await waitForPayment(ctx.rt, merchantId, id, done, ctx.modificationWaitMs);
     const seen = await paymentSnapshot(ctx, merchantId, id);
     if (seen === null) throw notFound('payment', id);
-    return { ...seen, confirmed: done(seen.payment) };
+    return seen;
   }
 
   router.post('/v1/payments/:id/capture', idempotentPost(ctx.idempotency, captureBody, async ({ merchantId, body, params, claim }) => {
@@ -69,16 +93,21 @@ export function modificationRoutes(ctx: ApiContext): Router {
     const captureId = operationIdFor('capture', claim);
     const r = await requestCapture(ctx.rt, merchantId, p, body.amount, body.final ?? true, captureId);
     if (r.kind === 'illegal') throw refusal(r);
-    const { resource, confirmed } = await settle(merchantId, p.id, captureSettled(captureId));
-    return { status: confirmed ? 200 : 202, body: resource };
+    const { payment, resource } = await settle(merchantId, p.id, captureSettled(captureId));
+    const capture = payment.captures.find((x) => x.id === captureId);
+    if (capture?.status === 'failed') throw failureProblem('capture', p.id, capture.failure ?? UNRECORDED('capture'));
+    // Anything but a confirmed capture (in flight, parked for review) is 202: the capture shows as pending.
+    return { status: capture?.status === 'succeeded' ? 200 : 202, body: resource };
   }));
 
   router.post('/v1/payments/:id/void', idempotentPost(ctx.idempotency, voidBody, async ({ merchantId, params }) => {
     const p = await paymentOf(merchantId, params['id']!);
     const r = await requestVoid(ctx.rt, merchantId, p.id);
     if (r.kind === 'illegal') throw refusal(r);
-    const { resource, confirmed } = await settle(merchantId, p.id, (x) => x.state !== 'voiding');
-    return { status: confirmed ? 200 : 202, body: resource };
+    const { payment, resource } = await settle(merchantId, p.id, (x) => x.state !== 'voiding');
+    // Back to authorized: this void failed (the core records why in the void operation).
+    if (payment.state === 'authorized') throw failureProblem('void', p.id, payment.voidOp?.failure ?? UNRECORDED('void'));
+    return { status: payment.state === 'voided' ? 200 : 202, body: resource };
   }));
 
   router.post('/v1/payments/:id/refunds', idempotentPost(ctx.idempotency, refundBody, async ({ merchantId, body, params, claim }) => {
@@ -87,10 +116,11 @@ export function modificationRoutes(ctx: ApiContext): Router {
     const refundId = operationIdFor('refund', claim);
     const r = await requestRefund(ctx.rt, merchantId, p, body.amount, body.reason ?? null, refundId);
     if (r.kind === 'illegal') throw refusal(r);
-    const { payment, confirmed } = await settle(merchantId, p.id, refundSettled(refundId));
+    const { payment } = await settle(merchantId, p.id, refundSettled(refundId));
     const refund = payment.refunds.find((x) => x.id === refundId);
     if (refund === undefined) throw new Error(`refund ${refundId} missing after it was requested`);
-    return { status: confirmed ? 200 : 202, body: refundResource(payment, refund) };
+    if (refund.status === 'failed') throw failureProblem('refund', p.id, refund.failure ?? UNRECORDED('refund'));
+    return { status: refund.status === 'requested' || refund.status === 'pending' ? 202 : 201, body: refundResource(payment, refund) };
   }));
 
   router.get('/v1/refunds/:id', async (req, res) => {

@@ -4,7 +4,7 @@
 
 import { z } from 'zod';
 import { captureBody, createPaymentBody, listPaymentsQuery, refundBody, voidBody } from './request-schemas.ts';
-import { attemptResource, balanceList, balanceResource, paymentList, paymentResource, problemResource, refundResource, routingResource, timelineList, transitionResource } from './resource-schemas.ts';
+import { attemptResource, balanceList, balanceResource, captureResource, paymentList, paymentResource, problemResource, refundResource, routingResource, timelineList, transitionResource } from './resource-schemas.ts';
 import { MAX_KEY_LENGTH } from './idempotent-post.ts';
 import { endpointBody, redeliverBody } from '../webhooks/outbound/merchant-routes.ts';
 import { PROBLEMS } from './problems.ts';
@@ -14,7 +14,7 @@ type JsonObject = Record<string, unknown>;
 
 const COMPONENTS = {
   CreatePaymentRequest: createPaymentBody, CaptureRequest: captureBody, VoidRequest: voidBody, RefundRequest: refundBody,
-  Payment: paymentResource, Attempt: attemptResource, Routing: routingResource, Refund: refundResource, Transition: transitionResource,
+  Payment: paymentResource, Attempt: attemptResource, Capture: captureResource, Routing: routingResource, Refund: refundResource, Transition: transitionResource,
   PaymentList: paymentList, Timeline: timelineList, Problem: problemResource, Balance: balanceResource, BalanceList: balanceList,
   WebhookEndpointRequest: endpointBody, RedeliverRequest: redeliverBody.unwrap(),
 };
@@ -88,20 +88,26 @@ export function openApiDocument(): JsonObject {
         get: { summary: 'Every transition with origin, input and raw provider status', parameters: [pathId('payment')], responses: { 200: { description: 'Oldest first', content: json('Timeline') }, ...problems(...COMMON, 'not_found') } },
       },
       '/v1/payments/{id}/capture': {
-        post: post('Capture all or part of an authorization', 'CaptureRequest', { ...payment('200', 'The provider confirmed'), ...payment('202', 'Confirmation pending') }, ['not_found', 'invalid_state', 'amount_exceeds_authorized'], 'payment'),
+        post: post('Capture all or part of an authorization', 'CaptureRequest', {
+          ...payment('200', 'The provider confirmed the capture'),
+          ...payment('202', 'Still pending at the provider at the end of the wait (or parked for review): the capture shows as requested or pending'),
+        }, ['not_found', 'invalid_state', 'amount_exceeds_authorized', 'capture_declined', 'capture_rejected'], 'payment'),
       },
       '/v1/payments/{id}/void': {
-        post: post('Void an authorization', 'VoidRequest', { ...payment('200', 'The provider answered'), ...payment('202', 'Confirmation pending') }, ['not_found', 'invalid_state'], 'payment'),
+        post: post('Void an authorization', 'VoidRequest', {
+          ...payment('200', 'The provider confirmed the void'), ...payment('202', 'Still pending at the provider at the end of the wait: the payment is voiding'),
+        }, ['not_found', 'invalid_state', 'void_declined', 'void_rejected'], 'payment'),
       },
       '/v1/payments/{id}/refunds': {
         post: post('Refund all or part of what was captured', 'RefundRequest', {
-          200: { description: 'The provider confirmed', content: json('Refund') }, 202: { description: 'Confirmation pending', content: json('Refund') },
-        }, ['not_found', 'invalid_state', 'amount_exceeds_captured'], 'payment'),
+          201: { description: 'The provider confirmed the refund', content: json('Refund') },
+          202: { description: 'Still pending at the provider at the end of the wait: the refund is requested or pending', content: json('Refund') },
+        }, ['not_found', 'invalid_state', 'amount_exceeds_captured', 'refund_declined', 'refund_rejected'], 'payment'),
       },
       '/v1/refunds/{id}': {
         get: {
           summary: 'Retrieve a refund', parameters: [pathId('refund')],
-          responses: { 200: { description: 'Final', content: json('Refund') }, 202: { description: 'Pending', content: json('Refund') }, ...problems(...COMMON, 'not_found') },
+          responses: { 200: { description: 'Final (succeeded, failed with failure_code, or reversed)', content: json('Refund') }, 202: { description: 'Pending', content: json('Refund') }, ...problems(...COMMON, 'not_found') },
         },
       },
       '/v1/balances': {

@@ -16,6 +16,12 @@ export const PROBLEMS = {
   amount_exceeds_authorized: { status: 422, title: 'Amount exceeds what remains authorized' },
   amount_exceeds_captured: { status: 422, title: 'Amount exceeds what remains captured' },
   payload_too_large: { status: 413, title: 'Payload too large' },
+  capture_declined: { status: 402, title: 'The provider declined the capture' },
+  refund_declined: { status: 402, title: 'The provider declined the refund' },
+  void_declined: { status: 402, title: 'The provider declined the void' },
+  capture_rejected: { status: 409, title: 'The capture was rejected before the provider processed it' },
+  refund_rejected: { status: 409, title: 'The refund was rejected before the provider processed it' },
+  void_rejected: { status: 409, title: 'The void was rejected before the provider processed it' },
   rate_limited: { status: 429, title: 'Too many requests' },
   internal_error: { status: 500, title: 'Internal error' },
   service_unavailable: { status: 503, title: 'Service unavailable' },
@@ -28,7 +34,19 @@ export interface FieldError {
   readonly message: string;
 }
 
-export interface Problem {
+/** RFC 9457 extension members of an operation's failure: what the provider said, and our reading of it. */
+export interface FailureMembers {
+  /** Ours: the normalized decline code, or the refusal reason (validation, connection_refused, ...). */
+  readonly failure_code: string;
+  /** The provider's own decline code, when it gave one. */
+  readonly decline_code?: string;
+  /** Our class of the decline: hard (do not retry) or soft (may succeed later). */
+  readonly decline_class?: 'hard' | 'soft';
+  /** The payment the operation belongs to: its resource shows the operation with the same failure. */
+  readonly payment_id: string;
+}
+
+export interface Problem extends Partial<FailureMembers> {
   readonly type: string;
   readonly title: string;
   readonly status: number;
@@ -48,6 +66,7 @@ export class ApiProblem extends Error {
     readonly errors?: readonly FieldError[],
     /** Seconds, for 409 in progress and 429. */
     readonly retryAfterS?: number,
+    readonly failure?: FailureMembers,
   ) {
     super(`${code}: ${detail}`);
   }
@@ -58,7 +77,10 @@ export class ApiProblem extends Error {
 
   toProblem(): Problem {
     const { status, title } = PROBLEMS[this.code];
-    return { type: `${PROBLEM_TYPE_BASE}${this.code}`, title, status, detail: this.detail, code: this.code, ...(this.errors === undefined ? {} : { errors: this.errors }) };
+    return {
+      type: `${PROBLEM_TYPE_BASE}${this.code}`, title, status, detail: this.detail, code: this.code,
+      ...(this.errors === undefined ? {} : { errors: this.errors }), ...(this.failure ?? {}),
+    };
   }
 }
 

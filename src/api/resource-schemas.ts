@@ -1,70 +1,14 @@
 // Response shapes, as zod schemas: the OpenAPI document is generated from them and the
 // integration tests parse real answers with them, so the documented shape is the served shape.
+// The payment, capture and refund resources live in src/resources (the merchant events embed them).
 
 import { z } from 'zod';
-import { CALL_OUTCOME_KINDS } from '../core/outcome.ts';
-import { PAYMENT_STATES, REFUND_STATES } from '../core/states.ts';
+import { PAYMENT_STATES } from '../core/states.ts';
+import { paymentResource } from '../resources/schemas.ts';
 import { PROBLEMS } from './problems.ts';
 import type { ProblemCode } from './problems.ts';
 
 const timestamp = z.string().meta({ format: 'date-time' });
-const amount = z.int().min(0);
-
-export const attemptResource = z
-  .strictObject({
-    id: z.string(),
-    connector: z.string(),
-    status: z.string().meta({ description: 'preparing, authorizing, unknown, fencing, authorized, declined, abandoned, releasing, released or review.' }),
-    provider_reference: z.string().nullable(),
-    outcome: z.enum(CALL_OUTCOME_KINDS).nullable().meta({ description: 'Kind of the last provider answer to this attempt.' }),
-    proof: z.enum(['declined', 'not_sent', 'fenced']).nullable().meta({ description: 'The not-charged proof that allowed the next attempt.' }),
-    decline_code: z.string().nullable(),
-    created_at: timestamp,
-  })
-  .meta({ id: 'Attempt' });
-
-export const routingResource = z
-  .strictObject({
-    snapshot: z.string(),
-    rule: z.string(),
-    candidates: z.array(z.string()),
-    skipped: z.array(z.strictObject({ connector: z.string(), reason: z.string() })),
-  })
-  .meta({ id: 'Routing' });
-
-export const paymentResource = z
-  .strictObject({
-    id: z.string(),
-    object: z.literal('payment'),
-    status: z.enum(PAYMENT_STATES),
-    amount,
-    currency: z.string(),
-    amount_authorized: amount,
-    amount_captured: amount,
-    amount_refunded: amount,
-    capture_method: z.enum(['manual', 'automatic']),
-    reference: z.string(),
-    metadata: z.record(z.string(), z.string()),
-    connector: z.string().nullable().meta({ description: 'The connector holding the authorization, else the one of the latest attempt.' }),
-    attempts: z.array(attemptResource),
-    routing: routingResource,
-    created_at: timestamp,
-    updated_at: timestamp,
-  })
-  .meta({ id: 'Payment' });
-
-export const refundResource = z
-  .strictObject({
-    id: z.string(),
-    object: z.literal('refund'),
-    payment_id: z.string(),
-    amount,
-    currency: z.string(),
-    status: z.enum(REFUND_STATES),
-    reason: z.string().nullable(),
-    created_at: timestamp,
-  })
-  .meta({ id: 'Refund' });
 
 export const transitionResource = z
   .strictObject({
@@ -99,11 +43,15 @@ export const problemResource = z
     detail: z.string(),
     code: z.enum(Object.keys(PROBLEMS) as [ProblemCode, ...ProblemCode[]]),
     errors: z.array(z.strictObject({ path: z.string(), message: z.string() })).optional(),
+    failure_code: z.string().optional().meta({ description: 'On *_declined and *_rejected: our code for why the operation failed (as the resource\'s failure_code).' }),
+    decline_code: z.string().optional().meta({ description: "On *_declined: the provider's own decline code." }),
+    decline_class: z.enum(['hard', 'soft']).optional().meta({ description: 'On *_declined: hard (do not retry) or soft (may succeed later).' }),
+    payment_id: z.string().optional().meta({ description: 'On *_declined and *_rejected: the payment, whose resource shows the operation and its failure.' }),
   })
   .meta({ id: 'Problem' });
 
-export type PaymentResource = z.output<typeof paymentResource>;
-export type RefundResource = z.output<typeof refundResource>;
+export { attemptResource, captureResource, paymentResource, refundResource, routingResource } from '../resources/schemas.ts';
+export type { PaymentResource, RefundResource } from '../resources/schemas.ts';
 export type TransitionResource = z.output<typeof transitionResource>;
 
 /** One currency of a merchant's balance, from the ledger (may go negative: reversals after payout). */

@@ -1,32 +1,10 @@
-// Domain -> wire. The only place that knows the JSON field names of the merchant resources.
+// Domain -> wire for the API's own resources (timeline, lists). The payment, capture and refund
+// resources are serialized in src/resources/serialize.ts, which the merchant events share.
 
-import type { Attempt, Payment, Refund } from '../core/payment.ts';
 import type { TimelineEntry } from '../store/payment-queries.ts';
-import type { PaymentResource, RefundResource, TransitionResource } from './resource-schemas.ts';
+import type { TransitionResource } from './resource-schemas.ts';
 
-function attemptResource(a: Attempt): PaymentResource['attempts'][number] {
-  return {
-    id: a.id, connector: a.connector, status: a.status, provider_reference: a.providerRef, outcome: a.lastOutcome, proof: a.proof,
-    decline_code: a.declineCode, created_at: a.createdAt,
-  };
-}
-
-export function paymentResource(p: Payment, updatedAt: string): PaymentResource {
-  const holding = p.attempts.find((a) => a.status === 'authorized' || a.status === 'review');
-  return {
-    id: p.id, object: 'payment', status: p.state, amount: p.amount, currency: p.currency,
-    amount_authorized: p.amountAuthorized, amount_captured: p.amountCaptured, amount_refunded: p.amountRefunded,
-    capture_method: p.captureMethod, reference: p.reference, metadata: { ...p.metadata },
-    connector: holding?.connector ?? p.attempts[p.attempts.length - 1]?.connector ?? null,
-    attempts: p.attempts.map(attemptResource),
-    routing: { snapshot: p.routing.snapshot, rule: p.routing.rule, candidates: [...p.routing.candidates], skipped: p.routing.skipped.map((s) => ({ ...s })) },
-    created_at: p.createdAt, updated_at: updatedAt,
-  };
-}
-
-export function refundResource(p: Payment, r: Refund): RefundResource {
-  return { id: r.id, object: 'refund', payment_id: p.id, amount: r.amount, currency: p.currency, status: r.status, reason: r.reason, created_at: r.createdAt };
-}
+export { captureResource, paymentResource, refundResource } from '../resources/serialize.ts';
 
 export function transitionResource(t: TimelineEntry): TransitionResource {
   return {

@@ -9,6 +9,7 @@ import { parseDuration } from '../routing/duration.ts';
 import { withDb } from './cli-database.ts';
 import { CliInputError } from './cli-input-error.ts';
 import type { GatewaySettings } from './settings.ts';
+import type { OperationSummary } from '../ops/payment-ops.ts';
 
 type Action = <A extends unknown[]>(run: (...args: A) => Promise<void> | void) => (...args: A) => Promise<void>;
 
@@ -65,6 +66,14 @@ export async function stuckCommand(databaseUrl: string, o: { olderThanMs: number
   });
 }
 
+/** `failed (declined insufficient_funds [51]: Not enough balance)`, `succeeded (pi_…)`, `pending after 2 calls`. */
+function operationLine(o: OperationSummary): string {
+  const f = o.failure;
+  const why = f === null ? '' : ` (${f.kind} ${f.code}${f.providerCode === null ? '' : ` [${f.providerCode}]`}${f.message === null ? '' : `: ${f.message}`})`;
+  const ref = o.providerRef === null ? '' : `, provider ${o.providerRef}`;
+  return `${o.status}${why}${ref}, ${o.calls} call${o.calls === 1 ? '' : 's'}`;
+}
+
 export async function showCommand(databaseUrl: string, id: string, json: boolean): Promise<string> {
   const { loadPaymentDetail } = await import('../ops/payment-ops.ts');
   return withDb(databaseUrl, async (db) => {
@@ -75,6 +84,8 @@ export async function showCommand(databaseUrl: string, id: string, json: boolean
       `${p.id}  ${p.state}  ${p.amount} ${p.currency} (authorized ${p.amountAuthorized}, captured ${p.amountCaptured}, refunded ${p.amountRefunded}; ${p.captureMethod} capture)`,
       `merchant ${p.merchantId}  reference ${p.reference}  created ${p.createdAt}  updated ${p.updatedAt}`,
       ...p.attempts.map((a) => `attempt ${a.no} ${a.id} on ${a.connector}: ${a.status}${a.lastOutcome === null ? '' : `, last ${a.lastOutcome}`}${a.proof === null ? '' : `, proof ${a.proof}`}${a.providerRef === null ? '' : ` (${a.providerRef})`}`),
+      ...p.captures.map((c) => `capture ${c.no} ${c.id}: ${c.amount} ${p.currency} ${operationLine(c)}`),
+      ...p.refunds.map((r) => `refund ${r.no} ${r.id}: ${r.amount} ${p.currency} ${operationLine(r)}`),
       'timeline:',
     ];
     const lines = p.timeline.map((t) => {

@@ -51,6 +51,22 @@ export interface Attempt {
   readonly createdAt: string;
 }
 
+/**
+ * Why a capture, refund or void did not happen, as the provider (or the lack of one) said it:
+ * `declined` — the provider processed and refused it; `rejected` — the provider refused the request
+ * as invalid before processing it (e.g. nothing left to capture there); `not_sent` — it never
+ * reached the provider (after the resends the core allows).
+ */
+export interface OperationFailure {
+  readonly kind: 'declined' | 'rejected' | 'not_sent';
+  /** Ours: the normalized decline code (insufficient_funds, capture_failed, ...) or the not-sent reason (validation, connection_refused, ...). */
+  readonly code: string;
+  /** The provider's own code, when it gave one. */
+  readonly providerCode: string | null;
+  readonly declineClass: DeclineClass | null;
+  readonly message: string | null;
+}
+
 export interface Capture {
   readonly id: string;
   readonly no: number;
@@ -60,6 +76,7 @@ export interface Capture {
   readonly providerKey: string;
   readonly providerRef: string | null;
   readonly calls: number;
+  readonly failure: OperationFailure | null;
   readonly createdAt: string;
 }
 
@@ -72,6 +89,7 @@ export interface Refund {
   readonly providerKey: string;
   readonly providerRef: string | null;
   readonly calls: number;
+  readonly failure: OperationFailure | null;
   readonly createdAt: string;
 }
 
@@ -83,6 +101,8 @@ export interface VoidOperation {
   readonly maybeReached?: boolean;
   /** When the void was requested (absent on voids recorded before it was kept): bounds waiting on an open breaker. */
   readonly requestedAt?: string;
+  /** Why this void did not happen (absent while it is in flight, when it succeeded, and on voids recorded before it was kept). */
+  readonly failure?: OperationFailure;
 }
 
 export interface RoutingDecision {

@@ -4,8 +4,8 @@ import { backoffDelayMs, mayResend, providerIdempotencyKey } from './keys.ts';
 import { breakerRetryAt, isBreakerRefusal, operationLifetimeEnd } from './breaker-wait.ts';
 import { illegal, noop } from './draft.ts';
 import type { Draft, StepResult } from './draft.ts';
-import type { Attempt, Capture, Refund } from './payment.ts';
-import type { CallOutcome } from './outcome.ts';
+import type { Attempt, Capture, OperationFailure, Refund } from './payment.ts';
+import type { CallOutcome, Declined, NotSent } from './outcome.ts';
 
 export function authorizedAttempt(d: Draft): Attempt | undefined {
   return d.attempts.find((a) => a.status === 'authorized');
@@ -17,6 +17,23 @@ function capturesInFlight(d: Draft): number {
 
 function refundsCommitted(d: Draft): number {
   return d.refunds.filter((r) => r.status === 'requested' || r.status === 'pending' || r.status === 'succeeded').reduce((s, r) => s + r.amount, 0);
+}
+
+/**
+ * A refusal that a resend with the same key would only repeat: the provider found the request
+ * invalid (e.g. nothing left to capture at the provider), or our credentials or permissions are
+ * wrong. Resending it three times with backoff would only delay the merchant's answer.
+ */
+function isFinalRefusal(o: CallOutcome): o is NotSent {
+  return o.kind === 'not_sent' && (o.reason === 'validation' || o.reason === 'authentication' || o.reason === 'permission' || o.reason === 'local_validation');
+}
+
+function declinedFailure(o: Declined): OperationFailure {
+  return { kind: 'declined', code: o.code, providerCode: o.providerCode, declineClass: o.class, message: o.message ?? null };
+}
+
+function notSentFailure(o: NotSent): OperationFailure {
+  return { kind: isFinalRefusal(o) ? 'rejected' : 'not_sent', code: o.reason, providerCode: null, declineClass: null, message: o.detail ?? null };
 }
 
 function retryDelay(d: Draft, seed: string, n: number): string {
@@ -47,6 +64,7 @@ export function requestCapture(d: Draft, captureId: string, amount: number, fina
     providerKey: providerIdempotencyKey(d.p.id, 'capture', no, policy.maxKeyLength),
     providerRef: null,
     calls: 1,
+    failure: null,
     createdAt: d.nowIso,
   };
   d.captures.push(capture);
@@ -71,8 +89,8 @@ function captureSucceeded(d: Draft, c: Capture, attempt: Attempt, providerRef: s
   if (capturesInFlight(d) === 0) d.setState('captured', `capture ${c.no} confirmed`);
 }
 
-function captureFailed(d: Draft, c: Capture, why: string): void {
-  d.updateCapture(c.id, { status: 'failed' });
+function captureFailed(d: Draft, c: Capture, why: string, failure: OperationFailure): void {
+  d.updateCapture(c.id, { status: 'failed', failure });
   d.event('payment.capture_failed', { captureId: c.id });
   if (capturesInFlight(d) === 0 && d.p.state === 'capturing') d.setState(d.p.amountCaptured > 0 ? 'captured' : 'authorized', `capture ${c.no} failed: ${why}`);
 }
@@ -92,7 +110,7 @@ export function onCaptureOutcome(d: Draft, captureId: string, o: CallOutcome): S
       d.updateCapture(c.id, { status: 'pending', providerRef: o.providerRef });
       return null;
     case 'declined':
-      captureFailed(d, c, o.code);
+      captureFailed(d, c, o.code, declinedFailure(o));
       return null;
     case 'not_sent':
     case 'unknown':
@@ -109,14 +127,18 @@ export function onCaptureOutcome(d: Draft, captureId: string, o: CallOutcome): S
       // An unknown answer may mean the provider captured: from then on the capture is pending, and a
       // later refusal (of a resend) is no proof that nothing was captured.
       const reached = o.kind !== 'not_sent' || c.status === 'pending';
+      if (!reached && isFinalRefusal(o)) {
+        captureFailed(d, c, `rejected: ${o.reason}`, notSentFailure(o));
+        return null;
+      }
       const resendable = mayResend(c.createdAt, d.now, policy.keyRetentionMs, d.env.core.retentionMarginMs);
       if (c.calls <= d.env.core.maxResends && resendable) {
         const next = d.updateCapture(c.id, { calls: c.calls + 1, ...(reached ? { status: 'pending' as const } : {}) });
         emitCaptureCall(d, attempt, next, retryDelay(d, c.id, next.calls));
         return null;
       }
-      if (!reached) {
-        captureFailed(d, c, `not sent: ${o.reason}`);
+      if (!reached && o.kind === 'not_sent') {
+        captureFailed(d, c, `not sent: ${o.reason}`, notSentFailure(o));
         return null;
       }
       d.emit({ type: 'discrepancy', kind: 'capture_unresolved', attemptId: attempt.id, detail: `capture ${c.no} outcome unknown after ${c.calls} calls` });
@@ -186,12 +208,18 @@ export function onVoidOutcome(d: Draft, o: CallOutcome): StepResult | null {
       d.note('void accepted; confirmation comes later');
       return null;
     case 'declined':
+      d.setVoidOp({ ...v, failure: declinedFailure(o) });
       d.setState('authorized', `void refused: ${o.code}`);
       return null;
     case 'not_sent':
     case 'unknown':
     case 'action_required':
       if (reviewing) return noop(`void answered ${o.kind} while in review`);
+      if (isFinalRefusal(o) && v.maybeReached !== true) {
+        d.setVoidOp({ ...v, failure: notSentFailure(o) });
+        d.setState('authorized', `void rejected: ${o.reason}`);
+        return null;
+      }
       // Refused by an open breaker: nothing left, so neither proof nor a call. Same key, later.
       if (isBreakerRefusal(o) && v.requestedAt !== undefined) {
         const at = breakerRetryAt(d, { connector: attempt.connector, seed: v.providerKey, since: v.requestedAt, until: operationLifetimeEnd(d, v.requestedAt) });
@@ -207,8 +235,10 @@ export function onVoidOutcome(d: Draft, o: CallOutcome): StepResult | null {
         return null;
       }
       // Only when no send may have reached the provider does the authorization still stand for sure.
-      if (o.kind === 'not_sent' && v.maybeReached !== true) d.setState('authorized', `void never sent: ${o.reason}`);
-      else d.setState('needs_review', 'void outcome unknown');
+      if (o.kind === 'not_sent' && v.maybeReached !== true) {
+        d.setVoidOp({ ...v, failure: notSentFailure(o) });
+        d.setState('authorized', `void never sent: ${o.reason}`);
+      } else d.setState('needs_review', 'void outcome unknown');
       return null;
   }
 }
@@ -226,7 +256,7 @@ export function requestRefund(d: Draft, refundId: string, amount: number, reason
   const no = d.refunds.length + 1;
   const refund: Refund = {
     id: refundId, no, amount, reason, status: 'requested',
-    providerKey: providerIdempotencyKey(d.p.id, 'refund', no, policy.maxKeyLength), providerRef: null, calls: 1, createdAt: d.nowIso,
+    providerKey: providerIdempotencyKey(d.p.id, 'refund', no, policy.maxKeyLength), providerRef: null, calls: 1, failure: null, createdAt: d.nowIso,
   };
   d.refunds.push(refund);
   d.note(`refund ${no} of ${amount}`);
@@ -248,8 +278,8 @@ function refundSucceeded(d: Draft, r: Refund, attempt: Attempt, providerRef: str
   d.event('refund.succeeded', { refundId: r.id });
 }
 
-function refundFailed(d: Draft, r: Refund): void {
-  d.updateRefund(r.id, { status: 'failed' });
+function refundFailed(d: Draft, r: Refund, failure: OperationFailure): void {
+  d.updateRefund(r.id, { status: 'failed', failure });
   d.event('refund.failed', { refundId: r.id });
 }
 
@@ -268,7 +298,7 @@ export function onRefundOutcome(d: Draft, refundId: string, o: CallOutcome): Ste
       d.updateRefund(r.id, { status: 'pending', providerRef: o.providerRef });
       return null;
     case 'declined':
-      refundFailed(d, r);
+      refundFailed(d, r, declinedFailure(o));
       return null;
     case 'not_sent':
     case 'unknown':
@@ -284,14 +314,18 @@ export function onRefundOutcome(d: Draft, refundId: string, o: CallOutcome): Ste
       }
       // As for captures: after an unknown answer the refund is pending, and a later refusal proves nothing.
       const reached = o.kind !== 'not_sent' || r.status === 'pending';
+      if (!reached && isFinalRefusal(o)) {
+        refundFailed(d, r, notSentFailure(o));
+        return null;
+      }
       const resendable = mayResend(r.createdAt, d.now, policy.keyRetentionMs, d.env.core.retentionMarginMs);
       if (r.calls <= d.env.core.maxResends && resendable) {
         const next = d.updateRefund(r.id, { calls: r.calls + 1, ...(reached ? { status: 'pending' as const } : {}) });
         emitRefundCall(d, attempt, next, retryDelay(d, r.id, next.calls));
         return null;
       }
-      if (!reached) {
-        refundFailed(d, r);
+      if (!reached && o.kind === 'not_sent') {
+        refundFailed(d, r, notSentFailure(o));
         return null;
       }
       // It may have gone through: keep the amount reserved and hand it to reconciliation.

@@ -6,6 +6,7 @@
 import { sql } from 'drizzle-orm';
 import type { Runtime } from '../app/runtime.ts';
 import { resolveByOperator } from '../app/payment-service.ts';
+import type { OperationFailure } from '../core/payment.ts';
 import type { Db } from '../store/db.ts';
 import { loadTimeline } from '../store/payment-queries.ts';
 import type { TimelineEntry } from '../store/payment-queries.ts';
@@ -63,6 +64,17 @@ export interface AttemptSummary {
   readonly proof: string | null;
 }
 
+export interface OperationSummary {
+  readonly id: string;
+  readonly no: number;
+  readonly amount: number;
+  readonly status: string;
+  readonly providerRef: string | null;
+  readonly calls: number;
+  readonly failure: OperationFailure | null;
+  readonly createdAt: string;
+}
+
 export interface PaymentDetail {
   readonly id: string;
   readonly merchantId: string;
@@ -77,6 +89,9 @@ export interface PaymentDetail {
   readonly createdAt: string;
   readonly updatedAt: string;
   readonly attempts: readonly AttemptSummary[];
+  /** Every capture and refund asked for, in order, with the failure when one failed. */
+  readonly captures: readonly OperationSummary[];
+  readonly refunds: readonly OperationSummary[];
   /** Every input the payment received, applied or ignored, oldest first (without raw provider payloads). */
   readonly timeline: readonly Omit<TimelineEntry, 'rawProvider'>[];
 }
@@ -93,12 +108,20 @@ export async function loadPaymentDetail(db: Db, id: string): Promise<PaymentDeta
   const attempts = await db.execute<{ id: string; no: number; connector: string; status: string; provider_ref: string | null; last_outcome: string | null; proof: string | null }>(
     sql`SELECT id, no, connector, status, provider_ref, last_outcome, proof FROM payment_attempts WHERE payment_id = ${id} ORDER BY no`,
   );
+  const operations = async (table: 'captures' | 'refunds'): Promise<OperationSummary[]> => {
+    const r = await db.execute<{ id: string; no: number; amount: string; status: string; provider_ref: string | null; calls: number; failure: OperationFailure | null; created_at: string | Date }>(
+      sql`SELECT id, no, amount::text, status, provider_ref, calls, failure, created_at FROM ${sql.identifier(table)} WHERE payment_id = ${id} ORDER BY no`,
+    );
+    return r.rows.map((o) => ({ id: o.id, no: o.no, amount: Number(o.amount), status: o.status, providerRef: o.provider_ref, calls: o.calls, failure: o.failure, createdAt: new Date(o.created_at).toISOString() }));
+  };
+  const [captures, refunds] = [await operations('captures'), await operations('refunds')];
   const timeline = (await loadTimeline(db, p.merchant_id, id)) ?? [];
   return {
     id: p.id, merchantId: p.merchant_id, state: p.state, amount: Number(p.amount), currency: p.currency,
     amountAuthorized: Number(p.amount_authorized), amountCaptured: Number(p.amount_captured), amountRefunded: Number(p.amount_refunded),
     captureMethod: p.capture_method, reference: p.reference, createdAt: new Date(p.created_at).toISOString(), updatedAt: new Date(p.updated_at).toISOString(),
     attempts: attempts.rows.map((a) => ({ id: a.id, no: a.no, connector: a.connector, status: a.status, providerRef: a.provider_ref, lastOutcome: a.last_outcome, proof: a.proof })),
+    captures, refunds,
     timeline: timeline.map(({ rawProvider: _raw, ...entry }) => entry),
   };
 }

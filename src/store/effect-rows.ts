@@ -14,7 +14,7 @@ import type { StepEnv } from '../core/step.ts';
 import type { DbOrTx } from './db.ts';
 import { postingFor } from '../core/ledger.ts';
 import { discrepancies, ledgerEntries, ledgerTransactions, outbox } from './schema.ts';
-import { merchantEventParts } from '../webhooks/outbound/event-record.ts';
+import { merchantEventParts } from './merchant-event-record.ts';
 import type { WritePart } from './write-parts.ts';
 
 type OutboxInsert = PgInsertValue<typeof outbox>;

@@ -77,14 +77,14 @@ export function attemptRow(paymentId: string, a: Attempt, updatedAt: Date): Atte
 export function captureRow(paymentId: string, c: Capture, updatedAt: Date): CaptureRow {
   return {
     id: c.id, paymentId, no: c.no, amount: c.amount, final: c.final, status: c.status, providerKey: c.providerKey,
-    providerRef: c.providerRef, calls: c.calls, createdAt: date(c.createdAt), updatedAt,
+    providerRef: c.providerRef, calls: c.calls, failure: c.failure, createdAt: date(c.createdAt), updatedAt,
   };
 }
 
 export function refundRow(paymentId: string, r: Refund, updatedAt: Date): RefundRow {
   return {
     id: r.id, paymentId, no: r.no, amount: r.amount, reason: r.reason, status: r.status, providerKey: r.providerKey,
-    providerRef: r.providerRef, calls: r.calls, createdAt: date(r.createdAt), updatedAt,
+    providerRef: r.providerRef, calls: r.calls, failure: r.failure, createdAt: date(r.createdAt), updatedAt,
   };
 }
 
@@ -117,14 +117,14 @@ export function attemptFromRow(r: AttemptRow): Attempt {
 export function captureFromRow(r: CaptureRow): Capture {
   return {
     id: r.id, no: r.no, amount: r.amount, final: r.final, status: r.status as CaptureState, providerKey: r.providerKey,
-    providerRef: r.providerRef, calls: r.calls, createdAt: iso(r.createdAt),
+    providerRef: r.providerRef, calls: r.calls, failure: r.failure ?? null, createdAt: iso(r.createdAt),
   };
 }
 
 export function refundFromRow(r: RefundRow): Refund {
   return {
     id: r.id, no: r.no, amount: r.amount, reason: r.reason, status: r.status as RefundState, providerKey: r.providerKey,
-    providerRef: r.providerRef, calls: r.calls, createdAt: iso(r.createdAt),
+    providerRef: r.providerRef, calls: r.calls, failure: r.failure ?? null, createdAt: iso(r.createdAt),
   };
 }
 

@@ -17,7 +17,7 @@ import {
   timestamp,
   unique,
 } from 'drizzle-orm/pg-core';
-import type { RoutingDecision, VoidOperation } from '../core/payment.ts';
+import type { OperationFailure, RoutingDecision, VoidOperation } from '../core/payment.ts';
 import { safeBigint } from './safe-bigint.ts';
 
 /** BIGINT minor units <-> number, never a float. */
@@ -126,6 +126,7 @@ const operationColumns = {
   providerKey: text('provider_key').notNull(),
   providerRef: text('provider_ref'),
   calls: integer('calls').notNull(),
+  failure: jsonb('failure').$type<OperationFailure>(),
   createdAt: ts('created_at').notNull(),
   updatedAt: ts('updated_at').notNull(),
 };

@@ -8,8 +8,8 @@ import type { Payment } from '../../core/payment.ts';
 import { asDisputeStatus, postDisputeChange } from '../../ledger/postings.ts';
 import type { DbOrTx } from '../../store/db.ts';
 import { disputes } from '../../store/schema.ts';
-import type { DisputeView, MerchantEventRowPayload } from '../outbound/event-body.ts';
-import { recordMerchantEvent } from '../outbound/event-record.ts';
+import type { DisputeView, MerchantEventRowPayload } from '../../resources/event-body.ts';
+import { recordMerchantEvent } from '../../store/merchant-event-record.ts';
 import type { DisputeEvent } from './event-mapping.ts';
 
 type DisputeStatus = DisputeView['status'];

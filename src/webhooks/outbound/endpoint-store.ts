@@ -9,8 +9,9 @@ import type { Db, DbOrTx } from '../../store/db.ts';
 import { eventDeliveries, eventDeliveryAttempts, merchantEvents, webhookEndpoints } from '../../store/schema.ts';
 import { enqueueWebhookJob } from '../webhook-jobs.ts';
 
-/** Stored in enabled_events for "every type", so types added later reach the endpoint too. */
-export const ALL_EVENTS = '*';
+import { ALL_EVENTS } from '../../resources/event-body.ts';
+
+export { ALL_EVENTS };
 
 export interface EndpointView {
   readonly id: string;

@@ -6,8 +6,8 @@
 
 import { claimOutboxRow, markOutboxDone, releaseOutboxRow } from '../../jobs/outbox-claims.ts';
 import type { WebhookServices } from '../webhook-services.ts';
-import type { MerchantEventRowPayload } from './event-body.ts';
-import { recordMerchantEvent } from './event-record.ts';
+import type { MerchantEventRowPayload } from '../../resources/event-body.ts';
+import { recordMerchantEvent } from '../../store/merchant-event-record.ts';
 
 export type FanoutResult = { readonly kind: 'skipped'; readonly reason: string } | { readonly kind: 'created'; readonly eventId: string; readonly deliveries: number };
 

@@ -30,11 +30,11 @@ describe('merchant flows', () => {
     expect(second.json).toMatchObject({ status: 'captured', amount_captured: 5000 });
 
     const r1 = await api.call('POST', `/v1/payments/${p.id}/refunds`, { body: { amount: 3000, reason: 'requested_by_customer' } });
-    expect(r1.status).toBe(200);
+    expect(r1.status).toBe(201);
     const refund = refundResource.parse(r1.json);
     expect(refund).toMatchObject({ object: 'refund', payment_id: p.id, amount: 3000, currency: 'EUR', status: 'succeeded', reason: 'requested_by_customer' });
     const r2 = await api.call('POST', `/v1/payments/${p.id}/refunds`, { body: {} });
-    expect(r2.status).toBe(200);
+    expect(r2.status).toBe(201);
     expect(r2.json).toMatchObject({ amount: 2000, status: 'succeeded' });
     const over = await api.call('POST', `/v1/payments/${p.id}/refunds`, { body: { amount: 1 } });
     expect(over.status).toBe(422);

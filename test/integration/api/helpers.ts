@@ -66,10 +66,11 @@ export function newKey(): string {
   return `idem-${randomBytes(8).toString('hex')}`;
 }
 
-export async function startApiGateway(name: string, opts: ApiOptions = {}, config = twoStripeConfig(), runtime: Partial<RuntimeOptions> = {}): Promise<ApiGateway> {
+/** `intake`: the in-process sandboxes send their webhooks to this API's intake (`/webhooks/{account}`). */
+export async function startApiGateway(name: string, opts: ApiOptions = {}, config = twoStripeConfig(), runtime: Partial<RuntimeOptions> = {}, intake = false): Promise<ApiGateway> {
   const logs: string[] = [];
-  const gw = await startTestGateway(name, config, { log: (l) => logs.push(l), ...runtime });
   const server = await listenApi(0, '127.0.0.1');
+  const gw = await startTestGateway(name, config, { log: (l) => logs.push(l), ...(intake ? { webhookBaseUrl: `http://127.0.0.1:${server.port}` } : {}), ...runtime });
   server.attach(createApiApp(gw.rt, { log: (l) => logs.push(l), ...opts }));
   const first = await createMerchant(gw.rt.database.db, { name: `api-${name}` });
   const url = `http://127.0.0.1:${server.port}`;

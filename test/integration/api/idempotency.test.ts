@@ -155,7 +155,7 @@ describe('idempotency', () => {
     const p = (await api.call('POST', '/v1/payments', { body: paymentBody({ amount: 3000, capture_method: 'automatic' }) })).json;
     const idem = newKey();
     const first = await api.call('POST', `/v1/payments/${p.id}/refunds`, { idem, body: { amount: 1000 } });
-    expect(first.status).toBe(200);
+    expect(first.status).toBe(201);
     // What the handler's failure path leaves when execution throws after the refund committed (a
     // connection cut while it waited): the record in progress under its lease, then releaseClaim.
     const rec = (
@@ -167,7 +167,7 @@ describe('idempotency', () => {
     ).rows[0]!;
     await releaseClaim(api.gw.db.db, { merchantId: api.merchantId, key: idem, lease: rec.locked_until, createdAt: rec.created_at, paymentId: rec.payment_id, resumed: false }, new Date());
     const retry = await api.call('POST', `/v1/payments/${p.id}/refunds`, { idem, body: { amount: 1000 } });
-    expect(retry.status).toBe(200);
+    expect(retry.status).toBe(201);
     expect(retry.json.id).toBe(first.json.id);
     expect(await count('SELECT count(*) AS n FROM refunds WHERE payment_id = $1', [p.id])).toBe(1);
   });

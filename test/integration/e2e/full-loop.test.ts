@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../../src/api/app.ts';
 import { listenApi } from '../../../src/api/server.ts';
 import type { ApiServer } from '../../../src/api/server.ts';
+import { captureResource, paymentResource } from '../../../src/resources/schemas.ts';
 import { createMerchant } from '../../../src/store/merchants.ts';
 import { startTestGateway } from '../helpers/runtime.ts';
 import type { TestGateway } from '../helpers/runtime.ts';
@@ -86,7 +87,16 @@ describe('full loop', () => {
       const [protectedHeader, , signature] = r.signature.split('.');
       const payload = Buffer.from(r.body).toString('base64url');
       await flattenedVerify({ protected: protectedHeader!, payload, signature: signature! }, keys);
-      types.push((JSON.parse(r.body) as { type: string }).type);
+      const event = JSON.parse(r.body) as { type: string; data: { payment: unknown; capture?: unknown } };
+      types.push(event.type);
+      // The event embeds exactly the API's resources: the same schema parses both, strictly.
+      const embedded = paymentResource.parse(event.data.payment);
+      if (event.type === 'payment.captured') {
+        const { updated_at: _a, ...fromEvent } = embedded;
+        const { updated_at: _b, ...fromApi } = paymentResource.parse(payment);
+        expect(fromEvent).toEqual(fromApi);
+        expect(captureResource.parse(event.data.capture)).toEqual(fromApi.captures[0]);
+      }
     }
     expect(types).toEqual(expect.arrayContaining(['payment.authorized', 'payment.captured']));
   });

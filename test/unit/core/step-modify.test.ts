@@ -256,3 +256,61 @@ describe('refunds', () => {
     expect(refund(s, 'rfd_1', 10).kind).toBe('noop');
   });
 });
+
+describe('why an operation failed (the resource and the answer say it)', () => {
+  const rejected = { kind: 'not_sent', reason: 'validation', detail: 'This PaymentIntent could not be captured because it has a status of canceled.' } as const;
+
+  it('a capture the provider rejects as invalid fails at once (no resend: it would be refused again) with the reason', () => {
+    const s = authorizedSim();
+    capture(s, 'cap_1', 1000);
+    captureResult(s, 'cap_1', rejected);
+    expect(s.calls('capture')).toHaveLength(1);
+    expect(s.state).toBe('authorized');
+    expect(s.payment.captures[0]).toMatchObject({ status: 'failed', failure: { kind: 'rejected', code: 'validation', providerCode: null, message: rejected.detail } });
+  });
+
+  it('a declined capture keeps our code, the provider code and the class', () => {
+    const s = authorizedSim();
+    capture(s, 'cap_1', 1000);
+    captureResult(s, 'cap_1', declined('soft', false));
+    expect(s.payment.captures[0]!.failure).toEqual({ kind: 'declined', code: 'processing_error', providerCode: 'x', declineClass: 'soft', message: null });
+  });
+
+  it('a capture never sent after its resends says so (not_sent, not rejected)', () => {
+    const s = authorizedSim();
+    capture(s, 'cap_1', 1000);
+    for (let i = 0; i < 5; i++) captureResult(s, 'cap_1', notSent());
+    expect(s.payment.captures[0]!.failure).toMatchObject({ kind: 'not_sent', code: 'connection_refused' });
+  });
+
+  it('a rejection after an unknown answer proves nothing: the capture stays pending, without a failure', () => {
+    const s = authorizedSim();
+    capture(s, 'cap_1', 1000);
+    captureResult(s, 'cap_1', unknown());
+    captureResult(s, 'cap_1', rejected);
+    expect(s.payment.captures[0]).toMatchObject({ status: 'pending', failure: null });
+  });
+
+  it('refunds and voids record theirs the same way', () => {
+    const s = authorizedSim();
+    capture(s, 'cap_1', 1000);
+    captureResult(s, 'cap_1', approved(1000));
+    refund(s, 'rfd_1', 400);
+    refundResult(s, 'rfd_1', rejected);
+    expect(s.calls('refund')).toHaveLength(1);
+    expect(s.payment.refunds[0]).toMatchObject({ status: 'failed', failure: { kind: 'rejected', code: 'validation' } });
+    refund(s, 'rfd_2', 400);
+    refundResult(s, 'rfd_2', declined('hard', false));
+    expect(s.payment.refunds[1]!.failure).toMatchObject({ kind: 'declined', code: 'stolen_card', declineClass: 'hard' });
+
+    const v = authorizedSim();
+    v.apply({ type: 'void_requested' });
+    v.apply({ type: 'call_result', ref: { op: 'void' }, outcome: rejected });
+    expect(v.calls('void')).toHaveLength(1);
+    expect(v.state).toBe('authorized');
+    expect(v.payment.voidOp!.failure).toMatchObject({ kind: 'rejected', code: 'validation' });
+    v.apply({ type: 'void_requested' });
+    v.apply({ type: 'call_result', ref: { op: 'void' }, outcome: declined('hard', false) });
+    expect(v.payment.voidOp).toMatchObject({ no: 2, failure: { kind: 'declined', code: 'stolen_card' } });
+  });
+});

@@ -12,8 +12,8 @@ function attempt(over: Partial<Attempt> = {}): Attempt {
     retryElsewhere: false, notSentReason: null, amountAuthorized: 5000, createdAt: '2026-01-01T00:00:00.000Z', ...over,
   };
 }
-const capture = (over: Partial<Capture>): Capture => ({ id: 'cap_1', no: 1, amount: 2000, final: false, status: 'requested', providerKey: 'k', providerRef: null, calls: 1, createdAt: '2026-01-01T00:00:00.000Z', ...over });
-const refund = (over: Partial<Refund>): Refund => ({ id: 'rfd_1', no: 1, amount: 700, reason: null, status: 'requested', providerKey: 'k', providerRef: null, calls: 1, createdAt: '2026-01-01T00:00:00.000Z', ...over });
+const capture = (over: Partial<Capture>): Capture => ({ id: 'cap_1', no: 1, amount: 2000, final: false, status: 'requested', providerKey: 'k', providerRef: null, calls: 1, failure: null, createdAt: '2026-01-01T00:00:00.000Z', ...over });
+const refund = (over: Partial<Refund>): Refund => ({ id: 'rfd_1', no: 1, amount: 700, reason: null, status: 'requested', providerKey: 'k', providerRef: null, calls: 1, failure: null, createdAt: '2026-01-01T00:00:00.000Z', ...over });
 
 function payment(over: Partial<Payment> = {}): Payment {
   return { ...created({ amount: 5000 }), state: 'authorized', amountAuthorized: 5000, attempts: [attempt()], ...over };

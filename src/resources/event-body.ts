@@ -1,9 +1,14 @@
 // What a merchant receives: { id, type, created, data }. `data` describes the payment (and the
 // refund, capture or dispute) as it was at the version that produced the event, not as it is
-// when the delivery happens to run.
+// when the delivery happens to run. The payment, capture and refund are exactly the API's
+// resources (one serializer, src/resources), as a GET would have answered at that version.
 
-import type { MerchantEventType } from '../../core/effects.ts';
-import type { Capture, Payment, Refund } from '../../core/payment.ts';
+import type { MerchantEventType } from '../core/effects.ts';
+import type { Payment } from '../core/payment.ts';
+import { captureResource, paymentResource, refundResource } from './serialize.ts';
+
+/** Stored in an endpoint's enabled_events for "every type", so types added later reach it too. */
+export const ALL_EVENTS = '*';
 
 export interface DisputeView {
   readonly id: string;
@@ -31,29 +36,14 @@ export interface MerchantEventBody {
   readonly data: Record<string, unknown>;
 }
 
-function paymentView(p: Payment): Record<string, unknown> {
-  return {
-    id: p.id, reference: p.reference, status: p.state, amount: p.amount, currency: p.currency, capture_method: p.captureMethod,
-    amount_authorized: p.amountAuthorized, amount_captured: p.amountCaptured, amount_refunded: p.amountRefunded,
-    metadata: p.metadata, version: p.version, created: p.createdAt,
-  };
-}
-
-function captureView(c: Capture): Record<string, unknown> {
-  return { id: c.id, amount: c.amount, final: c.final, status: c.status, created: c.createdAt };
-}
-
-function refundView(r: Refund): Record<string, unknown> {
-  return { id: r.id, amount: r.amount, reason: r.reason, status: r.status, created: r.createdAt };
-}
-
 export function merchantEventBody(id: string, created: Date, row: MerchantEventRowPayload): MerchantEventBody {
   const p = row.payment;
   const refund = row.refundId === undefined ? undefined : p.refunds.find((r) => r.id === row.refundId);
   const capture = row.captureId === undefined ? undefined : p.captures.find((c) => c.id === row.captureId);
-  const data: Record<string, unknown> = { payment: paymentView(p) };
-  if (refund !== undefined) data['refund'] = refundView(refund);
-  if (capture !== undefined) data['capture'] = captureView(capture);
+  // The version that produced the event was written at `created` (the transition's time).
+  const data: Record<string, unknown> = { payment: paymentResource(p, created.toISOString()) };
+  if (refund !== undefined) data['refund'] = refundResource(p, refund);
+  if (capture !== undefined) data['capture'] = captureResource(capture);
   if (row.dispute !== undefined) data['dispute'] = row.dispute;
   return { id, type: row.event, created: created.toISOString(), data };
 }

@@ -5,13 +5,12 @@
 // worker that fanned out) took two commits and a queue hop to reach the same rows.
 
 import { sql } from 'drizzle-orm';
-import { idTimePrefix, newId } from '../../core/ids.ts';
-import type { DbOrTx } from '../../store/db.ts';
-import { withClause } from '../../store/write-parts.ts';
-import type { WritePart } from '../../store/write-parts.ts';
-import { merchantEventBody } from './event-body.ts';
-import type { MerchantEventRowPayload } from './event-body.ts';
-import { ALL_EVENTS } from './endpoint-store.ts';
+import { idTimePrefix, newId } from '../core/ids.ts';
+import type { DbOrTx } from './db.ts';
+import { withClause } from './write-parts.ts';
+import type { WritePart } from './write-parts.ts';
+import { ALL_EVENTS, merchantEventBody } from '../resources/event-body.ts';
+import type { MerchantEventRowPayload } from '../resources/event-body.ts';
 
 export interface RecordedEvent {
   /** False when `sourceOutboxId` already produced its event (a second run of a legacy fan-out job). */

@@ -1,0 +1,99 @@
+// The merchant resources (payment, its attempts and captures, refund), as zod schemas: the API
+// answers with them, the merchant events embed them (webhooks/outbound/event-body.ts), the OpenAPI
+// document is generated from them, and the tests parse real answers and events with them — so the
+// documented shape is the served shape, everywhere. Pure: it depends on src/core only, so the API,
+// the store's event rows and the CLI can all use it without an arrow running up a layer.
+
+import { z } from 'zod';
+import { CALL_OUTCOME_KINDS } from '../core/outcome.ts';
+import { CAPTURE_STATES, PAYMENT_STATES, REFUND_STATES } from '../core/states.ts';
+
+const timestamp = z.string().meta({ format: 'date-time' });
+const amount = z.int().min(0);
+
+export const attemptResource = z
+  .strictObject({
+    id: z.string(),
+    connector: z.string(),
+    status: z.string().meta({ description: 'preparing, authorizing, unknown, fencing, authorized, declined, abandoned, releasing, released or review.' }),
+    provider_reference: z.string().nullable(),
+    outcome: z.enum(CALL_OUTCOME_KINDS).nullable().meta({ description: 'Kind of the last provider answer to this attempt.' }),
+    proof: z.enum(['declined', 'not_sent', 'fenced']).nullable().meta({ description: 'The not-charged proof that allowed the next attempt.' }),
+    decline_code: z.string().nullable(),
+    created_at: timestamp,
+  })
+  .meta({ id: 'Attempt' });
+
+export const routingResource = z
+  .strictObject({
+    snapshot: z.string(),
+    rule: z.string(),
+    candidates: z.array(z.string()),
+    skipped: z.array(z.strictObject({ connector: z.string(), reason: z.string() })),
+  })
+  .meta({ id: 'Routing' });
+
+const failureCode = z.string().nullable().meta({
+  description: 'Why it did not happen, when it failed: the normalized decline code (e.g. insufficient_funds, capture_failed) when the provider declined it; '
+    + 'the refusal reason (validation, authentication, permission) when the provider rejected the request as invalid; '
+    + 'the reason it never reached the provider (connection_refused, rate_limited, breaker_open) otherwise. Null unless failed.',
+});
+const failureMessage = z.string().nullable().meta({ description: "The provider's message, when it gave one. Null unless failed." });
+
+export const captureResource = z
+  .strictObject({
+    id: z.string(),
+    object: z.literal('capture'),
+    amount,
+    final: z.boolean().meta({ description: 'True when the provider releases the uncaptured remainder with this capture.' }),
+    status: z.enum(CAPTURE_STATES).meta({ description: 'requested and pending are in flight; succeeded, failed and reversed are final.' }),
+    failure_code: failureCode,
+    failure_message: failureMessage,
+    provider_reference: z.string().nullable(),
+    created_at: timestamp,
+  })
+  .meta({ id: 'Capture' });
+
+export const refundResource = z
+  .strictObject({
+    id: z.string(),
+    object: z.literal('refund'),
+    payment_id: z.string(),
+    amount,
+    currency: z.string(),
+    status: z.enum(REFUND_STATES).meta({ description: 'requested and pending are in flight; succeeded, failed and reversed are final.' }),
+    reason: z.string().nullable(),
+    failure_code: failureCode,
+    failure_message: failureMessage,
+    provider_reference: z.string().nullable(),
+    created_at: timestamp,
+  })
+  .meta({ id: 'Refund' });
+
+export const paymentResource = z
+  .strictObject({
+    id: z.string(),
+    object: z.literal('payment'),
+    status: z.enum(PAYMENT_STATES),
+    amount,
+    currency: z.string(),
+    amount_authorized: amount,
+    amount_captured: amount,
+    amount_refunded: amount,
+    capture_method: z.enum(['manual', 'automatic']),
+    reference: z.string(),
+    metadata: z.record(z.string(), z.string()),
+    connector: z.string().nullable().meta({ description: 'The connector holding the authorization, else the one of the latest attempt.' }),
+    attempts: z.array(attemptResource),
+    captures: z.array(captureResource).meta({ description: 'Every capture asked for, in order, with its outcome.' }),
+    refunds: z.array(refundResource).meta({ description: 'Every refund asked for, in order, with its outcome.' }),
+    routing: routingResource,
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'Payment' });
+
+export type AttemptResource = z.output<typeof attemptResource>;
+export type CaptureResource = z.output<typeof captureResource>;
+export type RefundResource = z.output<typeof refundResource>;
+export type PaymentResource = z.output<typeof paymentResource>;

@@ -1,0 +1,42 @@
+// Domain -> wire: the only place that knows the JSON field names of the payment, capture and
+// refund resources. The API answers with these and the merchant events embed the same objects.
+
+import type { Attempt, Capture, Payment, Refund } from '../core/payment.ts';
+import type { AttemptResource, CaptureResource, PaymentResource, RefundResource } from './schemas.ts';
+
+function attemptResource(a: Attempt): AttemptResource {
+  return {
+    id: a.id, connector: a.connector, status: a.status, provider_reference: a.providerRef, outcome: a.lastOutcome, proof: a.proof,
+    decline_code: a.declineCode, created_at: a.createdAt,
+  };
+}
+
+export function captureResource(c: Capture): CaptureResource {
+  return {
+    id: c.id, object: 'capture', amount: c.amount, final: c.final, status: c.status,
+    failure_code: c.failure?.code ?? null, failure_message: c.failure?.message ?? null, provider_reference: c.providerRef, created_at: c.createdAt,
+  };
+}
+
+export function refundResource(p: Payment, r: Refund): RefundResource {
+  return {
+    id: r.id, object: 'refund', payment_id: p.id, amount: r.amount, currency: p.currency, status: r.status, reason: r.reason,
+    failure_code: r.failure?.code ?? null, failure_message: r.failure?.message ?? null, provider_reference: r.providerRef, created_at: r.createdAt,
+  };
+}
+
+/** `updatedAt`: when this version of the payment was written (the row's updated_at, or the transition's time). */
+export function paymentResource(p: Payment, updatedAt: string): PaymentResource {
+  const holding = p.attempts.find((a) => a.status === 'authorized' || a.status === 'review');
+  return {
+    id: p.id, object: 'payment', status: p.state, amount: p.amount, currency: p.currency,
+    amount_authorized: p.amountAuthorized, amount_captured: p.amountCaptured, amount_refunded: p.amountRefunded,
+    capture_method: p.captureMethod, reference: p.reference, metadata: { ...p.metadata },
+    connector: holding?.connector ?? p.attempts[p.attempts.length - 1]?.connector ?? null,
+    attempts: p.attempts.map(attemptResource),
+    captures: p.captures.map(captureResource),
+    refunds: p.refunds.map((r) => refundResource(p, r)),
+    routing: { snapshot: p.routing.snapshot, rule: p.routing.rule, candidates: [...p.routing.candidates], skipped: p.routing.skipped.map((s) => ({ ...s })) },
+    created_at: p.createdAt, updated_at: updatedAt,
+  };
+}
