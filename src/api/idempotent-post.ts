@@ -33,6 +33,8 @@ export interface ExecutionContext<B> {
   readonly body: B;
   readonly params: Readonly<Record<string, string>>;
   readonly claim: HeldClaim;
+  /** `https://host` as the merchant called it, for answers that carry a URL of this gateway. */
+  readonly origin: string;
 }
 
 /** Answers that depend on the request alone, not on what execution did, and so are never stored. */
@@ -40,6 +42,10 @@ const NOT_STORED: ReadonlySet<ProblemCode> = new Set<ProblemCode>([
   'validation_error', 'malformed_json', 'idempotency_key_missing', 'idempotency_key_invalid', 'unauthorized', 'payload_too_large',
   'rate_limited', 'idempotency_request_in_progress', 'idempotency_key_reused', 'internal_error', 'service_unavailable',
 ]);
+
+export function requestOrigin(req: Request): string {
+  return `${req.protocol}://${req.get('host') ?? 'localhost'}`;
+}
 
 export function requestFingerprint(method: string, path: string, body: unknown): string {
   return createHash('sha256').update(`${method.toUpperCase()}\n${path}\n${canonicalJson(body)}`).digest('hex');
@@ -98,7 +104,7 @@ export function idempotentPost<S extends z.ZodType>(
     const claim = claimed.claim;
     let answer: EncodedResponse;
     try {
-      answer = encodeResult(await execute({ merchantId, body: parsed.data, params: req.params as Record<string, string>, claim }));
+      answer = encodeResult(await execute({ merchantId, body: parsed.data, params: req.params as Record<string, string>, claim, origin: requestOrigin(req) }));
     } catch (err) {
       if (err instanceof LeaseLostError) throw new ApiProblem('idempotency_request_in_progress', 'another request took this Idempotency-Key over', undefined, 1);
       if (!(err instanceof ApiProblem) || NOT_STORED.has(err.code)) {

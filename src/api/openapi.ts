@@ -117,12 +117,22 @@ export function openApiDocument(): JsonObject {
         post: post('Register an endpoint for signed event deliveries', 'WebhookEndpointRequest', { 201: { description: 'The endpoint' } }, []),
         get: { summary: 'List your endpoints', responses: { 200: { description: 'The endpoints' }, ...problems(...COMMON) } },
       },
+      '/v1/webhook_endpoints/{id}/rotate_signing_key': {
+        post: {
+          summary: "Sign the endpoint's deliveries with its next key (the previous one stays in its JWKS for 10 minutes)",
+          parameters: [pathId('endpoint'), idempotencyKey],
+          responses: { 200: { description: 'The endpoint, with signing.kid the new key' }, ...problems(...POST_PROBLEMS, 'not_found') },
+        },
+      },
+      '/.well-known/webhook-endpoints/{id}/jwks.json': {
+        get: { summary: "One endpoint's public keys (ES256): pin this URL to verify that endpoint's Switchyard-Signature", security: [], parameters: [pathId('endpoint')], responses: { 200: { description: 'JWK set' }, ...problems('not_found') } },
+      },
       '/v1/webhook_endpoints/{id}': { delete: { summary: 'Delete an endpoint', parameters: [pathId('endpoint')], responses: { 200: { description: 'Deleted' }, ...problems(...COMMON, 'not_found') } } },
       '/v1/events/{id}': { get: { summary: 'An event with its deliveries and every delivery attempt', parameters: [pathId('event')], responses: { 200: { description: 'The event' }, ...problems(...COMMON, 'not_found') } } },
       '/v1/events/{id}/redeliver': {
         post: post('Deliver an event again (to one endpoint or all)', 'RedeliverRequest', { 202: { description: 'New deliveries scheduled' } }, ['not_found'], 'event'),
       },
-      '/.well-known/jwks.json': { get: { summary: 'Public keys that verify Switchyard-Signature (ES256, detached JWS)', security: [], responses: { 200: { description: 'JWK set' } } } },
+      '/.well-known/jwks.json': { get: { summary: 'The global public keys: they verify Switchyard-Signature only for endpoints created before per-endpoint keys (signing.global_signature)', security: [], responses: { 200: { description: 'JWK set' } } } },
       '/webhooks/{account}': {
         post: {
           summary: 'Provider notifications for a connector account (raw body; verified by the connector before anything is stored)', security: [],

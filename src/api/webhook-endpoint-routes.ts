@@ -5,16 +5,23 @@
 import express from 'express';
 import type { Router } from 'express';
 import type { Runtime } from '../app/runtime.ts';
-import { endpointBody, redeliverBody } from '../webhooks/outbound/merchant-routes.ts';
-import { createEndpoint, redeliverEvent } from '../webhooks/outbound/endpoint-store.ts';
+import { endpointBody, redeliverBody, rotateBody } from '../webhooks/outbound/merchant-routes.ts';
+import { createEndpoint, redeliverEvent, rotateEndpointKey } from '../webhooks/outbound/endpoint-store.ts';
+import { withJwksUrl } from '../webhooks/outbound/merchant-routes.ts';
 import type { ApiContext } from './api-context.ts';
 import { idempotentPost } from './idempotent-post.ts';
 import { ApiProblem } from './problems.ts';
 
 export function webhookEndpointPostRoutes(ctx: ApiContext, rt: Runtime): Router {
   const router = express.Router();
-  router.post('/v1/webhook_endpoints', idempotentPost(ctx.idempotency, endpointBody, async ({ merchantId, body }) => {
-    return { status: 201, body: await createEndpoint(rt.database.db, merchantId, body.url, body.events, rt.now()) };
+  router.post('/v1/webhook_endpoints', idempotentPost(ctx.idempotency, endpointBody, async ({ merchantId, body, origin }) => {
+    return { status: 201, body: withJwksUrl(origin, await createEndpoint(rt.database.db, merchantId, body.url, body.events, rt.now())) };
+  }));
+  router.post('/v1/webhook_endpoints/:id/rotate_signing_key', idempotentPost(ctx.idempotency, rotateBody, async ({ merchantId, params, origin }) => {
+    const id = params['id']!;
+    const rotated = await rotateEndpointKey(rt.database.db, merchantId, id, rt.now());
+    if (rotated === null) throw new ApiProblem('not_found', `no webhook endpoint ${id}`);
+    return { status: 200, body: withJwksUrl(origin, rotated) };
   }));
   router.post('/v1/events/:id/redeliver', idempotentPost(ctx.idempotency, redeliverBody.unwrap().prefault({}), async ({ merchantId, body, params }) => {
     const id = params['id']!;

@@ -23,6 +23,7 @@ import { WEBHOOK_OUTBOX_KINDS, webhookQueueFor } from '../webhooks/webhook-jobs.
 import { webhookSettings } from '../webhooks/webhook-services.ts';
 import type { WebhookOptions, WebhookServices } from '../webhooks/webhook-services.ts';
 import { WebhookWorkers } from '../webhooks/webhook-workers.ts';
+import { loadEndpointKeys } from '../webhooks/outbound/endpoint-keys.ts';
 import { loadSigningKeys } from '../webhooks/outbound/signing-keys.ts';
 import type { Redis } from 'ioredis';
 import { createLogger, startObservability } from '../observability/index.ts';
@@ -178,7 +179,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     cleanups.unshift(() => relay.stop());
     const webhooks: WebhookServices = {
       db: database.db, connectors: set.connectors, envs, now, log, kick: (ids?: readonly number[]) => relay.kick(ids),
-      keys: await loadSigningKeys(database.db, opts.env ?? process.env, log), settings: webhookSettings(opts.webhooks), observe: metrics,
+      keys: await loadSigningKeys(database.db, opts.env ?? process.env, log), endpointKeys: await loadEndpointKeys(database.db, opts.env ?? process.env, log), settings: webhookSettings(opts.webhooks), observe: metrics,
       ...(opts.seams?.mapEvent === undefined ? {} : { mapEvent: opts.seams.mapEvent }),
     };
 

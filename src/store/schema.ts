@@ -256,6 +256,10 @@ export const webhookEndpoints = pgTable(
     enabledEvents: text('enabled_events').array().notNull(),
     status: text('status').notNull().default('enabled'),
     createdAt: ts('created_at').notNull().defaultNow(),
+    signingVersion: integer('signing_version').notNull().default(1),
+    signingRotatedAt: ts('signing_rotated_at'),
+    /** Endpoints from before per-endpoint keys: the global key still signs Switchyard-Signature. */
+    globalSignature: boolean('global_signature').notNull().default(false),
   },
   (t) => [unique('webhook_endpoints_merchant_id_id_key').on(t.merchantId, t.id)],
 );
@@ -324,6 +328,13 @@ export const signingKeys = pgTable('signing_keys', {
   publicJwk: jsonb('public_jwk').notNull(),
   createdAt: ts('created_at').notNull().defaultNow(),
   retiredAt: ts('retired_at'),
+});
+
+/** The secret merchant endpoints' signing keys are derived from, when SWITCHYARD_WEBHOOK_KEY_SECRET is unset. */
+export const webhookKeySecret = pgTable('webhook_key_secret', {
+  id: integer('id').primaryKey(),
+  secret: bytea('secret').notNull(),
+  createdAt: ts('created_at').notNull().defaultNow(),
 });
 
 export const ledgerTransactions = pgTable('ledger_transactions', {

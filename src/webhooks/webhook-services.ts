@@ -10,6 +10,7 @@ import type { WebhookIntakeObserver } from '../observability/metrics.ts';
 import type { actionForEvent } from './inbound/event-mapping.ts';
 import { DEFAULT_DELIVERY_SCHEDULE } from './outbound/delivery-schedule.ts';
 import type { DeliverySchedule } from './outbound/delivery-schedule.ts';
+import type { EndpointKeys } from './outbound/endpoint-keys.ts';
 import type { SigningKeyRing } from './outbound/signing-keys.ts';
 
 export interface WebhookOptions {
@@ -57,6 +58,8 @@ export interface WebhookServices {
   readonly connectors: ReadonlyMap<string, Connector>;
   readonly envs: StepEnvFactory;
   readonly keys: SigningKeyRing;
+  /** Each endpoint's own signing keys (derived from one secret). */
+  readonly endpointKeys: EndpointKeys;
   readonly settings: WebhookSettings;
   readonly now: () => Date;
   readonly log: (line: string) => void;

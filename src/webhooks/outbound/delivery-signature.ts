@@ -13,9 +13,11 @@ import { SIGNING_ALG } from './signing-keys.ts';
 import type { SigningKey, SigningKeyRing } from './signing-keys.ts';
 
 export const SIGNATURE_HEADER = 'Switchyard-Signature';
+/** On endpoints created before per-endpoint keys: the endpoint's own signature, beside the global one. */
+export const ENDPOINT_SIGNATURE_HEADER = 'Switchyard-Signature-Endpoint';
 /** How old an iat merchants accept; retired keys stay published at least this long (doubled for clock skew). */
 export const SIGNATURE_MAX_AGE_S = 300;
-const RETIRED_KEY_GRACE_MS = 2 * SIGNATURE_MAX_AGE_S * 1000;
+export const RETIRED_KEY_GRACE_MS = 2 * SIGNATURE_MAX_AGE_S * 1000;
 
 export async function signDetached(body: Uint8Array, key: SigningKey, iatSeconds: number): Promise<string> {
   const jws = await new CompactSign(body).setProtectedHeader({ alg: SIGNING_ALG, kid: key.kid, iat: iatSeconds }).sign(key.privateKey);

@@ -13,7 +13,7 @@ import { enqueueWebhookJob } from '../webhook-jobs.ts';
 import type { DeliveryJob } from '../webhook-jobs.ts';
 import type { WebhookServices } from '../webhook-services.ts';
 import { nextDeliveryAttempt } from './delivery-schedule.ts';
-import { SIGNATURE_HEADER, signDetached } from './delivery-signature.ts';
+import { ENDPOINT_SIGNATURE_HEADER, SIGNATURE_HEADER, signDetached } from './delivery-signature.ts';
 
 export type DeliveryResult =
   | { readonly kind: 'skipped' | 'deferred'; readonly reason: string }
@@ -29,13 +29,17 @@ interface DeliveryRow extends Record<string, unknown> {
   readonly payment_id: string | null;
   readonly payload: unknown;
   readonly endpoint_id: string;
+  readonly merchant_id: string;
   readonly url: string;
   readonly endpoint_status: string;
+  readonly signing_version: number;
+  readonly global_signature: boolean;
 }
 
 async function loadDelivery(db: DbOrTx, id: string): Promise<DeliveryRow | undefined> {
   const r = await db.execute<DeliveryRow>(sql`
-    SELECT d.id, d.status, d.attempts, d.created_at, d.event_id, e.payment_id, e.payload, d.endpoint_id, w.url, w.status AS endpoint_status
+    SELECT d.id, d.status, d.attempts, d.created_at, d.event_id, e.payment_id, e.payload, d.endpoint_id, d.merchant_id, w.url, w.status AS endpoint_status,
+           w.signing_version, w.global_signature
       FROM event_deliveries d JOIN merchant_events e ON e.id = d.event_id JOIN webhook_endpoints w ON w.id = d.endpoint_id
      WHERE d.id = ${id}`);
   return r.rows[0];
@@ -86,17 +90,41 @@ async function attempt(s: WebhookServices, outboxId: number, job: DeliveryJob): 
   }
   inFlight.set(d.endpoint_id, busy + 1);
   let post: { statusCode: number | null; error: string | null; durationMs: number };
-  const key = s.keys.active;
+  let kid: string;
   try {
-    const body = Buffer.from(JSON.stringify(d.payload), 'utf8');
-    const signature = await signDetached(body, key, Math.floor(s.now().getTime() / 1000));
-    post = await postToEndpoint(d.url, body, { [SIGNATURE_HEADER]: signature, 'Switchyard-Event-Id': d.event_id, 'Switchyard-Delivery-Id': d.id }, s.settings.deliveryTimeoutMs);
+    const body = deliveredBody(d);
+    const signatures = await signaturesFor(s, d, body);
+    kid = signatures.kid;
+    post = await postToEndpoint(d.url, body, { ...signatures.headers, 'Switchyard-Event-Id': d.event_id, 'Switchyard-Delivery-Id': d.id }, s.settings.deliveryTimeoutMs);
   } finally {
     const left = (inFlight.get(d.endpoint_id) ?? 1) - 1;
     if (left <= 0) inFlight.delete(d.endpoint_id);
     else inFlight.set(d.endpoint_id, left);
   }
-  return record(s, outboxId, d, job, key.kid, post);
+  return record(s, outboxId, d, job, kid, post);
+}
+
+/**
+ * The bytes sent: the stored event with the merchant and the endpoint it is for, so a body names
+ * its recipient (a merchant can check both), ahead of `data`.
+ */
+function deliveredBody(d: DeliveryRow): Buffer {
+  const { data, ...head } = d.payload as { data?: unknown };
+  return Buffer.from(JSON.stringify({ ...head, merchant_id: d.merchant_id, endpoint_id: d.endpoint_id, data }), 'utf8');
+}
+
+/**
+ * The endpoint's own key signs `Switchyard-Signature`, so only this endpoint's JWKS verifies it.
+ * An endpoint from before per-endpoint keys keeps the global key there (its merchant's verifier
+ * still works) and gets the endpoint's signature beside it, until its first rotation.
+ */
+async function signaturesFor(s: WebhookServices, d: DeliveryRow, body: Buffer): Promise<{ kid: string; headers: Record<string, string> }> {
+  const iat = Math.floor(s.now().getTime() / 1000);
+  const own = await s.endpointKeys.key(d.endpoint_id, d.signing_version);
+  const ownSignature = await signDetached(body, own, iat);
+  if (!d.global_signature) return { kid: own.kid, headers: { [SIGNATURE_HEADER]: ownSignature } };
+  const global = s.keys.active;
+  return { kid: global.kid, headers: { [SIGNATURE_HEADER]: await signDetached(body, global, iat), [ENDPOINT_SIGNATURE_HEADER]: ownSignature } };
 }
 
 async function record(s: WebhookServices, outboxId: number, d: DeliveryRow, job: DeliveryJob, kid: string, post: { statusCode: number | null; error: string | null; durationMs: number }): Promise<DeliveryResult> {

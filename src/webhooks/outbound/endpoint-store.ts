@@ -8,6 +8,7 @@ import type { MerchantEventType } from '../../core/effects.ts';
 import type { Db, DbOrTx } from '../../store/db.ts';
 import { eventDeliveries, eventDeliveryAttempts, merchantEvents, webhookEndpoints } from '../../store/schema.ts';
 import { enqueueWebhookJob } from '../webhook-jobs.ts';
+import { endpointKid } from './endpoint-keys.ts';
 
 import { ALL_EVENTS } from '../../resources/event-body.ts';
 
@@ -19,12 +20,27 @@ export interface EndpointView {
   readonly events: readonly string[];
   readonly status: string;
   readonly created: string;
+  readonly signing: {
+    /** Path of this endpoint's public keys; pin it (the API answers `jwks_url` with this gateway's origin). */
+    readonly jwks_path: string;
+    /** The kid that signs now. */
+    readonly kid: string;
+    /** True for endpoints from before per-endpoint keys: the global key signs Switchyard-Signature until the first rotation. */
+    readonly global_signature: boolean;
+  };
+}
+
+export function endpointJwksPath(endpointId: string): string {
+  return `/.well-known/webhook-endpoints/${encodeURIComponent(endpointId)}/jwks.json`;
 }
 
 type EndpointRow = typeof webhookEndpoints.$inferSelect;
 
 function endpointView(r: EndpointRow): EndpointView {
-  return { id: r.id, url: r.url, events: r.enabledEvents.includes(ALL_EVENTS) ? [ALL_EVENTS] : r.enabledEvents, status: r.status, created: r.createdAt.toISOString() };
+  return {
+    id: r.id, url: r.url, events: r.enabledEvents.includes(ALL_EVENTS) ? [ALL_EVENTS] : r.enabledEvents, status: r.status, created: r.createdAt.toISOString(),
+    signing: { jwks_path: endpointJwksPath(r.id), kid: endpointKid(r.id, r.signingVersion), global_signature: r.globalSignature },
+  };
 }
 
 export async function createEndpoint(db: DbOrTx, merchantId: string, url: string, events: readonly MerchantEventType[] | undefined, now: Date): Promise<EndpointView> {
@@ -38,6 +54,27 @@ export async function listEndpoints(db: DbOrTx, merchantId: string): Promise<End
     .where(and(eq(webhookEndpoints.merchantId, merchantId), eq(webhookEndpoints.status, 'enabled')))
     .orderBy(desc(webhookEndpoints.id));
   return rows.map(endpointView);
+}
+
+/**
+ * A new signing key for the endpoint (the next version); the previous one stays published for
+ * RETIRED_KEY_GRACE_MS, so deliveries signed just before still verify. Ends the global signature of
+ * an endpoint from before per-endpoint keys. Null when not found (or not the merchant's).
+ */
+export async function rotateEndpointKey(db: DbOrTx, merchantId: string, id: string, now: Date): Promise<EndpointView | null> {
+  const rows = await db.update(webhookEndpoints)
+    .set({ signingVersion: sql`${webhookEndpoints.signingVersion} + 1`, signingRotatedAt: now, globalSignature: false })
+    .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.merchantId, merchantId), eq(webhookEndpoints.status, 'enabled')))
+    .returning();
+  return rows[0] === undefined ? null : endpointView(rows[0]);
+}
+
+/** The versions whose public keys an endpoint's JWKS publishes now: the current one, and the one before during the grace. */
+export async function publishedEndpointVersions(db: DbOrTx, id: string, now: Date, graceMs: number): Promise<number[] | null> {
+  const [row] = await db.select({ v: webhookEndpoints.signingVersion, at: webhookEndpoints.signingRotatedAt }).from(webhookEndpoints).where(eq(webhookEndpoints.id, id));
+  if (row === undefined) return null;
+  const recent = row.at !== null && now.getTime() - row.at.getTime() < graceMs && row.v > 1;
+  return recent ? [row.v, row.v - 1] : [row.v];
 }
 
 /** Disables the endpoint; its pending deliveries stop at their next turn. False when not found. */

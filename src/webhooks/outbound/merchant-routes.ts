@@ -10,8 +10,9 @@ import type { NextFunction, Request, RequestHandler, Response, Router } from 'ex
 import { z } from 'zod';
 import { MERCHANT_EVENT_TYPES } from '../../core/effects.ts';
 import type { WebhookServices } from '../webhook-services.ts';
-import { publishedJwks } from './delivery-signature.ts';
-import { createEndpoint, deleteEndpoint, listEndpoints, loadEventView, redeliverEvent } from './endpoint-store.ts';
+import { publishedJwks, RETIRED_KEY_GRACE_MS } from './delivery-signature.ts';
+import { createEndpoint, deleteEndpoint, listEndpoints, loadEventView, publishedEndpointVersions, redeliverEvent, rotateEndpointKey } from './endpoint-store.ts';
+import type { EndpointView } from './endpoint-store.ts';
 
 const PROBLEM_TYPE_BASE = 'https://switchyard.dev/problems/';
 const TITLES = { validation_error: 'The request is not valid', unauthorized: 'Unauthorized', not_found: 'Not found', internal_error: 'Internal error' } as const;
@@ -27,6 +28,7 @@ export const endpointBody = z.strictObject({
   url: z.string().max(2048).refine((u) => URL.canParse(u) && ['http:', 'https:'].includes(new URL(u).protocol), 'must be an absolute http(s) URL'),
   events: z.array(z.enum(MERCHANT_EVENT_TYPES)).min(1).max(MERCHANT_EVENT_TYPES.length).optional(),
 });
+export const rotateBody = z.strictObject({});
 export const redeliverBody = z.strictObject({ endpoint_id: z.string().max(64).optional() }).optional();
 
 function merchantOf(res: Response): string | null {
@@ -73,10 +75,16 @@ export function createWebhookEndpointsRouter(s: WebhookServices, auth?: RequestH
   router.post('/v1/webhook_endpoints', route(s, async (req, res, merchantId) => {
     const parsed = endpointBody.safeParse(req.body ?? {});
     if (!parsed.success) return invalid(res, parsed.error);
-    res.status(201).json(await createEndpoint(s.db, merchantId, parsed.data.url, parsed.data.events, s.now()));
+    res.status(201).json(withJwksUrl(originOf(req), await createEndpoint(s.db, merchantId, parsed.data.url, parsed.data.events, s.now())));
   }));
-  router.get('/v1/webhook_endpoints', route(s, async (_req, res, merchantId) => {
-    res.json({ data: await listEndpoints(s.db, merchantId) });
+  router.get('/v1/webhook_endpoints', route(s, async (req, res, merchantId) => {
+    res.json({ data: (await listEndpoints(s.db, merchantId)).map((e) => withJwksUrl(originOf(req), e)) });
+  }));
+  router.post('/v1/webhook_endpoints/:id/rotate_signing_key', route(s, async (req, res, merchantId) => {
+    const id = String(req.params['id']);
+    const rotated = await rotateEndpointKey(s.db, merchantId, id, s.now());
+    if (rotated === null) return problem(res, 'not_found', `no webhook endpoint ${id}`);
+    res.json(withJwksUrl(originOf(req), rotated));
   }));
   router.delete('/v1/webhook_endpoints/:id', route(s, async (req, res, merchantId) => {
     const id = String(req.params['id']);
@@ -98,8 +106,29 @@ export function createWebhookEndpointsRouter(s: WebhookServices, auth?: RequestH
     s.kick();
     res.status(202).json({ event_id: id, deliveries: ids });
   }));
+  // One endpoint's public keys: what its merchant pins. Public (a public key is no secret; the id
+  // is unguessable), so the merchant's verifier fetches it without credentials.
+  router.get('/.well-known/webhook-endpoints/:id/jwks.json', async (req: Request, res: Response) => {
+    const id = String(req.params['id']);
+    try {
+      const versions = await publishedEndpointVersions(s.db, id, s.now(), RETIRED_KEY_GRACE_MS);
+      if (versions === null) return problem(res, 'not_found', `no webhook endpoint ${id}`);
+      const keys = await Promise.all(versions.map(async (v) => (await s.endpointKeys.key(id, v)).publicJwk));
+      res.set('Cache-Control', 'public, max-age=60').json({ keys });
+    } catch (err) {
+      s.log(`webhooks: endpoint jwks failed: ${(err as Error).message.slice(0, 200)}`);
+      problem(res, 'internal_error', 'the key set is not available right now');
+    }
+  });
   return router;
 }
+
+/** The endpoint as answered: its JWKS as a full URL on the origin (`https://host`) the merchant called. */
+export function withJwksUrl(origin: string, e: EndpointView): EndpointView & { signing: { jwks_url: string } } {
+  return { ...e, signing: { ...e.signing, jwks_url: `${origin}${e.signing.jwks_path}` } };
+}
+
+const originOf = (req: Request): string => `${req.protocol}://${req.get('host') ?? 'localhost'}`;
 
 /** GET /.well-known/jwks.json: public, cacheable for a short while (rotation publishes the new kid first). */
 export function createJwksRouter(s: WebhookServices): Router {

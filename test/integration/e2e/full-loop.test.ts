@@ -80,7 +80,7 @@ describe('full loop', () => {
     expect(JSON.stringify(timeline.json)).toContain('"origin":"webhook"');
 
     while (received.filter((r) => r.body.includes(id)).length < 2 && Date.now() < deadline + 10_000) await new Promise((r) => setTimeout(r, 100));
-    const jwks = (await (await fetch(`http://127.0.0.1:${server.port}/.well-known/jwks.json`)).json()) as JSONWebKeySet;
+    const jwks = (await (await fetch((endpoint.json['signing'] as { jwks_url: string }).jwks_url)).json()) as JSONWebKeySet;
     const keys = createLocalJWKSet(jwks);
     const types: string[] = [];
     for (const r of received.filter((x) => x.body.includes(id))) {

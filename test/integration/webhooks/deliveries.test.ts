@@ -38,6 +38,7 @@ afterAll(async () => {
 });
 
 const endpoints: Record<string, string> = {};
+const jwksUrls: Record<string, string> = {};
 
 describe('webhook endpoints API', () => {
   it('refuses an invalid endpoint with a problem+json naming the field', async () => {
@@ -53,6 +54,7 @@ describe('webhook endpoints API', () => {
       const r = await gw.api('POST', '/v1/webhook_endpoints', { url: `${rx.url}/${name}`, ...(events === undefined ? {} : { events }) });
       expect(r.status).toBe(201);
       endpoints[name] = r.body['id'] as string;
+      jwksUrls[name] = (r.body['signing'] as { jwks_url: string }).jwks_url;
     }
     const list = await gw.api('GET', '/v1/webhook_endpoints');
     expect((list.body['data'] as { id: string }[]).map((e) => e.id).sort()).toEqual(Object.values(endpoints).sort());
@@ -72,13 +74,14 @@ describe('deliveries', () => {
     expect(p.state).toBe('authorized');
     const [ok] = await rx.waitFor((r) => r.some((x) => x.path === '/ok'));
     expect(ok!.at - started).toBeLessThan(3_000);
-    const jwks = createRemoteJWKSet(new URL(`${gw.url}/.well-known/jwks.json`));
+    // Each endpoint's own key set: what its merchant pins.
+    const jwks = createRemoteJWKSet(new URL(jwksUrls['ok']!));
     // What docs/webhooks.md tells merchants to do:
     const [h, payload, s] = String(ok!.headers['switchyard-signature']).split('.');
     expect(payload).toBe('');
     const { protectedHeader } = await compactVerify(`${h}.${ok!.body.toString('base64url')}.${s}`, jwks, { algorithms: ['ES256'] });
     expect(Math.abs(Date.now() / 1000 - (protectedHeader.iat as number))).toBeLessThan(300);
-    expect(protectedHeader.kid).toBe(gw.rt.webhooks.keys.active.kid);
+    expect(protectedHeader.kid).toBe(`${endpoints['ok']}.v1`);
     const body = JSON.parse(ok!.body.toString('utf8')) as { id: string; type: string; data: { payment: { id: string; status: string } } };
     expect(body).toMatchObject({ type: 'payment.authorized', data: { payment: { id: p.id, status: 'authorized' } } });
     expect(ok!.headers['switchyard-event-id']).toBe(body.id);
