@@ -5,6 +5,7 @@
 // every case whose answer is prescribed (400, 409, 422) that did not behave.
 
 import { createHmac } from 'node:crypto';
+import { AMOUNT_STEPS, floorToStep } from './plan.ts';
 import type { PaymentPlan, Repeat, Step } from './plan.ts';
 import { STRIPE_ACCOUNT, STRIPE_WEBHOOK_SECRET } from './topology.ts';
 
@@ -209,7 +210,7 @@ export class Driver {
       switch (s.kind) {
         case 'capture': {
           if (status !== 'authorized') continue;
-          const amount = Math.max(1, Math.floor((authorized * s.percent) / 100));
+          const amount = Math.max(AMOUNT_STEPS[plan.currency], floorToStep(Math.floor((authorized * s.percent) / 100), plan.currency));
           const a = await this.send(m, `/v1/payments/${id}/capture`, { amount }, key, s.repeat);
           // 402 capture_declined and 409 capture_rejected are the provider's answers under faults, not misbehaviour.
           if (a.status !== 200 && a.status !== 202 && a.status !== 402 && a.status !== 409) this.flag('idempotency', plan, id, `capture of ${amount} answered ${a.status}: ${a.body.slice(0, 200)}`);
@@ -224,7 +225,7 @@ export class Driver {
         case 'refund': {
           if (status !== 'captured' || pendingRefunds) continue;
           const refundable = captured - refunded;
-          const amount = s.percent >= 100 ? refundable : Math.floor((refundable * s.percent) / 100);
+          const amount = s.percent >= 100 ? refundable : floorToStep(Math.floor((refundable * s.percent) / 100), plan.currency);
           if (amount < 1) continue;
           const a = await this.send(m, `/v1/payments/${id}/refunds`, { amount }, key, s.repeat);
           if (a.status === 201 || a.status === 202) {
@@ -237,7 +238,7 @@ export class Driver {
         }
         case 'refund_pair': {
           if (status !== 'captured' || pendingRefunds) continue;
-          const half = Math.floor((captured - refunded) / 2);
+          const half = floorToStep(Math.floor((captured - refunded) / 2), plan.currency);
           if (half < 1) continue;
           this.tick();
           this.tick();

@@ -61,11 +61,27 @@ export type Step =
   /** A provider webhook with a wrong signature naming this payment: must be refused, no effect. */
   | { readonly kind: 'forged_webhook' };
 
+/**
+ * The workload's currencies, each with the amount step both connectors can send (IDR: Adyen takes
+ * whole rupiah; KWD: Stripe wants the last digit 0). JPY, KWD, CLP, ISK and IDR are the zero-,
+ * three- and provider-differing currencies (Adyen: CLP, ISK 2 decimals, IDR 0; Stripe: ISK 2), so
+ * a wrong exponent on either connector shows as a charge that disagrees with the sandbox ledger.
+ */
+export const AMOUNT_STEPS = { USD: 1, EUR: 1, JPY: 1, KWD: 10, CLP: 1, ISK: 1, IDR: 100 } as const;
+export type WorkloadCurrency = keyof typeof AMOUNT_STEPS;
+const MIXED_CURRENCIES: readonly WorkloadCurrency[] = ['JPY', 'KWD', 'CLP', 'ISK', 'IDR'];
+
+/** `amount` rounded down to a multiple of the currency's step: partial captures and refunds stay sendable. */
+export function floorToStep(amount: number, currency: WorkloadCurrency): number {
+  const step = AMOUNT_STEPS[currency];
+  return amount - (amount % step);
+}
+
 export interface PaymentPlan {
   readonly index: number;
   readonly merchant: number;
   readonly amount: number;
-  readonly currency: 'USD' | 'EUR';
+  readonly currency: WorkloadCurrency;
   readonly captureMethod: 'manual' | 'automatic';
   readonly card: string;
   readonly createRepeat: Repeat;
@@ -152,7 +168,7 @@ function paymentPlan(rng: Rng, index: number, merchants: number): PaymentPlan {
   if (rng.chance(0.05)) extras.push({ kind: 'reuse_key' });
   if (rng.chance(0.03)) extras.push({ kind: 'bad_request' });
   if (rng.chance(0.04)) extras.push({ kind: 'forged_webhook' });
-  return {
+  const plan: PaymentPlan = {
     index,
     merchant: rng.int(0, merchants - 1),
     // Even amounts, so two refunds of half are the same amount.
@@ -163,6 +179,10 @@ function paymentPlan(rng: Rng, index: number, merchants: number): PaymentPlan {
     createRepeat: repeat(rng),
     steps: [...steps, ...extras],
   };
+  // Drawn last, so a seed keeps the steps, cards and repeats it had before the currency mix.
+  if (!rng.chance(0.35)) return plan;
+  const currency = rng.pick(MIXED_CURRENCIES);
+  return { ...plan, currency, amount: plan.amount * AMOUNT_STEPS[currency] };
 }
 
 /** Operations a lifecycle issues when its payment is approved (each repeat is one more). */

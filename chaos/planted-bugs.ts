@@ -9,8 +9,9 @@ import { step } from '../src/core/step.ts';
 import { actionForEvent } from '../src/webhooks/inbound/event-mapping.ts';
 import { payments } from '../src/store/schema.ts';
 import type { Invariant } from './invariants.ts';
+import { isoUnitsOnAdyenWire } from './planted-exponents.ts';
 
-export const PLANTED_BUGS = ['failover_on_timeout', 'new_key_per_retry', 'stale_webhook', 'skip_version_check', 'refund_without_amount_check'] as const;
+export const PLANTED_BUGS = ['failover_on_timeout', 'new_key_per_retry', 'stale_webhook', 'skip_version_check', 'refund_without_amount_check', 'adyen_amounts_in_iso_units'] as const;
 export type PlantedBug = (typeof PLANTED_BUGS)[number];
 
 /**
@@ -25,6 +26,8 @@ export const EXPECTED_INVARIANTS: Readonly<Record<PlantedBug, readonly Invariant
   stale_webhook: ['webhook_auth'],
   skip_version_check: ['legal_edges'],
   refund_without_amount_check: ['amounts'],
+  // Adyen charges what it reads with its own decimals: the sandbox ledger (ISO units) disagrees with the gateway.
+  adyen_amounts_in_iso_units: ['amounts'],
 };
 
 export function isPlantedBug(name: string): name is PlantedBug {
@@ -92,5 +95,9 @@ export function plantedSeams(bug: PlantedBug): GatewaySeams {
           },
         },
       };
+    case 'adyen_amounts_in_iso_units':
+      // The issue-21 bug: Adyen amounts in ISO minor units, both ways (IDR 12,345.00 goes out as
+      // 1,234,500 rupiah, and Adyen's values come back unconverted).
+      return isoUnitsOnAdyenWire();
   }
 }

@@ -56,6 +56,9 @@ routing:
     - name: eur
       when: { currency: [EUR] }
       priority: [${ADYEN_ACCOUNT}, ${STRIPE_ACCOUNT}]
+    - name: mixed-currencies
+      when: { currency: [JPY, KWD, CLP, ISK, IDR] }
+      weighted: { ${ADYEN_ACCOUNT}: 50, ${STRIPE_ACCOUNT}: 50 }
   default: { priority: [${STRIPE_ACCOUNT}, ${ADYEN_ACCOUNT}] }
   max_attempts: 3
 declines:

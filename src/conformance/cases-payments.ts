@@ -90,14 +90,27 @@ export function registerPaymentCases<S extends ConformanceSandbox>(subject: Conf
       succeeded(p.outcome);
     });
 
-    for (const { currency, amount } of subject.amountCases) {
-      it(`round-trips ${amount} minor units of ${currency}`, async () => {
+    for (const { currency, amount, received } of subject.amountCases) {
+      it(`round-trips ${amount} minor units of ${currency} through authorize, capture and refund (the provider receives ${received})`, async () => {
         const { connector, ledgerOf } = kit();
-        const p = await authorizePayment(connector, { amount, currency, captureMethod: 'automatic' });
-        expect(succeeded(p.outcome)).toMatchObject({ amount });
-        expect(ledgerOf(p.attemptId)).toHaveLength(1);
+        const p = await authorizePayment(connector, { amount, currency });
+        expect(succeeded(p.outcome)).toMatchObject({ amount, currency });
+        // The ledger in ISO units (the provider's reading of what it got) and as received.
+        expect(ledgerOf(p.attemptId)).toMatchObject([{ authorized: amount, received: { authorized: received } }]);
+        expect(succeeded(await capture(connector, p, amount))).toMatchObject({ amount });
         const r = await refund(connector, p, amount);
         expect(succeeded(r)).toMatchObject({ amount });
+        expect(ledgerOf(p.attemptId)).toMatchObject([{ captured: amount, refunded: amount, received: { captured: received, refunded: received } }]);
+      });
+    }
+
+    for (const { currency, amount } of subject.unsendableAmounts) {
+      it(`refuses ${amount} minor units of ${currency} before sending, naming the amount`, async () => {
+        const { connector, sandbox } = kit();
+        const before = sandbox.ledger().length;
+        const { outcome } = await authorizePayment(connector, { amount, currency });
+        expect(outcome).toMatchObject({ kind: 'not_sent', reason: 'local_validation', detail: expect.stringContaining(`${amount} ${currency}`) as unknown });
+        expect(sandbox.ledger().length).toBe(before);
       });
     }
   });

@@ -41,6 +41,13 @@ export interface WireSample {
   readonly reference: Readonly<Record<string, unknown>>;
 }
 
+export interface AmountCase {
+  readonly currency: string;
+  readonly amount: number;
+  /** What the provider's API receives, in its decimals (the ledger entry's `received`). */
+  readonly received: number;
+}
+
 export interface ConformanceSubject<S extends ConformanceSandbox = ConformanceSandbox> {
   readonly name: string;
   makeSandbox(options: { readonly webhook: WebhookEndpoint }): Promise<S>;
@@ -53,8 +60,16 @@ export interface ConformanceSubject<S extends ConformanceSandbox = ConformanceSa
   readonly webhookSecrets: { readonly previous: string; readonly current: string; readonly foreign: string };
   /** The provider's answer for a failure situation its sandbox cannot produce; null when the sandbox can. */
   scriptedReply(situation: FailureSituation): WireReply | null;
-  /** One 0-, one 2- and one 3-decimal currency with an amount the provider accepts in each. */
-  readonly amountCases: readonly { readonly currency: string; readonly amount: number }[];
+  /**
+   * A 0-, a 2- and a 3-decimal currency, and those whose provider decimals differ from ISO 4217's
+   * (CLP, ISK, IDR, CVE; Stripe's MGA) where the provider takes them: an amount in gateway (ISO)
+   * minor units, and the value the provider must receive for it in its own decimals. The sandbox's
+   * ledger reads that value with the provider's decimals (its own copy), so a wrong conversion
+   * shows as a different charge there, not only as a different number on the wire.
+   */
+  readonly amountCases: readonly AmountCase[];
+  /** Amounts in gateway units the provider's decimals cannot express: refused before sending. */
+  readonly unsendableAmounts: readonly { readonly currency: string; readonly amount: number }[];
   /** Sandbox objects next to the provider's published examples (fixtures). */
   wireSamples(sandbox: S, connector: Connector): Promise<readonly WireSample[]>;
   /**

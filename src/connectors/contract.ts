@@ -195,6 +195,12 @@ export interface ConnectorFactory {
   readonly type: string;
   /** Throws ConnectorConfigError naming the path of every invalid setting (a load-time programming error). */
   create(account: string, config: ConnectorAccountConfig): Connector;
+  /**
+   * Why this provider cannot take an amount in gateway (ISO) minor units — its exponent for the
+   * currency has no room for it (IDR 1234550 for Adyen's whole rupiah) or it has no such currency —
+   * or null. Pure: the router asks it before choosing, the connector refuses the same before sending.
+   */
+  amountProblem(amount: number, currency: string): string | null;
 }
 
 export class ConnectorConfigError extends Error {

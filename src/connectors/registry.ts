@@ -22,3 +22,12 @@ export function createConnector(accountName: string, config: ConnectorAccountCon
   }
   return factory.create(accountName, config);
 }
+
+/**
+ * Why a connector of this type cannot take the amount (its provider's exponents, currencies.ts),
+ * or null; an unknown type can take nothing. The router's check before it chooses.
+ */
+export function connectorAmountProblem(type: string, amount: number, currency: string): string | null {
+  const factory = Object.hasOwn(CONNECTOR_FACTORIES, type) ? CONNECTOR_FACTORIES[type] : undefined;
+  return factory === undefined ? `unknown connector type "${type}"` : factory.amountProblem(amount, currency);
+}

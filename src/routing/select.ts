@@ -2,6 +2,7 @@
 // candidates in order and every skipped candidate with its reason, so each decision can be explained.
 
 import { createHash } from 'node:crypto';
+import { connectorAmountProblem } from '../connectors/registry.ts';
 import type { RouteRule, RouteStrategy } from './config-schema.ts';
 import type { RoutingSnapshot } from './snapshot.ts';
 
@@ -30,6 +31,9 @@ export interface RouteDecision {
   readonly candidates: readonly string[];
   readonly skipped: readonly RouteSkip[];
 }
+
+/** Why a connector of this type cannot take the amount in its provider's exponents, or null. */
+export type AmountCheck = (connectorType: string, amount: number, currency: string) => string | null;
 
 export type SelectResult =
   | { readonly ok: true; readonly decision: RouteDecision }
@@ -78,7 +82,13 @@ export function orderCandidates(strategy: RouteStrategy, paymentId: string, rule
   return chosen === undefined ? rest : [chosen, ...rest];
 }
 
-export function select(snapshot: RoutingSnapshot, facts: RouteFacts): SelectResult {
+/**
+ * A candidate whose provider cannot express the amount (its exponent for the currency leaves a
+ * remainder, or it has no such currency) is skipped with that reason, so the payment goes to the
+ * next one instead of being refused at the API; with none left it is no_candidate, the reasons in
+ * `skipped`. The connector refuses the same amount before sending (not_sent), should it get one.
+ */
+export function select(snapshot: RoutingSnapshot, facts: RouteFacts, amountCheck: AmountCheck = connectorAmountProblem): SelectResult {
   const rule = snapshot.rules.find((r) => ruleMatches(r, facts));
   const ruleName = rule?.name ?? 'default';
   const ordered = orderCandidates(rule ?? snapshot.default, facts.paymentId, ruleName);
@@ -88,6 +98,11 @@ export function select(snapshot: RoutingSnapshot, facts: RouteFacts): SelectResu
     const c = snapshot.connectors[name];
     if (c === undefined) {
       skipped.push({ connector: name, reason: 'connector account not configured' });
+      continue;
+    }
+    const amountProblem = amountCheck(c.type, facts.amount, facts.currency);
+    if (amountProblem !== null) {
+      skipped.push({ connector: name, reason: `cannot take this amount: ${amountProblem}` });
       continue;
     }
     const hasToken = facts.tokens?.[name] !== undefined;

@@ -124,10 +124,15 @@ export const adyenConformanceSubject: ConformanceSubject<AdyenSandbox> = {
   webhookSecrets: KEYS,
   scriptedReply,
   amountCases: [
-    { currency: 'JPY', amount: 500 },
-    { currency: 'EUR', amount: 1234 },
-    { currency: 'KWD', amount: 12345 },
+    { currency: 'JPY', amount: 500, received: 500 },
+    { currency: 'EUR', amount: 1234, received: 1234 },
+    { currency: 'KWD', amount: 12345, received: 12345 },
+    { currency: 'CLP', amount: 5000, received: 500000 }, // Adyen takes CLP with 2 decimals
+    { currency: 'ISK', amount: 2790, received: 279000 }, // and ISK
+    { currency: 'IDR', amount: 1234500, received: 12345 }, // whole rupiah
+    { currency: 'CVE', amount: 12300, received: 123 }, // whole escudos
   ],
+  unsendableAmounts: [{ currency: 'IDR', amount: 1234550 }, { currency: 'CVE', amount: 12345 }],
   wireSamples: (sandbox) => wireSamples(sandbox),
 };
 

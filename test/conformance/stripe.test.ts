@@ -81,10 +81,16 @@ export const stripeConformanceSubject: ConformanceSubject<StripeSandbox> = {
   scriptedReply,
   // 0-, 2- and 3-decimal; Stripe takes three-decimal amounts only in multiples of 10.
   amountCases: [
-    { currency: 'JPY', amount: 500 },
-    { currency: 'EUR', amount: 1234 },
-    { currency: 'KWD', amount: 12340 },
+    { currency: 'JPY', amount: 500, received: 500 },
+    { currency: 'EUR', amount: 1234, received: 1234 },
+    { currency: 'KWD', amount: 12340, received: 12340 },
+    { currency: 'CLP', amount: 5000, received: 5000 },
+    { currency: 'ISK', amount: 2790, received: 279000 }, // Stripe keeps ISK two-decimal
+    { currency: 'IDR', amount: 1234550, received: 1234550 }, // two-decimal at Stripe: what Adyen refuses
+    { currency: 'CVE', amount: 12345, received: 12345 },
+    { currency: 'MGA', amount: 1500, received: 15 }, // on Stripe's zero-decimal list
   ],
+  unsendableAmounts: [{ currency: 'MGA', amount: 1550 }, { currency: 'KWD', amount: 12345 }],
   wireSamples: (sandbox) => wireSamples(sandbox),
 };
 

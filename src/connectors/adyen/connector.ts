@@ -22,6 +22,7 @@ import type {
 import { mergeDeclineTable } from '../decline-table.ts';
 import type { AdyenConnectorOptions } from './config.ts';
 import { parseAdyenAccountConfig } from './config.ts';
+import { toAdyenValue } from './currencies.ts';
 import { ADYEN_DEFAULT_DECLINES, ADYEN_POLICY } from './defaults.ts';
 import { ADYEN_ERROR_CLASSIFICATION, outcomeForFailure } from './error-classification.ts';
 import { CheckoutAPI, Client, EnvironmentEnum } from './library.ts';
@@ -167,6 +168,10 @@ export function createAdyenConnector(account: string, options: AdyenConnectorOpt
 
 export const adyenConnectorFactory: ConnectorFactory = {
   type: 'adyen',
+  amountProblem(amount, currency) {
+    const wire = toAdyenValue(amount, currency);
+    return wire.ok ? null : wire.problem;
+  },
   create(account: string, config: ConnectorAccountConfig): Connector {
     const options = parseAdyenAccountConfig(account, config);
     return createAdyenConnector(account, options, config.declineTable !== undefined ? { declineTable: config.declineTable } : {});

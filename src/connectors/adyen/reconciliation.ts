@@ -4,7 +4,7 @@
 // string arithmetic, never through a float.
 
 import https from 'node:https';
-import { CURRENCY_EXPONENTS } from '../../core/money.ts';
+import { ADYEN_EXPONENTS, fromAdyenValue } from './currencies.ts';
 import type { ReconciliationRecord, ReconciliationWindow, SettlementLine } from '../contract.ts';
 
 export class ReconciliationFetchError extends Error {
@@ -43,16 +43,23 @@ export function parseCsv(text: string): string[][] {
   return rows.filter((r) => r.some((f) => f !== ''));
 }
 
-/** "12.34" -> 1234 for a 2-decimal currency; null when the text is not such an amount. */
+/**
+ * A report's major-unit text -> gateway (ISO) minor units. The report writes amounts with Adyen's
+ * decimals ("5000.00" CLP, "12345" IDR): the text is read as Adyen's minor units first, then
+ * converted like any Adyen value, so a fraction ISO cannot hold is refused, never rounded.
+ * Null when the text is not such an amount.
+ */
 export function minorUnits(text: string, currency: string): number | null {
   if (text.trim() === '') return 0;
-  const exponent = CURRENCY_EXPONENTS[currency];
+  const exponent = ADYEN_EXPONENTS[currency];
   const m = /^(\d+)(?:\.(\d+))?$/.exec(text.trim());
   if (exponent === undefined || m === null) return null;
   const fraction = (m[2] ?? '').padEnd(exponent, '0');
   if (fraction.length > exponent) return null;
   const value = Number(`${m[1] ?? '0'}${fraction}`);
-  return Number.isSafeInteger(value) ? value : null;
+  if (!Number.isSafeInteger(value)) return null;
+  const iso = fromAdyenValue(value, currency);
+  return iso.ok ? iso.value : null;
 }
 
 interface Fold {

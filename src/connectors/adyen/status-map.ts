@@ -4,6 +4,7 @@
 import type { CallOutcome, Unknown } from '../../core/outcome.ts';
 import type { DeclineTable } from '../contract.ts';
 import { declinedOutcome } from '../decline-table.ts';
+import { fromAdyenValue } from './currencies.ts';
 import { declineCodeForRefusal } from './refusal-reasons.ts';
 
 export const ADYEN_RESULT_CODES = [
@@ -13,6 +14,7 @@ export const ADYEN_RESULT_CODES = [
 export type AdyenResultCode = (typeof ADYEN_RESULT_CODES)[number];
 
 export interface Asked {
+  /** Gateway (ISO 4217) minor units: what Adyen echoes is converted back before comparing. */
   readonly amount: number;
   readonly currency: string;
   /** The merchant reference sent (the attempt id). */
@@ -39,7 +41,14 @@ function isResultCode(v: unknown): v is AdyenResultCode {
   return typeof v === 'string' && (ADYEN_RESULT_CODES as readonly string[]).includes(v);
 }
 
-/** Amount, currency and reference Adyen echoes must be ours; a partial authorization may be lower. */
+/** An echoed Adyen amount in gateway (ISO) minor units; null when it has none or no whole ISO value. */
+export function echoedMinor(echoed: WireAmount | null | undefined): number | null {
+  if (echoed?.value === undefined || echoed.currency === undefined) return null;
+  const back = fromAdyenValue(echoed.value, echoed.currency);
+  return back.ok ? back.value : null;
+}
+
+/** Amount, currency and reference Adyen echoes must be ours; a partial authorization may be lower. Compared in ISO units. */
 function integrityProblem(answer: PaymentAnswer, asked: Asked, psp: string, partialAllowed: boolean): Unknown | null {
   const echoed = answer.amount ?? undefined;
   const mismatch = (detail: string): Unknown => ({ kind: 'unknown', reason: 'integrity_mismatch', providerRef: psp, alert: true, detail });
@@ -47,9 +56,10 @@ function integrityProblem(answer: PaymentAnswer, asked: Asked, psp: string, part
     return mismatch(`sent reference ${asked.reference}, Adyen echoed ${answer.merchantReference}`);
   }
   if (echoed?.value === undefined && echoed?.currency === undefined) return null;
-  const okValue = echoed.value === asked.amount || (partialAllowed && echoed.value !== undefined && echoed.value > 0 && echoed.value < asked.amount);
+  const minor = echoedMinor(echoed);
+  const okValue = minor !== null && (minor === asked.amount || (partialAllowed && minor > 0 && minor < asked.amount));
   if (echoed.currency === asked.currency && okValue) return null;
-  return mismatch(`asked ${asked.amount} ${asked.currency}, Adyen echoed ${echoed.value ?? '?'} ${echoed.currency ?? '?'}`);
+  return mismatch(`asked ${asked.amount} ${asked.currency} (ISO minor units), Adyen echoed value ${echoed.value ?? '?'} ${echoed.currency ?? '?'} (Adyen's decimals)`);
 }
 
 function declined(answer: PaymentAnswer, psp: string, status: AdyenResultCode, table: DeclineTable, fallback: { code: string; providerCode: string }): CallOutcome {
@@ -74,9 +84,9 @@ export function paymentOutcome(answer: PaymentAnswer, asked: Asked, table: Decli
   switch (status) {
     case 'Authorised':
     case 'Success':
-      return { kind: 'succeeded', ...base, amount: answer.amount?.value ?? asked.amount, currency: asked.currency };
     case 'PartiallyAuthorised':
-      return { kind: 'succeeded', ...base, amount: answer.amount?.value ?? asked.amount, currency: asked.currency };
+      // The integrity check passed, so an echoed amount converts; no echo means all of it.
+      return { kind: 'succeeded', ...base, amount: echoedMinor(answer.amount) ?? asked.amount, currency: asked.currency };
     case 'Refused':
       return declined(answer, psp, status, table, { code: 'generic_decline', providerCode: 'Refused' });
     case 'Error':
@@ -114,8 +124,8 @@ export function modificationOutcome(answer: ModificationAnswer, asked: { readonl
   if (answer.paymentPspReference !== undefined && answer.paymentPspReference !== asked.paymentRef) {
     return { kind: 'unknown', reason: 'integrity_mismatch', providerRef: psp, alert: true, detail: `modification of ${answer.paymentPspReference}, not ${asked.paymentRef}` };
   }
-  if (asked.amount !== undefined && answer.amount !== undefined && answer.amount !== null && (answer.amount.value !== asked.amount || answer.amount.currency !== asked.currency)) {
-    return { kind: 'unknown', reason: 'integrity_mismatch', providerRef: psp, alert: true, detail: `asked ${asked.amount} ${asked.currency}, Adyen echoed ${answer.amount.value ?? '?'} ${answer.amount.currency ?? '?'}` };
+  if (asked.amount !== undefined && answer.amount !== undefined && answer.amount !== null && (echoedMinor(answer.amount) !== asked.amount || answer.amount.currency !== asked.currency)) {
+    return { kind: 'unknown', reason: 'integrity_mismatch', providerRef: psp, alert: true, detail: `asked ${asked.amount} ${asked.currency} (ISO minor units), Adyen echoed value ${answer.amount.value ?? '?'} ${answer.amount.currency ?? '?'} (Adyen's decimals)` };
   }
   if (answer.status !== 'received') return { kind: 'unknown', reason: 'unexpected', providerRef: psp, detail: `modification status ${answer.status ?? 'missing'}` };
   return { kind: 'pending', providerRef: psp, providerStatus: 'received' };

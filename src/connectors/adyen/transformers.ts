@@ -1,12 +1,13 @@
 // Pure translation between the gateway's requests and Adyen's Checkout v72 objects. No I/O.
-// Amounts: Adyen takes ISO 4217 minor units ({value, currency}); the gateway's units pass through.
+// Amounts: Adyen takes minor units in its own exponents ({value, currency}), which differ from
+// ISO 4217's for some currencies; currencies.ts converts.
 
-import { amountProblem, isCurrency } from '../../core/money.ts';
 import type { NotSent } from '../../core/outcome.ts';
 import { assertNever } from '../../core/states.ts';
 import type { AuthorizeRequest, CaptureRequest, PaymentMethodInput, RefundRequest } from '../contract.ts';
 import { testCardScenario } from '../test-cards.ts';
 import type { TestCardScenario } from '../test-cards.ts';
+import { toAdyenValue } from './currencies.ts';
 import type { AdyenTypes } from './library.ts';
 
 export interface AdyenAmount {
@@ -20,11 +21,11 @@ function refused(detail: string): { ok: false; outcome: NotSent } {
   return { ok: false, outcome: { kind: 'not_sent', reason: 'local_validation', detail } };
 }
 
+/** Gateway minor units -> Adyen's amount; refused before sending when Adyen's decimals cannot express it. */
 export function toAdyenAmount(amount: number, currency: string): Checked<AdyenAmount> {
-  const problem = amountProblem(amount);
-  if (problem !== null) return refused(problem);
-  if (!isCurrency(currency)) return refused(`currency ${currency} is not supported`);
-  return { ok: true, value: { value: amount, currency } };
+  const wire = toAdyenValue(amount, currency);
+  if (!wire.ok) return refused(wire.problem);
+  return { ok: true, value: { value: wire.value, currency } };
 }
 
 /** Adyen test fields reproducing a gateway test-card scenario: a test card and a holder-name trigger. */

@@ -8,6 +8,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { CallOutcome } from '../../core/outcome.ts';
 import type { DeclineTable, NormalizedEvent, WebhookVerification } from '../contract.ts';
 import { declinedOutcome } from '../decline-table.ts';
+import { fromAdyenValue } from './currencies.ts';
 import { hmacValidator } from './library.ts';
 import type { AdyenTypes } from './library.ts';
 import { declineCodeForRefusal, refusalCodeForText } from './refusal-reasons.ts';
@@ -80,39 +81,59 @@ export function itemSignedByAnyKey(item: Item, keys: readonly string[]): boolean
 
 type EventBody = NormalizedEvent extends infer E ? (E extends { kind: infer _K } ? Omit<E, 'providerEventId' | 'connectorType' | 'occurredAt' | 'rawType' | 'attemptId' | 'providerRef'> : never) : never;
 
-function money(item: Item): { amount: number; currency: string } {
-  return { amount: item.amount?.value ?? 0, currency: item.amount?.currency ?? '' };
+/** The item's amount in gateway (ISO) minor units; null when Adyen's value has no whole ISO value. */
+function money(item: Item): { amount: number; currency: string } | null {
+  const currency = item.amount?.currency ?? '';
+  const value = item.amount?.value ?? 0;
+  if (value === 0) return { amount: 0, currency };
+  const back = fromAdyenValue(value, currency);
+  return back.ok ? { amount: back.value, currency } : null;
 }
 
 function authorizationOutcome(item: Item, table: DeclineTable): CallOutcome {
-  const { amount, currency } = money(item);
-  if (item.success === 'true') return { kind: 'succeeded', providerRef: item.pspReference, amount, currency, providerStatus: 'AUTHORISATION' };
+  const m = money(item);
+  if (item.success === 'true') {
+    if (m === null) {
+      return { kind: 'unknown', reason: 'integrity_mismatch', providerRef: item.pspReference, alert: true, detail: `AUTHORISATION value ${item.amount?.value ?? '?'} ${item.amount?.currency ?? '?'} is no whole number of ISO minor units` };
+    }
+    return { kind: 'succeeded', providerRef: item.pspReference, amount: m.amount, currency: m.currency, providerStatus: 'AUTHORISATION' };
+  }
   // Notifications carry the refusal text only; its documented code drives the decline table.
   const providerCode = refusalCodeForText(item.reason ?? '') ?? 'Refused';
   const code = providerCode === 'Refused' ? 'generic_decline' : declineCodeForRefusal(providerCode);
   return declinedOutcome(table, { code, providerCode, providerRef: item.pspReference, providerStatus: 'AUTHORISATION', ...(item.reason !== undefined && { message: item.reason }) });
 }
 
-/** One notification item in the gateway's terms. Codes this connector does not act on are `ignored`. */
+/** Event codes whose amount the gateway applies. */
+const MONEY_EVENTS = new Set(['CAPTURE', 'CAPTURE_FAILED', 'CANCEL_OR_REFUND', 'REFUND', 'REFUND_FAILED', 'REFUNDED_REVERSED', 'CHARGEBACK', 'CHARGEBACK_REVERSED']);
+
+/**
+ * One notification item in the gateway's terms. Codes this connector does not act on are `ignored`,
+ * and so is a money event whose value converts to no whole ISO amount: applying a rounded amount
+ * would be wrong, and the settlement report (which refuses the same row) makes it a discrepancy.
+ */
 export function normalizeItem(item: Item, table: DeclineTable): EventBody {
   const ok = item.success === 'true';
+  const amount = money(item);
+  if (amount === null && MONEY_EVENTS.has(item.eventCode)) return { kind: 'ignored' };
+  const m = amount ?? { amount: 0, currency: '' }; // null only for items whose amount is not read
   const modificationRef = item.pspReference;
   switch (item.eventCode) {
     case 'AUTHORISATION': return { kind: 'authorization', outcome: authorizationOutcome(item, table) };
-    case 'CAPTURE': return { kind: ok ? 'capture_succeeded' : 'capture_failed', ...money(item), modificationRef };
+    case 'CAPTURE': return { kind: ok ? 'capture_succeeded' : 'capture_failed', ...m, modificationRef };
     // CAPTURE_FAILED, REFUND_FAILED and REFUNDED_REVERSED come after a success: reversal edges.
-    case 'CAPTURE_FAILED': return { kind: 'capture_reversed', ...money(item), modificationRef };
+    case 'CAPTURE_FAILED': return { kind: 'capture_reversed', ...m, modificationRef };
     case 'CANCELLATION': return { kind: ok ? 'void_succeeded' : 'void_failed' };
     case 'TECHNICAL_CANCEL': return { kind: ok ? 'fence_confirmed' : 'fence_refused' };
     case 'CANCEL_OR_REFUND':
-      if (item.additionalData?.['modification.action'] === 'refund') return { kind: ok ? 'refund_succeeded' : 'refund_failed', ...money(item), modificationRef };
+      if (item.additionalData?.['modification.action'] === 'refund') return { kind: ok ? 'refund_succeeded' : 'refund_failed', ...m, modificationRef };
       return { kind: ok ? 'void_succeeded' : 'void_failed' };
-    case 'REFUND': return { kind: ok ? 'refund_succeeded' : 'refund_failed', ...money(item), modificationRef };
+    case 'REFUND': return { kind: ok ? 'refund_succeeded' : 'refund_failed', ...m, modificationRef };
     case 'REFUND_FAILED':
     case 'REFUNDED_REVERSED':
-      return { kind: 'refund_reversed', ...money(item), modificationRef };
-    case 'CHARGEBACK': return { kind: 'dispute_opened', disputeRef: item.pspReference, ...money(item), reason: item.reason ?? null };
-    case 'CHARGEBACK_REVERSED': return { kind: 'dispute_won', disputeRef: item.pspReference, ...money(item), reason: item.reason ?? null };
+      return { kind: 'refund_reversed', ...m, modificationRef };
+    case 'CHARGEBACK': return { kind: 'dispute_opened', disputeRef: item.pspReference, ...m, reason: item.reason ?? null };
+    case 'CHARGEBACK_REVERSED': return { kind: 'dispute_won', disputeRef: item.pspReference, ...m, reason: item.reason ?? null };
     default: return { kind: 'ignored' };
   }
 }

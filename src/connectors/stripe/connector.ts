@@ -24,6 +24,7 @@ import type { AttemptResult } from './attempt-recorder.ts';
 import { AttemptRecordingHttpClient, recordAttempts } from './attempt-recorder.ts';
 import type { StripeConnectorOptions } from './config.ts';
 import { parseStripeAccountConfig } from './config.ts';
+import { toStripeValue } from './currencies.ts';
 import { STRIPE_DEFAULT_DECLINES, STRIPE_POLICY } from './defaults.ts';
 import { outcomeForFailure, STRIPE_ERROR_CLASSIFICATION } from './error-classification.ts';
 import { capturedOutcome, paymentIntentOutcome, preparedOutcome, refundOutcome, voidedOutcome } from './status-map.ts';
@@ -194,6 +195,10 @@ export function createStripeConnector(account: string, options: StripeConnectorO
 
 export const stripeConnectorFactory: ConnectorFactory = {
   type: 'stripe',
+  amountProblem(amount, currency) {
+    const wire = toStripeValue(amount, currency);
+    return wire.ok ? null : wire.problem;
+  },
   create(account: string, config: ConnectorAccountConfig): Connector {
     const options = parseStripeAccountConfig(account, config);
     return createStripeConnector(account, options, config.declineTable !== undefined ? { declineTable: config.declineTable } : {});

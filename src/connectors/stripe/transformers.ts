@@ -1,8 +1,7 @@
 // Pure translation between the gateway's requests and Stripe's wire objects. No I/O, no SDK calls.
-// Amounts: the gateway keeps ISO 4217 minor units; Stripe mostly agrees, with the exceptions below.
+// Amounts: the gateway keeps ISO 4217 minor units; Stripe's decimals differ for a few (currencies.ts).
 
 import type Stripe from 'stripe';
-import { amountProblem, currencyExponent, isCurrency } from '../../core/money.ts';
 import type { NotSent, Unknown } from '../../core/outcome.ts';
 import { assertNever } from '../../core/states.ts';
 import type {
@@ -13,43 +12,24 @@ import type {
   RefundRequest,
 } from '../contract.ts';
 import { testCardScenario } from '../test-cards.ts';
+import { fromStripeValue, toStripeValue } from './currencies.ts';
 import type { TestCardScenario } from '../test-cards.ts';
-
-/** Stripe's zero-decimal list (docs.stripe.com/currencies#zero-decimal); all match ISO 4217 exponent 0. */
-export const STRIPE_ZERO_DECIMAL = new Set(['BIF', 'CLP', 'DJF', 'GNF', 'JPY', 'KMF', 'KRW', 'MGA', 'PYG', 'RWF', 'UGX', 'VND', 'VUV', 'XAF', 'XOF', 'XPF']);
-/** Three-decimal currencies Stripe accepts; the last digit must be 0 (amount divisible by 10). */
-export const STRIPE_THREE_DECIMAL = new Set(['BHD', 'JOD', 'KWD', 'OMR', 'TND']);
-/** ISK is zero-decimal in ISO 4217 but Stripe still takes it with two decimals (×100, backwards compatibility). */
-const STRIPE_TWO_DECIMAL_OVERRIDES = new Set(['ISK']);
 
 export type StripeAmount =
   | { readonly ok: true; readonly amount: number; readonly currency: string }
   | { readonly ok: false; readonly problem: string };
 
-/** Gateway minor units -> Stripe wire amount and lower-case currency. Never rounds: an amount Stripe cannot take is refused. */
+/** Gateway minor units -> Stripe wire amount (Stripe's decimals, currencies.ts) and lower-case currency. Never rounds. */
 export function toStripeAmount(amount: number, currency: string): StripeAmount {
-  const problem = amountProblem(amount);
-  if (problem !== null) return { ok: false, problem };
-  if (!isCurrency(currency)) return { ok: false, problem: `currency ${currency} is not supported` };
-  const wireCurrency = currency.toLowerCase();
-  if (STRIPE_TWO_DECIMAL_OVERRIDES.has(currency)) return { ok: true, amount: amount * 100, currency: wireCurrency };
-  if (STRIPE_THREE_DECIMAL.has(currency) && amount % 10 !== 0) {
-    return { ok: false, problem: `Stripe takes ${currency} amounts only in multiples of 10 minor units, got ${amount}` };
-  }
-  if (currencyExponent(currency) === 3 && !STRIPE_THREE_DECIMAL.has(currency)) {
-    return { ok: false, problem: `Stripe does not support the three-decimal currency ${currency}` };
-  }
-  return { ok: true, amount, currency: wireCurrency };
+  const wire = toStripeValue(amount, currency);
+  return wire.ok ? { ok: true, amount: wire.amount, currency: currency.toLowerCase() } : wire;
 }
 
 /** Stripe wire amount -> gateway minor units; null when the currency or amount is not one we know. */
 export function fromStripeAmount(wireAmount: number, wireCurrency: string): { amount: number; currency: string } | null {
   const currency = wireCurrency.toUpperCase();
-  if (!isCurrency(currency) || amountProblem(wireAmount) !== null) return null;
-  if (STRIPE_TWO_DECIMAL_OVERRIDES.has(currency)) {
-    return wireAmount % 100 === 0 ? { amount: wireAmount / 100, currency } : null;
-  }
-  return { amount: wireAmount, currency };
+  const back = fromStripeValue(wireAmount, currency);
+  return back.ok ? { amount: back.amount, currency } : null;
 }
 
 /** The Stripe test PaymentMethod that reproduces a gateway test-card scenario. */

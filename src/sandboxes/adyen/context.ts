@@ -1,5 +1,6 @@
 // What an operation handler gets, and the request-body readers every handler shares.
 
+import { isoMinor } from './currencies.ts';
 import { invalidAmount, invalidField, notAllowed, requiredField } from './errors.ts';
 import type { NotificationItem } from './notifications.ts';
 import type { AdyenAmount, AdyenSandboxState } from './state.ts';
@@ -38,6 +39,8 @@ export function requiredAmount(body: JsonObject, field = 'amount'): AdyenAmount 
   const { value, currency } = v;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw invalidAmount(`${field}.value must be a non-negative integer in minor units`);
   if (typeof currency !== 'string' || !/^[A-Z]{3}$/.test(currency)) throw invalidAmount(`${field}.currency must be an ISO 4217 code`);
+  const iso = isoMinor(value, currency); // read with Adyen's decimals, not ISO's
+  if (!iso.ok) throw invalidAmount(`${field}: ${iso.problem}`);
   return { value, currency };
 }
 

@@ -7,7 +7,7 @@
 // Settled when the capture succeeds, so a capture the scheme rejects later (CAPTURE_FAILED) shows
 // as a CaptureFailed debit row for the same modification.
 
-import { CURRENCY_EXPONENTS } from '../../core/money.ts';
+import { adyenDecimals } from './currencies.ts';
 import type { AdyenSandboxState, SettlementBooking } from './state.ts';
 
 export const SETTLEMENT_REPORT_COLUMNS = [
@@ -37,9 +37,9 @@ export function settlementReportFileName(date: Date): string {
   return `settlement_detail_report_${iso.slice(0, 4)}_${iso.slice(5, 7)}_${iso.slice(8, 10)}.csv`;
 }
 
-/** Minor units -> "12.34" by string arithmetic: no floating point anywhere. */
+/** Adyen minor units -> "12.34", with Adyen's decimals ("5000.00" CLP, "12345" IDR), by string arithmetic. */
 export function majorUnits(minor: number, currency: string): string {
-  const exponent = CURRENCY_EXPONENTS[currency] ?? 2;
+  const exponent = adyenDecimals(currency) ?? 2;
   if (exponent === 0) return String(minor);
   const digits = String(minor).padStart(exponent + 1, '0');
   return `${digits.slice(0, -exponent)}.${digits.slice(-exponent)}`;

@@ -2,6 +2,7 @@
 // technical cancel fenced, and the ledger derived from them (the ground truth for chaos checks).
 
 import type { SandboxLedgerEntry } from '../shared/control.ts';
+import { ledgerAmounts } from './ledger-amounts.ts';
 
 export type AdyenResultCode = 'Authorised' | 'Refused' | 'Error' | 'Cancelled' | 'Received' | 'PartiallyAuthorised';
 
@@ -82,17 +83,14 @@ export class AdyenSandboxState {
     this.bookings.push({ ...booking, fee });
   }
 
+  /** In ISO minor units, with the values as received (Adyen's decimals) beside them. */
   ledger(): SandboxLedgerEntry[] {
     return [...this.payments.values()].map((p) => ({
       id: p.pspReference,
       reference: p.merchantReference,
       ...(p.metadata['payment_id'] !== undefined && { payment_id: p.metadata['payment_id'] }),
       status: p.cancelled ? 'Cancelled' : p.resultCode,
-      amount: p.amount.value,
-      currency: p.amount.currency,
-      authorized: p.authorised,
-      captured: p.captured,
-      refunded: p.refunded,
+      ...ledgerAmounts(p),
       cancelled: p.cancelled,
       created_at: new Date(p.createdMs).toISOString(),
     }));

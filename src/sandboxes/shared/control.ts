@@ -19,6 +19,18 @@ export interface WebhookSettings {
   readonly delayMs: number;
 }
 
+/** An entry's amounts in the provider's own units, as its API received them (Adyen: its decimals). */
+export interface ReceivedAmounts {
+  readonly currency: string;
+  /** How many decimals the provider reads into these values. */
+  readonly decimals: number;
+  readonly amount: number;
+  readonly authorized: number;
+  readonly captured: number;
+  readonly refunded: number;
+}
+
+/** Amounts are ISO 4217 minor units, whatever the provider's decimals: comparable with the gateway's. */
 export interface SandboxLedgerEntry {
   readonly id: string;
   /** The Switchyard attempt id the payment was created with. */
@@ -33,6 +45,8 @@ export interface SandboxLedgerEntry {
   readonly refunded: number;
   readonly cancelled: boolean;
   readonly created_at: string;
+  /** Set where the provider's decimals differ from ISO's for some currency (Adyen). */
+  readonly received?: ReceivedAmounts;
 }
 
 export interface SandboxControl {

@@ -8,6 +8,7 @@ import type { FormParams } from './form-encoding.ts';
 import { stripeId } from './ids.ts';
 import { renderCharge, renderList, renderPaymentIntent } from './objects.ts';
 import type { StripeObject } from './objects.ts';
+import { assertWholeUnits } from './currencies.ts';
 import {
   assertKnownParams, readAmount, readBoolean, readCardOption, readCurrency, readEnum, readExpand, readInteger, readMetadata, readString, required,
 } from './params.ts';
@@ -30,6 +31,7 @@ export function createPaymentIntent(ctx: OperationContext, params: FormParams): 
   assertKnownParams(params, CREATE_PARAMS);
   const amount = required(readAmount(params, 'amount'), 'amount');
   const currency = required(readCurrency(params, 'currency'), 'currency');
+  assertWholeUnits(amount, currency, 'amount');
   const confirm = readBoolean(params, 'confirm') ?? false;
   const paymentMethod = readPaymentMethod(params);
   if (confirm && paymentMethod === undefined) throw invalidParam('payment_method', 'You must provide a payment_method when confirm=true.', 'parameter_missing');
@@ -138,6 +140,7 @@ export function capturePaymentIntent(ctx: OperationContext, id: string, params: 
   assertKnownParams(params, CAPTURE_PARAMS);
   const pi = findPaymentIntent(ctx, id);
   const requested = readAmount(params, 'amount_to_capture');
+  assertWholeUnits(requested, pi.currency, 'amount_to_capture');
   const final = readBoolean(params, 'final_capture') ?? true;
   const metadata = readMetadata(params, 'metadata', pi.metadata);
   if (pi.status !== 'requires_capture') throw unexpectedState(ctx, pi, 'capture', ['requires_capture']);

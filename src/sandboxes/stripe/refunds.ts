@@ -8,6 +8,7 @@ import { stripeId } from './ids.ts';
 import { renderCharge, renderDispute, renderRefund } from './objects.ts';
 import type { StripeObject } from './objects.ts';
 import { findPaymentIntent } from './payment-intents.ts';
+import { assertWholeUnits } from './currencies.ts';
 import { assertKnownParams, readAmount, readEnum, readExpand, readMetadata, readString } from './params.ts';
 import type { ChargeRecord, DisputeRecord, RefundRecord } from './state.ts';
 
@@ -29,6 +30,7 @@ export function createRefund(ctx: OperationContext, params: FormParams): StripeO
   const refundable = charge.amountCaptured - charge.amountRefunded;
   if (refundable === 0) throw stateError('charge_already_refunded', `Charge ${charge.id} has already been refunded.`);
   const amount = requested ?? refundable;
+  assertWholeUnits(amount, charge.currency, 'amount');
   if (amount > refundable) {
     throw stateError('amount_too_large', `Refund amount (${amount}) is greater than unrefunded amount on charge (${refundable}).`, { param: 'amount' });
   }

@@ -2,6 +2,7 @@
 // and the ledger derived from them — the ground truth the chaos checks compare the gateway with.
 
 import type { SandboxLedgerEntry } from '../shared/control.ts';
+import { isoLedgerAmounts } from './currencies.ts';
 import type { StripeErrorBody } from './errors.ts';
 import type { TestPaymentMethod } from './test-payment-methods.ts';
 
@@ -93,6 +94,7 @@ export class StripeSandboxState {
     return [...this.charges.values()].filter((c) => c.paymentIntent === paymentIntentId);
   }
 
+  /** In ISO minor units, with the wire amounts (Stripe's decimals) beside them. */
   ledger(): SandboxLedgerEntry[] {
     return [...this.paymentIntents.values()].map((pi) => {
       const charges = this.chargesOf(pi.id).filter((c) => c.status === 'succeeded');
@@ -101,16 +103,19 @@ export class StripeSandboxState {
         .map((id) => this.refunds.get(id))
         .filter((r): r is RefundRecord => r !== undefined && (r.status === 'succeeded' || r.status === 'pending'))
         .reduce((sum, r) => sum + r.amount, 0);
+      const received = {
+        amount: pi.amount,
+        authorized: charges.reduce((sum, c) => sum + c.amountAuthorized, 0),
+        captured: charges.reduce((sum, c) => sum + c.amountCaptured, 0),
+        refunded,
+      };
       return {
         id: pi.id,
         reference: pi.metadata['attempt_id'] ?? '',
         ...(pi.metadata['payment_id'] !== undefined && { payment_id: pi.metadata['payment_id'] }),
         status: pi.status,
-        amount: pi.amount,
+        ...isoLedgerAmounts(received, pi.currency),
         currency: pi.currency,
-        authorized: charges.reduce((sum, c) => sum + c.amountAuthorized, 0),
-        captured: charges.reduce((sum, c) => sum + c.amountCaptured, 0),
-        refunded,
         cancelled: pi.status === 'canceled',
         created_at: new Date(pi.created * 1000).toISOString(),
       };

@@ -1,6 +1,6 @@
 // The harness must catch bugs, not only pass: each deliberately broken part, swapped into the
 // gateway's processes through its seams, must produce violations of the invariant it breaks.
-// One topology (database, Redis, sandboxes, proxy) serves all five runs; each run starts its own
+// One topology (database, Redis, sandboxes, proxy) serves all six runs; each run starts its own
 // gateway processes with its bug.
 
 import { tmpdir } from 'node:os';
@@ -39,11 +39,15 @@ const FAULTS: Readonly<Record<PlantedBug, Aim>> = {
   // Lost updates need concurrent transitions of one payment: worker answers racing webhooks.
   skip_version_check: { kinds: ['webhook_duplicate', 'webhook_reorder'], rate: 0.2, payments: 50, seed: 1003 },
   refund_without_amount_check: { kinds: [], rate: 0, payments: 50, seed: 1004 },
+  // No faults needed: IDR payments routed to Adyen are charged 100x there.
+  adyen_amounts_in_iso_units: { kinds: [], rate: 0, payments: 40, seed: 1005 },
 };
 
 /** Two refunds in flight together, where they stay in flight until a webhook settles them (Adyen: EUR). */
 const asyncRefundPair = (p: PaymentPlan): boolean => p.currency === 'EUR' && p.card === '4242424242424242' && p.steps.some((s) => s.kind === 'refund_pair');
 const refundPair = (p: PaymentPlan): boolean => p.card === '4242424242424242' && p.steps.some((s) => s.kind === 'refund_pair');
+/** An approved IDR payment: about half of them go to Adyen, where the bug charges 100 times the amount. */
+const approvedIdr = (p: PaymentPlan): boolean => p.currency === 'IDR' && p.card === '4242424242424242';
 
 /** The first seed from `from` whose plan has at least `min` payments the bug needs (plans are pure: cheap to scan). */
 function seedWith(from: number, payments: number, wanted: (p: PaymentPlan) => boolean, min: number): number {
@@ -54,7 +58,7 @@ function seedWith(from: number, payments: number, wanted: (p: PaymentPlan) => bo
 }
 
 /** What a bug needs from the workload, when any seed will not do. */
-const NEEDS: Partial<Record<PlantedBug, (p: PaymentPlan) => boolean>> = { stale_webhook: asyncRefundPair, skip_version_check: refundPair };
+const NEEDS: Partial<Record<PlantedBug, (p: PaymentPlan) => boolean>> = { stale_webhook: asyncRefundPair, skip_version_check: refundPair, adyen_amounts_in_iso_units: approvedIdr };
 
 let db: TestDatabase;
 let topology: Topology;
@@ -65,7 +69,7 @@ beforeAll(async () => {
   topology = await Topology.boot({ databaseUrl: db.url, processes: 1, runDir: join(tmpdir(), `sy-chaos-planted-${process.pid}`), clientTimeoutMs: 1_500, apiWaitMs: 2_000 });
   // The runs without sandbox faults first: a fault a run scheduled but did not meet stays queued in
   // the sandbox for the next run.
-  const order: readonly PlantedBug[] = ['stale_webhook', 'skip_version_check', 'refund_without_amount_check', 'failover_on_timeout', 'new_key_per_retry'];
+  const order: readonly PlantedBug[] = ['stale_webhook', 'skip_version_check', 'refund_without_amount_check', 'adyen_amounts_in_iso_units', 'failover_on_timeout', 'new_key_per_retry'];
   expect([...order].sort()).toEqual([...PLANTED_BUGS].sort());
   for (const bug of order) {
     const aim = FAULTS[bug];

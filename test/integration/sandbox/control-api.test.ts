@@ -83,6 +83,7 @@ describe('control API', () => {
     expect(payments).toContainEqual({
       id: pi.id, reference: 'att_ctl', payment_id: 'pay_ctl', status: 'requires_capture', amount: 2500, currency: 'eur',
       authorized: 2500, captured: 0, refunded: 0, cancelled: false, created_at: new Date(pi.created * 1000).toISOString(),
+      received: { currency: 'eur', decimals: 2, amount: 2500, authorized: 2500, captured: 0, refunded: 0 },
     });
   });
 

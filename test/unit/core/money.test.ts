@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addMoney, currency, currencyExponent, formatMoney, money, MoneyError, subtractMoney } from '../../../src/core/index.ts';
+import { addMoney, currency, CURRENCY_EXPONENTS, currencyExponent, formatMoney, money, MoneyError, rescaleMinor, subtractMoney } from '../../../src/core/index.ts';
 
 describe('money', () => {
   it('accepts integer minor units with a known upper-case currency', () => {
@@ -38,5 +38,21 @@ describe('money', () => {
     expect(formatMoney(money(1005, 'EUR'))).toBe('10.05 EUR');
     expect(formatMoney(money(5, 'KWD'))).toBe('0.005 KWD');
     expect(formatMoney(money(500, 'JPY'))).toBe('500 JPY');
+  });
+
+  it('holds the full ISO 4217 table, CVE and MGA among them, with exponents 0, 2, 3 or 4 only', () => {
+    expect(Object.keys(CURRENCY_EXPONENTS).length).toBe(166);
+    expect(CURRENCY_EXPONENTS).toMatchObject({ CVE: 2, MGA: 2, IDR: 2, CLP: 0, ISK: 0, KWD: 3, CLF: 4, UYW: 4, XCG: 2, ZWG: 2 });
+    for (const e of Object.values(CURRENCY_EXPONENTS)) expect([0, 2, 3, 4]).toContain(e);
+    for (const gone of ['HRK', 'ANG', 'VEF', 'ZWL', 'XAU', 'XXX']) expect(CURRENCY_EXPONENTS[gone]).toBeUndefined();
+  });
+
+  it('rescales by integer multiply and divide, refusing a remainder and an unsafe result', () => {
+    expect(rescaleMinor(5000, 0, 2)).toEqual({ ok: true, amount: 500000 });
+    expect(rescaleMinor(1234500, 2, 0)).toEqual({ ok: true, amount: 12345 });
+    expect(rescaleMinor(1234550, 2, 0)).toEqual({ ok: false, problem: '1234550 has a remainder of 50 below the 100-unit step' });
+    expect(rescaleMinor(Number.MAX_SAFE_INTEGER, 0, 2)).toMatchObject({ ok: false });
+    expect(rescaleMinor(Number.MAX_SAFE_INTEGER - 7, 2, 0)).toMatchObject({ ok: false }); // 9007199254740984: a remainder of 84
+    expect(rescaleMinor(9007199254740900, 2, 0)).toEqual({ ok: true, amount: 90071992547409 });
   });
 });

@@ -68,6 +68,20 @@ describe('select', () => {
     expect(none).toMatchObject({ ok: false, code: 'no_candidate' });
   });
 
+  it("skips a connector whose provider's decimals cannot express the amount, with the reason, and fails over", () => {
+    const s = snapshot(BASE.replace('default: { priority: [stripe_eu, adyen_eu] }', 'default: { priority: [adyen_eu, stripe_eu] }'));
+    // IDR: 2 decimals in ISO and at Stripe, whole rupiah at Adyen.
+    const odd = select(s, { ...facts, currency: 'IDR', amount: 1234550 });
+    expect(odd.decision.candidates).toEqual(['stripe_eu']);
+    expect(odd.decision.skipped).toEqual([{ connector: 'adyen_eu', reason: expect.stringContaining('cannot take this amount: 1234550 IDR (ISO minor units) cannot be sent to Adyen') as unknown }]);
+    expect(select(s, { ...facts, currency: 'IDR', amount: 1234500 }).decision.candidates).toEqual(['adyen_eu', 'stripe_eu']);
+    // MGA the other way round: zero-decimal at Stripe, two decimals at Adyen.
+    expect(select(s, { ...facts, currency: 'MGA', amount: 1550 }).decision).toMatchObject({ candidates: ['adyen_eu'], skipped: [{ connector: 'stripe_eu' }] });
+    expect(select(s, { ...facts, currency: 'KWD', amount: 12345 }).decision.candidates).toEqual(['adyen_eu']); // Stripe wants the last KWD digit 0
+    const vipOnly = select(s, { ...facts, currency: 'CVE', amount: 12345, merchantId: 'mer_vip', metadata: { tier: 'gold' } });
+    expect(vipOnly).toMatchObject({ ok: false, code: 'no_candidate', decision: { rule: 'vip', candidates: [], skipped: [{ connector: 'adyen_eu' }] } });
+  });
+
   it('refuses a test card when a candidate is live', () => {
     const r = select(snapshot(), { ...facts, currency: 'GBP' });
     expect(r).toMatchObject({ ok: false, code: 'test_card_not_allowed' });

@@ -12,9 +12,21 @@ describe('Stripe amounts', () => {
     ['EUR', 1234, 1234, 'eur'],
     ['KWD', 12340, 12340, 'kwd'],
     ['ISK', 5, 500, 'isk'], // ISO zero-decimal, Stripe still two-decimal
+    ['MGA', 1500, 15, 'mga'], // ISO two-decimal, on Stripe's zero-decimal list
+    ['CLP', 5000, 5000, 'clp'], // zero-decimal at both
+    ['IDR', 1234550, 1234550, 'idr'], // two-decimal at both: Stripe takes what Adyen cannot
   ])('%s %i minor units go on the wire as %i %s and come back unchanged', (currency, amount, wire, wireCurrency) => {
     expect(toStripeAmount(amount, currency)).toEqual({ ok: true, amount: wire, currency: wireCurrency });
     expect(fromStripeAmount(wire, wireCurrency)).toEqual({ amount, currency });
+  });
+
+  it('refuses an MGA amount with a remainder below the ariary, naming it; and a fractional ISK on the way back', () => {
+    expect(toStripeAmount(1550, 'MGA')).toEqual({ ok: false, problem: expect.stringContaining('1550 MGA (ISO minor units) cannot be sent to Stripe') as unknown });
+    expect(fromStripeAmount(550, 'isk')).toBeNull();
+  });
+
+  it('refuses the ISO three- and four-decimal currencies not on Stripe\'s lists', () => {
+    for (const c of ['IQD', 'LYD', 'CLF', 'UYI']) expect(toStripeAmount(1000, c)).toMatchObject({ ok: false, problem: expect.stringContaining(`Stripe does not take ${c}`) as unknown });
   });
 
   it('refuses a three-decimal amount Stripe cannot take instead of rounding it', () => {
