@@ -21,12 +21,13 @@ export function benchConfig(): string {
   return file;
 }
 
-/** Drops and re-creates the bench's own database, migrated. */
+/** Drops and re-creates the bench's own database, migrated; drops its sandbox's (<name>_sandbox), which the gateway re-creates on first use. */
 export async function recreateDatabase(url: string, name: string): Promise<void> {
   const admin = new pg.Client({ connectionString: withDatabase(url, 'postgres') });
   await admin.connect();
   try {
     await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+    await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(`${name}_sandbox`)} WITH (FORCE)`);
   } finally {
     await admin.end();
   }

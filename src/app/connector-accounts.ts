@@ -1,10 +1,13 @@
 // From the config file's connector accounts to connector instances. In-process sandboxes are
-// started here when an account's endpoint is "sandbox"; a URL endpoint names an external sandbox
+// started here when an account's endpoint is "sandbox" (their state in the sandbox database, so
+// every process with this config talks to one provider); a URL endpoint names an external sandbox
 // (switchyard sandbox) or the live API.
 
 import type { Connector, ConnectorAccountConfig, DeclineRule } from '../connectors/contract.ts';
 import { createConnector } from '../connectors/registry.ts';
 import type { SandboxControl } from '../sandboxes/shared/control.ts';
+import { openSandboxDatabase } from '../sandboxes/shared/database.ts';
+import type { SandboxDatabase } from '../sandboxes/shared/database.ts';
 import { startStripeSandbox } from '../sandboxes/stripe/index.ts';
 import { startAdyenSandbox } from '../sandboxes/adyen/index.ts';
 import { sandboxCaFile } from '../sandboxes/adyen/certificate.ts';
@@ -72,6 +75,9 @@ export interface ConnectorSetOptions {
   readonly webhookUrl?: (account: string) => string | undefined;
   /** Where in-process sandboxes keep files (the Adyen sandbox's TLS certificate). */
   readonly dataDir?: string;
+  /** The sandbox database (src/sandboxes/shared/database.ts sandboxDatabaseUrl); required when an account's endpoint is "sandbox". */
+  readonly sandboxDatabaseUrl?: string;
+  readonly log?: (line: string) => void;
 }
 
 export const DEFAULT_DATA_DIR = '.data';
@@ -79,13 +85,16 @@ export const DEFAULT_DATA_DIR = '.data';
 export async function buildConnectorSet(config: SwitchyardConfig, opts: ConnectorSetOptions = {}): Promise<ConnectorSet> {
   const connectors = new Map<string, Connector>();
   const sandboxes: SandboxControl[] = [];
+  let database: SandboxDatabase | undefined;
   try {
     for (const [name, account] of Object.entries(config.connectors)) {
       let endpoint: Endpoint;
       let sandbox: boolean;
       let caPem: string | undefined;
       if (account.endpoint === 'sandbox') {
-        const started = await startInProcessSandbox(name, account, opts.webhookUrl?.(name), opts.dataDir ?? DEFAULT_DATA_DIR);
+        if (opts.sandboxDatabaseUrl === undefined) throw new Error(`connector ${name}: endpoint "sandbox" needs the sandbox database (sandboxDatabaseUrl)`);
+        database ??= await openSandboxDatabase(opts.sandboxDatabaseUrl, opts.log === undefined ? {} : { log: opts.log });
+        const started = await startInProcessSandbox(database, name, account, opts.webhookUrl?.(name), opts.dataDir ?? DEFAULT_DATA_DIR);
         sandboxes.push(started.control);
         endpoint = started.endpoint;
         caPem = started.control.caPem;
@@ -98,6 +107,7 @@ export async function buildConnectorSet(config: SwitchyardConfig, opts: Connecto
     }
   } catch (err) {
     await Promise.all(sandboxes.map((s) => s.close()));
+    await database?.close();
     throw err;
   }
   return {
@@ -106,20 +116,21 @@ export async function buildConnectorSet(config: SwitchyardConfig, opts: Connecto
     async close() {
       await Promise.all([...connectors.values()].map((c) => c.close()));
       await Promise.all(sandboxes.map((s) => s.close()));
+      await database?.close();
     },
   };
 }
 
-async function startInProcessSandbox(name: string, account: YamlAccount, webhookUrl: string | undefined, dataDir: string): Promise<{ control: SandboxControl; endpoint: Endpoint }> {
+async function startInProcessSandbox(database: SandboxDatabase, name: string, account: YamlAccount, webhookUrl: string | undefined, dataDir: string): Promise<{ control: SandboxControl; endpoint: Endpoint }> {
   switch (account.type) {
     case 'stripe': {
       const secret = account.webhook_secrets[0]!;
-      const sb = await startStripeSandbox({ account: name, secretKey: account.secret_key, port: 0, ...(webhookUrl === undefined ? {} : { webhook: { url: webhookUrl, secret } }) });
+      const sb = await startStripeSandbox({ database, account: name, secretKey: account.secret_key, port: 0, ...(webhookUrl === undefined ? {} : { webhook: { url: webhookUrl, secret } }) });
       return { control: sb, endpoint: { host: sb.host, port: sb.port, protocol: 'http' } };
     }
     case 'adyen': {
       const sb = await startAdyenSandbox({
-        account: name, apiKey: account.api_key, merchantAccount: account.merchant_account, port: 0,
+        database, account: name, apiKey: account.api_key, merchantAccount: account.merchant_account, port: 0,
         certificateDirectory: account.certificate_dir ?? join(dataDir, `${name}-tls`),
         ...(webhookUrl === undefined ? {} : { webhook: { url: webhookUrl, hmacKey: account.hmac_keys[0]!, username: account.basic_auth.username, password: account.basic_auth.password } }),
       });

@@ -18,6 +18,7 @@ import { OutboxRelay } from '../jobs/relay.ts';
 import { StepEnvFactory } from '../jobs/step-env.ts';
 import { WorkerPool } from '../jobs/workers.ts';
 import { buildConnectorSet } from './connector-accounts.ts';
+import { sandboxDatabaseUrl } from '../sandboxes/shared/database.ts';
 import { PaymentWaits } from './payment-waits.ts';
 import { WEBHOOK_OUTBOX_KINDS, webhookQueueFor } from '../webhooks/webhook-jobs.ts';
 import { webhookSettings } from '../webhooks/webhook-services.ts';
@@ -125,7 +126,11 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       void saveRoutingSnapshot(database.db, s.snapshot).catch((e: unknown) => log(`routing snapshot not stored: ${(e as Error).message}`));
     });
 
-    const set = await buildConnectorSet(config, { webhookUrl: (a) => (opts.webhookBaseUrl === undefined ? undefined : `${opts.webhookBaseUrl}/webhooks/${a}`) });
+    const set = await buildConnectorSet(config, {
+      webhookUrl: (a) => (opts.webhookBaseUrl === undefined ? undefined : `${opts.webhookBaseUrl}/webhooks/${a}`),
+      sandboxDatabaseUrl: sandboxDatabaseUrl(opts.databaseUrl, opts.env ?? process.env),
+      log,
+    });
     cleanups.unshift(() => set.close());
     const breakerSettings = Object.fromEntries(Object.entries(config.connectors).map(([n, c]) => [n, c.breaker]));
     const breakers = new ConnectorBreakers(breakerSettings, log);

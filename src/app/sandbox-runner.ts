@@ -1,11 +1,13 @@
 // `switchyard sandbox`: the provider sandboxes alone, so crash tests can kill the gateway while the
 // providers — and their ledgers — live on. It reads the gateway's own config: every connector
 // account whose endpoint is a loopback URL gets its sandbox on that port, and sends its webhooks
-// to the gateway's intake.
+// to the gateway's intake. Its state is the sandbox database's, the same the in-process sandboxes
+// of this config would use.
 
 import { join } from 'node:path';
 import { startAdyenSandbox } from '../sandboxes/adyen/index.ts';
 import type { SandboxControl } from '../sandboxes/shared/control.ts';
+import { openSandboxDatabase } from '../sandboxes/shared/database.ts';
 import { startControlServer } from '../sandboxes/shared/control-server.ts';
 import type { ControlServer } from '../sandboxes/shared/control-server.ts';
 import { startStripeSandbox } from '../sandboxes/stripe/index.ts';
@@ -18,6 +20,8 @@ export interface SandboxRunnerOptions {
   /** The gateway's base URL, where sandboxes send webhooks (`${base}/webhooks/${account}`). */
   readonly gatewayUrl: string;
   readonly dataDir?: string;
+  /** The sandbox database (sandboxDatabaseUrl of the gateway's DATABASE_URL, or SANDBOX_DATABASE_URL). */
+  readonly databaseUrl: string;
 }
 
 export interface RunningSandboxes {
@@ -28,6 +32,7 @@ export interface RunningSandboxes {
 
 export async function runSandboxes(config: SwitchyardConfig, opts: SandboxRunnerOptions): Promise<RunningSandboxes> {
   const sandboxes: SandboxControl[] = [];
+  const database = await openSandboxDatabase(opts.databaseUrl);
   try {
     for (const [name, account] of Object.entries(config.connectors)) {
       if (account.endpoint === 'sandbox' || !isSandboxEndpoint(account.endpoint)) continue;
@@ -35,12 +40,12 @@ export async function runSandboxes(config: SwitchyardConfig, opts: SandboxRunner
       const webhookUrl = `${opts.gatewayUrl}/webhooks/${name}`;
       switch (account.type) {
         case 'stripe':
-          sandboxes.push(await startStripeSandbox({ account: name, secretKey: account.secret_key, host, port, webhook: { url: webhookUrl, secret: account.webhook_secrets[0]! } }));
+          sandboxes.push(await startStripeSandbox({ database, account: name, secretKey: account.secret_key, host, port, webhook: { url: webhookUrl, secret: account.webhook_secrets[0]! } }));
           break;
         case 'adyen':
           sandboxes.push(
             await startAdyenSandbox({
-              account: name, apiKey: account.api_key, merchantAccount: account.merchant_account, host, port,
+              database, account: name, apiKey: account.api_key, merchantAccount: account.merchant_account, host, port,
               certificateDirectory: account.certificate_dir ?? join(opts.dataDir ?? DEFAULT_DATA_DIR, `${name}-tls`),
               webhook: { url: webhookUrl, hmacKey: account.hmac_keys[0]!, username: account.basic_auth.username, password: account.basic_auth.password },
             }),
@@ -56,10 +61,12 @@ export async function runSandboxes(config: SwitchyardConfig, opts: SandboxRunner
       async close() {
         await control.close();
         await Promise.all(sandboxes.map((s) => s.close()));
+        await database.close();
       },
     };
   } catch (err) {
     await Promise.all(sandboxes.map((s) => s.close()));
+    await database.close();
     throw err;
   }
 }

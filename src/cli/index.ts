@@ -195,7 +195,7 @@ program
   .action(action(async (opts: { controlPort: number; gatewayUrl?: string }) => {
     const s = settingsFromEnv();
     const { sandboxCommand } = await import('./ops-commands.ts');
-    const close = await sandboxCommand(s.configFile, opts.controlPort, opts.gatewayUrl ?? `http://127.0.0.1:${s.port}`, print);
+    const close = await sandboxCommand(s.configFile, opts.controlPort, opts.gatewayUrl ?? `http://127.0.0.1:${s.port}`, s.databaseUrl, print);
     const stop = (): void => {
       void close().then(() => process.exit(0));
     };

@@ -1,6 +1,8 @@
 // Operator commands: dead letters, the ledger check, and the sandboxes run alone.
 
 import { runSandboxes } from '../app/sandbox-runner.ts';
+import { sandboxDatabaseUrl } from '../sandboxes/shared/database.ts';
+import { maskDatabaseUrl } from '../store/database-url.ts';
 import { countDeadLetters, listDeadLetters, replayDeadLetter } from '../jobs/dlq.ts';
 import { QueueSet, TIMER_QUEUE, callQueueName, redisConnection } from '../jobs/queues.ts';
 import { webhookQueueFor } from '../webhooks/webhook-jobs.ts';
@@ -51,16 +53,17 @@ export async function ledgerCheckCommand(databaseUrl: string, json: boolean): Pr
   });
 }
 
-export async function sandboxCommand(configFile: string, controlPort: number, gatewayUrl: string, print: (line: string) => void): Promise<() => Promise<void>> {
+export async function sandboxCommand(configFile: string, controlPort: number, gatewayUrl: string, databaseUrl: string, print: (line: string) => void): Promise<() => Promise<void>> {
   const loaded = loadConfigFile(configFile);
   if (!loaded.ok) throw new CliInputError(formatProblems(loaded));
   let running;
   try {
-    running = await runSandboxes(loaded.config, { controlPort, gatewayUrl });
+    running = await runSandboxes(loaded.config, { controlPort, gatewayUrl, databaseUrl: sandboxDatabaseUrl(databaseUrl) });
   } catch (err) {
     throw new CliInputError(`switchyard sandbox: ${(err as Error).message}`);
   }
   for (const s of running.sandboxes) print(`sandbox ${s.account} (${s.type}) listening on ${s.url}`);
+  print(`state in ${maskDatabaseUrl(sandboxDatabaseUrl(databaseUrl))}`);
   print(`control API on http://127.0.0.1:${running.control.port}/_sandbox/{account}/…; webhooks go to ${gatewayUrl}/webhooks/{account}`);
   return () => running.close();
 }

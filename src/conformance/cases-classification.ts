@@ -20,7 +20,7 @@ type Driver<S extends ConformanceSandbox> = (ctx: KitContext<S>, subject: Confor
 
 /** The authorize call a fault hits: the first call after prepare. */
 async function authorizeUnder<S extends ConformanceSandbox>(ctx: KitContext<S>, fault: Parameters<S['scheduleFault']>[0], connector: Connector = ctx.connector): Promise<CallOutcome> {
-  ctx.sandbox.scheduleFault(fault);
+  await ctx.sandbox.scheduleFault(fault);
   return (await authorizePayment(connector)).outcome;
 }
 
@@ -53,7 +53,7 @@ function sandboxDrivers<S extends ConformanceSandbox>(): Partial<Record<FailureS
     },
     in_progress: async (ctx) => {
       const req = authorizeRequest(ctx.connector);
-      ctx.sandbox.scheduleFault({ op: 'authorize', mode: 'latency', latencyMs: 1500, process: 'after', count: 1 });
+      await ctx.sandbox.scheduleFault({ op: 'authorize', mode: 'latency', latencyMs: 1500, process: 'after', count: 1 });
       const first = authorizePayment(ctx.connector, req);
       await new Promise((r) => setTimeout(r, 500));
       const second = await authorizePayment(ctx.connector, req);

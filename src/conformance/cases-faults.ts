@@ -28,13 +28,13 @@ export function registerFaultCases<S extends ConformanceSandbox>(subject: Confor
       try {
         const p = await authorizePayment(connector, req);
         expect(p.outcome, JSON.stringify(p.outcome)).toMatchObject({ kind: 'not_sent', reason: 'connection_refused' });
-        expect(ledgerOf(req.attemptId)).toHaveLength(0);
+        expect((await ledgerOf(req.attemptId))).toHaveLength(0);
       } finally {
         await sandbox.outage(0);
       }
       const again = await authorizePayment(connector, req);
       expect(again.outcome.kind).toBe('succeeded');
-      expect(ledgerOf(req.attemptId)).toMatchObject([{ authorized: 1000 }]);
+      expect((await ledgerOf(req.attemptId))).toMatchObject([{ authorized: 1000 }]);
     });
 
     const faultModes: readonly FaultMode[] = ['accept_then_drop', 'reset_before_processing'];
@@ -46,10 +46,10 @@ export function registerFaultCases<S extends ConformanceSandbox>(subject: Confor
             // More firings than the SDK makes requests would linger and hit the next test.
             if (count > 1 + (subject.sdkResendsAfterReset ?? 1)) return;
             const truth = scenario === 'approved' ? 'succeeded' : 'declined';
-            sandbox.scheduleFault({ op: 'authorize', mode, count });
+            await sandbox.scheduleFault({ op: 'authorize', mode, count });
             const p = await authorizePayment(connector, { card: testCardNumber(scenario) });
             expect(ALLOWED_AFTER_FAULT(truth), JSON.stringify(p.outcome)).toContain(p.outcome.kind);
-            const authorized = ledgerOf(p.attemptId).reduce((s, e) => s + e.authorized, 0);
+            const authorized = (await ledgerOf(p.attemptId)).reduce((s, e) => s + e.authorized, 0);
             // A reset request lands only through the SDK's own resend, if it makes one.
             const resends = subject.sdkResendsAfterReset ?? 1;
             expect(authorized).toBe(truth === 'succeeded' && (mode === 'accept_then_drop' || count <= resends) ? 1000 : 0);
@@ -64,7 +64,7 @@ export function registerFaultCases<S extends ConformanceSandbox>(subject: Confor
           const { connector, sandbox } = kit();
           if (op === 'create' && !connector.capabilities.preparesAuthorization) return;
           const p = op === 'create' ? null : await authorizePayment(connector, { amount: 1000, captureMethod: op === 'refund' ? 'automatic' : 'manual' });
-          sandbox.scheduleFault({ op, mode, count: 1 + (subject.sdkResendsAfterReset ?? 1) });
+          await sandbox.scheduleFault({ op, mode, count: 1 + (subject.sdkResendsAfterReset ?? 1) });
           const o = await runOp(connector, op, p);
           expect(o, JSON.stringify(o)).toMatchObject({ kind: 'unknown' });
         });
@@ -74,7 +74,7 @@ export function registerFaultCases<S extends ConformanceSandbox>(subject: Confor
     it('a query after accept_then_drop finds the truth', async () => {
       const { connector, sandbox } = kit();
       if (!connector.capabilities.queryByReference) return;
-      sandbox.scheduleFault({ op: 'authorize', mode: 'accept_then_drop', count: 1 + (subject.sdkResendsAfterReset ?? 1) });
+      await sandbox.scheduleFault({ op: 'authorize', mode: 'accept_then_drop', count: 1 + (subject.sdkResendsAfterReset ?? 1) });
       const p = await authorizePayment(connector, { amount: 1000 });
       expect(p.outcome.kind).toBe('unknown');
       const q = await connector.query({ attemptId: p.attemptId, providerRef: p.providerRef, amount: 1000, currency: p.currency });
@@ -106,7 +106,7 @@ export function registerFaultCases<S extends ConformanceSandbox>(subject: Confor
       expect(['not_sent', 'declined'], JSON.stringify(late)).toContain(late.kind);
       const q = await connector.query({ attemptId: req.attemptId, providerRef: ref, amount: req.amount, currency: req.currency });
       expect(q, JSON.stringify(q)).toMatchObject({ kind: 'declined', retryElsewhere: true });
-      expect(ledgerOf(req.attemptId).every((e) => e.authorized === 0 && e.cancelled)).toBe(true);
+      expect((await ledgerOf(req.attemptId)).every((e) => e.authorized === 0 && e.cancelled)).toBe(true);
     });
 
     it('a replay with the same key returns the same answer and never charges twice', async () => {
@@ -116,8 +116,8 @@ export function registerFaultCases<S extends ConformanceSandbox>(subject: Confor
       const second = await authorizePayment(connector, req);
       expect(first.outcome.kind).toBe('succeeded');
       expect(second.outcome).toEqual(first.outcome);
-      expect(ledgerOf(req.attemptId)).toHaveLength(1);
-      expect(ledgerOf(req.attemptId)[0]?.authorized).toBe(1000);
+      expect((await ledgerOf(req.attemptId))).toHaveLength(1);
+      expect((await ledgerOf(req.attemptId))[0]?.authorized).toBe(1000);
     });
 
     it('declares its key retention; the core refuses a resend past it; the sandbox really forgets the key then', async () => {
@@ -136,14 +136,14 @@ export function registerFaultCases<S extends ConformanceSandbox>(subject: Confor
           ? connector.prepare({ ...req, idempotencyKey: keyFor(connector, req.paymentId, 'prepare') })
           : connector.authorize({ ...req, providerRef: null });
       const first = await send();
-      sandbox.advanceClock(retention / 1000 - 60);
+      await sandbox.advanceClock(retention / 1000 - 60);
       const inside = await send();
       expect(inside).toEqual(first); // still remembered just inside the declared window
-      sandbox.advanceClock(120);
+      await sandbox.advanceClock(120);
       const after = await send();
       expect(after.kind).toBe('succeeded');
       expect('providerRef' in after && after.providerRef).not.toBe('providerRef' in first && first.providerRef);
-      expect(ledgerOf(req.attemptId)).toHaveLength(2); // a second object: why the core never resends past retention
+      expect((await ledgerOf(req.attemptId))).toHaveLength(2); // a second object: why the core never resends past retention
     });
   });
 }

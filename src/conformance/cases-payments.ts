@@ -59,7 +59,7 @@ export function registerPaymentCases<S extends ConformanceSandbox>(subject: Conf
       const { connector, ledgerOf } = kit();
       const p = await authorizePayment(connector, { amount: 1000 });
       expect(succeeded(p.outcome)).toMatchObject({ amount: 1000, providerRef: p.providerRef });
-      expect(ledgerOf(p.attemptId)).toMatchObject([{ authorized: 1000, captured: 0, cancelled: false }]);
+      expect((await ledgerOf(p.attemptId))).toMatchObject([{ authorized: 1000, captured: 0, cancelled: false }]);
     });
 
     for (const d of DECLINES) {
@@ -71,16 +71,16 @@ export function registerPaymentCases<S extends ConformanceSandbox>(subject: Conf
         expect({ class: o.class, retryElsewhere: o.retryElsewhere }).toEqual(declineRuleFor(connector.declineTable, o.code));
         if (d.retryElsewhere !== undefined) expect(o.retryElsewhere).toBe(d.retryElsewhere);
         expect(o.providerRef, 'a decline names the provider object').toBeTypeOf('string');
-        expect(ledgerOf(p.attemptId).every((e) => e.authorized === 0 && e.captured === 0)).toBe(true);
+        expect((await ledgerOf(p.attemptId)).every((e) => e.authorized === 0 && e.captured === 0)).toBe(true);
       });
     }
 
     it('refuses a test card on a live account before sending anything', async () => {
       const { connectorWith, sandbox } = kit();
-      const before = sandbox.ledger().length;
+      const before = (await sandbox.ledger()).length;
       const p = await authorizePayment(connectorWith({ liveAccount: true }));
       expect(p.outcome).toMatchObject({ kind: 'not_sent', reason: 'local_validation' });
-      expect(sandbox.ledger().length).toBe(before);
+      expect((await sandbox.ledger()).length).toBe(before);
     });
 
     it(`accepts a key of exactly maxKeyLength characters`, async () => {
@@ -96,21 +96,21 @@ export function registerPaymentCases<S extends ConformanceSandbox>(subject: Conf
         const p = await authorizePayment(connector, { amount, currency });
         expect(succeeded(p.outcome)).toMatchObject({ amount, currency });
         // The ledger in ISO units (the provider's reading of what it got) and as received.
-        expect(ledgerOf(p.attemptId)).toMatchObject([{ authorized: amount, received: { authorized: received } }]);
+        expect(await ledgerOf(p.attemptId)).toMatchObject([{ authorized: amount, received: { authorized: received } }]);
         expect(succeeded(await capture(connector, p, amount))).toMatchObject({ amount });
         const r = await refund(connector, p, amount);
         expect(succeeded(r)).toMatchObject({ amount });
-        expect(ledgerOf(p.attemptId)).toMatchObject([{ captured: amount, refunded: amount, received: { captured: received, refunded: received } }]);
+        expect(await ledgerOf(p.attemptId)).toMatchObject([{ captured: amount, refunded: amount, received: { captured: received, refunded: received } }]);
       });
     }
 
     for (const { currency, amount } of subject.unsendableAmounts) {
       it(`refuses ${amount} minor units of ${currency} before sending, naming the amount`, async () => {
         const { connector, sandbox } = kit();
-        const before = sandbox.ledger().length;
+        const before = (await sandbox.ledger()).length;
         const { outcome } = await authorizePayment(connector, { amount, currency });
         expect(outcome).toMatchObject({ kind: 'not_sent', reason: 'local_validation', detail: expect.stringContaining(`${amount} ${currency}`) as unknown });
-        expect(sandbox.ledger().length).toBe(before);
+        expect((await sandbox.ledger()).length).toBe(before);
       });
     }
   });
@@ -122,7 +122,7 @@ export function registerPaymentCases<S extends ConformanceSandbox>(subject: Conf
       const { connector, ledgerOf } = kit();
       const p = await authorizePayment(connector, { amount: 1000 });
       expect(succeeded(await capture(connector, p, 1000))).toMatchObject({ amount: 1000 });
-      expect(ledgerOf(p.attemptId)).toMatchObject([{ captured: 1000 }]);
+      expect((await ledgerOf(p.attemptId))).toMatchObject([{ captured: 1000 }]);
     });
 
     it('captures part of the authorization when partialCapture is declared (refuses it otherwise); the rest cannot be captured after a final capture', async () => {
@@ -130,13 +130,13 @@ export function registerPaymentCases<S extends ConformanceSandbox>(subject: Conf
       const p = await authorizePayment(connector, { amount: 1000 });
       if (!connector.capabilities.partialCapture) {
         expect((await capture(connector, p, 600)).kind).not.toBe('succeeded');
-        expect(ledgerOf(p.attemptId)).toMatchObject([{ captured: 0 }]);
+        expect((await ledgerOf(p.attemptId))).toMatchObject([{ captured: 0 }]);
         return;
       }
       expect(succeeded(await capture(connector, p, 600))).toMatchObject({ amount: 600 });
       const again = await capture(connector, p, 400, true, 2, 600);
       expect(again.kind).not.toBe('succeeded');
-      expect(ledgerOf(p.attemptId)).toMatchObject([{ captured: 600 }]);
+      expect((await ledgerOf(p.attemptId))).toMatchObject([{ captured: 600 }]);
     });
 
     it('captures several times when multicapture is declared (refuses a non-final capture otherwise)', async () => {
@@ -149,7 +149,7 @@ export function registerPaymentCases<S extends ConformanceSandbox>(subject: Conf
       expect(succeeded(await capture(connector, p, 300, false, 1, 0))).toMatchObject({ amount: 300 });
       expect(succeeded(await capture(connector, p, 200, false, 2, 300))).toMatchObject({ amount: 200 });
       expect(succeeded(await capture(connector, p, 500, true, 3, 500))).toMatchObject({ amount: 500 });
-      expect(ledgerOf(p.attemptId)).toMatchObject([{ captured: 1000 }]);
+      expect((await ledgerOf(p.attemptId))).toMatchObject([{ captured: 1000 }]);
     });
 
     it('voids an authorization: the hold is released and nothing is captured', async () => {
@@ -157,7 +157,7 @@ export function registerPaymentCases<S extends ConformanceSandbox>(subject: Conf
       const p = await authorizePayment(connector, { amount: 1000 });
       const v = await connector.void({ paymentId: p.paymentId, attemptId: p.attemptId, providerRef: ref(p), amount: 1000, currency: p.currency, idempotencyKey: keyFor(connector, p.paymentId, 'void') });
       succeeded(await settleModification(connector, v, { op: 'void', paymentRef: ref(p), amount: 1000, currency: p.currency }));
-      expect(ledgerOf(p.attemptId)).toMatchObject([{ cancelled: true, captured: 0 }]);
+      expect((await ledgerOf(p.attemptId))).toMatchObject([{ cancelled: true, captured: 0 }]);
     });
 
     it('refunds in full', async () => {
@@ -165,7 +165,7 @@ export function registerPaymentCases<S extends ConformanceSandbox>(subject: Conf
       const p = await authorizePayment(connector, { amount: 1000, captureMethod: 'automatic' });
       expect(succeeded(p.outcome)).toMatchObject({ amount: 1000 });
       expect(succeeded(await refund(connector, p, 1000))).toMatchObject({ amount: 1000 });
-      expect(ledgerOf(p.attemptId)).toMatchObject([{ captured: 1000, refunded: 1000 }]);
+      expect((await ledgerOf(p.attemptId))).toMatchObject([{ captured: 1000, refunded: 1000 }]);
     });
 
     it('refunds partially, several times, and never beyond the captured amount (refuses partial refunds when undeclared)', async () => {
@@ -177,7 +177,7 @@ export function registerPaymentCases<S extends ConformanceSandbox>(subject: Conf
       }
       for (const [i, amount] of [300, 300, 400].entries()) expect(succeeded(await refund(connector, p, amount, i + 1))).toMatchObject({ amount });
       expect((await refund(connector, p, 10, 4)).kind).not.toBe('succeeded');
-      expect(ledgerOf(p.attemptId)).toMatchObject([{ refunded: 1000 }]);
+      expect((await ledgerOf(p.attemptId))).toMatchObject([{ refunded: 1000 }]);
     });
 
     it('queries an authorization by provider reference when queryByReference is declared', async () => {
@@ -202,7 +202,7 @@ export function registerPaymentCases<S extends ConformanceSandbox>(subject: Conf
       for (const [p, expected] of [[held, { authorized: 1000, captured: 0, refunded: 0 }], [taken, { authorized: 2000, captured: 2000, refunded: 500 }]] as const) {
         const mine = records.filter((r) => r.attemptId === p.attemptId);
         expect(mine).toMatchObject([{ providerRef: p.providerRef, amount: p.amount, currency: p.currency, ...expected }]);
-        const ledger = ledgerOf(p.attemptId)[0];
+        const ledger = (await ledgerOf(p.attemptId))[0];
         expect({ captured: mine[0]?.captured, refunded: mine[0]?.refunded }).toEqual({ captured: ledger?.captured, refunded: ledger?.refunded });
       }
     });

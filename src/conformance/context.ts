@@ -14,7 +14,7 @@ export interface KitContext<S extends ConformanceSandbox> {
   /** Another connector on the same sandbox with other options; closed with the block. */
   readonly connectorWith: (options: KitConnectorOptions) => Connector;
   /** The sandbox ledger rows of one attempt (reference = attempt id). */
-  readonly ledgerOf: (attemptId: string) => ReturnType<S['ledger']>[number][];
+  readonly ledgerOf: (attemptId: string) => Promise<Awaited<ReturnType<S['ledger']>>[number][]>;
 }
 
 export function useSandbox<S extends ConformanceSandbox>(subject: ConformanceSubject<S>, options: KitConnectorOptions = {}): () => KitContext<S> {
@@ -37,7 +37,7 @@ export function useSandbox<S extends ConformanceSandbox>(subject: ConformanceSub
         extra.push(c);
         return c;
       },
-      ledgerOf: (attemptId) => sandbox.ledger().filter((e) => e.reference === attemptId),
+      ledgerOf: async (attemptId) => (await sandbox.ledger()).filter((e) => e.reference === attemptId),
     };
   });
   afterAll(async () => {

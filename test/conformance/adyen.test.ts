@@ -1,6 +1,7 @@
 // Registers the Adyen connector with the conformance kit, against the Adyen HTTPS sandbox, and adds
 // the Adyen-only cases: an unknown /payments resolved by same-key replay, and by technical cancel.
 
+import { withOwnSandboxDatabase } from '../integration/helpers/sandbox-db.ts';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -104,7 +105,8 @@ const auth = (): Record<string, string> => ({ 'content-type': 'application/json'
 export const adyenConformanceSubject: ConformanceSubject<AdyenSandbox> = {
   name: 'adyen',
   makeSandbox: ({ webhook }) =>
-    startAdyenSandbox({
+    withOwnSandboxDatabase('conformance_adyen', (database) => startAdyenSandbox({
+      database,
       account: 'adyen_kit',
       apiKey: ADYEN_KIT.apiKey,
       merchantAccount: ADYEN_KIT.merchantAccount,
@@ -112,7 +114,7 @@ export const adyenConformanceSubject: ConformanceSubject<AdyenSandbox> = {
       webhook: { url: webhook.url, hmacKey: webhook.secret, username: ADYEN_KIT.username, password: ADYEN_KIT.password },
       webhookRetry: { maxAttempts: 2, baseMs: 20 },
       reportDelayMs: ADYEN_KIT.reportDelayMs,
-    }),
+    })),
   makeConnector: (sandbox, o) => adyenAccount(sandbox.url, o),
   makeConnectorAt: ({ host, port }, o) => adyenAccount(`https://${host}:${port}`, o),
   // The signature is inside the body (per item); the headers carry only the basic auth.
@@ -159,31 +161,31 @@ describe('adyen: resolving an unknown /payments', () => {
   it('a same-key replay inside the retention returns the stored answer: one charge, the same pspReference', async () => {
     const { connector, sandbox, ledgerOf } = kit();
     const req = { ...authorizeRequest(connector), providerRef: null };
-    sandbox.scheduleFault({ op: 'authorize', mode: 'accept_then_drop', count: 1 });
+    await sandbox.scheduleFault({ op: 'authorize', mode: 'accept_then_drop', count: 1 });
     const lost = await connector.authorize(req);
     expect(lost).toMatchObject({ kind: 'unknown', reason: 'connection_reset' });
     const replay = await connector.authorize(req);
     expect(replay).toMatchObject({ kind: 'succeeded', amount: 1000 });
-    expect(ledgerOf(req.attemptId)).toMatchObject([{ id: 'providerRef' in replay ? replay.providerRef : '', authorized: 1000 }]);
+    expect((await ledgerOf(req.attemptId))).toMatchObject([{ id: 'providerRef' in replay ? replay.providerRef : '', authorized: 1000 }]);
   });
 
   it('a replay while the first request still runs is unknown{in_progress} (704); asking again later gives the answer', async () => {
     const { connector, sandbox, ledgerOf } = kit();
     const req = { ...authorizeRequest(connector), providerRef: null };
-    sandbox.scheduleFault({ op: 'authorize', mode: 'latency', latencyMs: 800, process: 'after', count: 1 });
+    await sandbox.scheduleFault({ op: 'authorize', mode: 'latency', latencyMs: 800, process: 'after', count: 1 });
     const first = connector.authorize(req);
     await new Promise((r) => setTimeout(r, 200));
     expect(await connector.authorize(req)).toMatchObject({ kind: 'unknown', reason: 'in_progress' });
     expect((await first).kind).toBe('succeeded');
     expect(await connector.authorize(req)).toEqual(await first);
-    expect(ledgerOf(req.attemptId)).toHaveLength(1);
+    expect((await ledgerOf(req.attemptId))).toHaveLength(1);
   });
 
   it('past the window, a technical cancel fences a payment still in flight: TECHNICAL_CANCEL success, the late /payments is Cancelled, nothing charged', async () => {
     const { connector, connectorWith, sandbox, receiver, ledgerOf } = kit();
     const impatient = connectorWith({ timeoutMs: 300 });
     const req = { ...authorizeRequest(impatient), providerRef: null };
-    sandbox.scheduleFault({ op: 'authorize', mode: 'latency', latencyMs: 900, process: 'after', count: 1 });
+    await sandbox.scheduleFault({ op: 'authorize', mode: 'latency', latencyMs: 900, process: 'after', count: 1 });
     expect(await impatient.authorize(req)).toMatchObject({ kind: 'unknown', reason: 'timeout' });
     const fence = await connector.cancelByReference?.({ attemptId: req.attemptId, idempotencyKey: keyFor(connector, req.paymentId, 'fence') });
     expect(fence).toMatchObject({ kind: 'pending' });
@@ -191,7 +193,7 @@ describe('adyen: resolving an unknown /payments', () => {
     await new Promise((r) => setTimeout(r, 900));
     const late = await eventFor(connector, () => receiver.received, req.attemptId, 'authorization');
     expect(late).toMatchObject({ outcome: { kind: 'declined', code: 'cancelled' } });
-    expect(ledgerOf(req.attemptId)).toMatchObject([{ authorized: 0, captured: 0 }]);
+    expect((await ledgerOf(req.attemptId))).toMatchObject([{ authorized: 0, captured: 0 }]);
   });
 
   it('a technical cancel of an authorised manual-capture payment releases it; of an automatically captured one it is refused', async () => {
@@ -202,7 +204,7 @@ describe('adyen: resolving an unknown /payments', () => {
       expect(await connector.cancelByReference?.({ attemptId: req.attemptId, idempotencyKey: keyFor(connector, req.paymentId, 'fence') })).toMatchObject({ kind: 'pending' });
       const kind = captureMethod === 'manual' ? 'fence_confirmed' : 'fence_refused';
       expect(await eventFor(connector, () => receiver.received, req.attemptId, kind), kind).not.toBeNull();
-      expect(ledgerOf(req.attemptId)).toMatchObject([{ cancelled: captureMethod === 'manual', captured: captureMethod === 'manual' ? 0 : 1000 }]);
+      expect((await ledgerOf(req.attemptId))).toMatchObject([{ cancelled: captureMethod === 'manual', captured: captureMethod === 'manual' ? 0 : 1000 }]);
     }
   });
 });

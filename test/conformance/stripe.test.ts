@@ -1,5 +1,6 @@
 // Registers the Stripe connector with the conformance kit, against the Stripe sandbox.
 
+import { withOwnSandboxDatabase } from '../integration/helpers/sandbox-db.ts';
 import { readFileSync } from 'node:fs';
 import Stripe from 'stripe';
 import { defineConnectorConformance } from '../../src/conformance/kit.ts';
@@ -58,7 +59,7 @@ async function wireSamples(sandbox: StripeSandbox): Promise<readonly WireSample[
   const pi = await stripe.paymentIntents.create({ amount: 1000, currency: 'eur', confirm: true, payment_method: 'pm_card_visa', metadata: { attempt_id: 'att_wire' } });
   const charge = await stripe.charges.retrieve(typeof pi.latest_charge === 'string' ? pi.latest_charge : '');
   const refund = await stripe.refunds.create({ payment_intent: pi.id, amount: 100 });
-  const dispute = sandbox.createDispute(pi.id);
+  const dispute = await sandbox.createDispute(pi.id);
   const list = await stripe.paymentIntents.list({ limit: 1 });
   const ref = (type: string): Record<string, unknown> => fixtures.resources[type] ?? {};
   const plain = (o: object): Record<string, unknown> => JSON.parse(JSON.stringify(o)) as Record<string, unknown>;
@@ -73,7 +74,7 @@ async function wireSamples(sandbox: StripeSandbox): Promise<readonly WireSample[
 
 export const stripeConformanceSubject: ConformanceSubject<StripeSandbox> = {
   name: 'stripe',
-  makeSandbox: ({ webhook }) => startStripeSandbox({ account: 'stripe_kit', secretKey: SANDBOX_KEY, webhook, webhookRetry: { maxAttempts: 2, baseMs: 20 } }),
+  makeSandbox: ({ webhook }) => withOwnSandboxDatabase('conformance_stripe', (database) => startStripeSandbox({ database, account: 'stripe_kit', secretKey: SANDBOX_KEY, webhook, webhookRetry: { maxAttempts: 2, baseMs: 20 } })),
   makeConnector: (sandbox, o) => stripeAccount(sandbox.host, sandbox.port, o),
   makeConnectorAt: ({ host, port }, o) => stripeAccount(host, port, o),
   signWebhook: (rawBody, secret, t) => ({ 'content-type': 'application/json', 'stripe-signature': stripeSignatureHeader(rawBody, secret, t) }),

@@ -1,10 +1,11 @@
 // Standard notifications as Adyen sends them: JSON `notificationItems`, every item signed with the
 // endpoint's hex HMAC key (its own implementation, independent of the library the connector uses to
-// verify), HTTP basic auth, optionally batched, then handed to the shared dispatcher, which delays,
-// duplicates and reorders deliveries on demand.
+// verify), HTTP basic auth, optionally batched. Items are stored as events in the sandbox database
+// and sent by the shared dispatcher, which delays, duplicates and reorders deliveries on demand.
 
 import { createHmac } from 'node:crypto';
-import type { WebhookDispatcher, WebhookTarget } from '../shared/webhook-dispatcher.ts';
+import { randomBytes } from 'node:crypto';
+import type { OutgoingEvent, StoredEvent, WebhookDispatcher, WebhookTarget } from '../shared/webhook-dispatcher.ts';
 import type { AdyenAmount } from './state.ts';
 
 export interface NotificationItem {
@@ -71,12 +72,15 @@ export function eventDate(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, '+00:00');
 }
 
-export class NotificationOutbox {
-  private buffer: NotificationItem[] = [];
-  private timer: NodeJS.Timeout | undefined;
-  private sent = 0;
-  private batching: NotificationBatching = { maxItems: 1, windowMs: 0 };
+/** Validates batching settings (stored on the account, so every process batches alike). */
+export function checkBatching(batching: NotificationBatching): NotificationBatching {
+  if (!Number.isInteger(batching.maxItems) || batching.maxItems < 1) throw new RangeError(`maxItems must be a positive integer, got ${batching.maxItems}`);
+  if (!Number.isInteger(batching.windowMs) || batching.windowMs < 0) throw new RangeError(`windowMs must be a non-negative integer, got ${batching.windowMs}`);
+  return batching;
+}
 
+/** This process's view of the notification endpoint: signs items as they are emitted, renders stored ones as they are sent. */
+export class NotificationOutbox {
   constructor(
     private readonly dispatcher: WebhookDispatcher,
     private endpoint: AdyenWebhookEndpoint | undefined,
@@ -87,36 +91,17 @@ export class NotificationOutbox {
     this.dispatcher.setTarget(endpoint === undefined ? undefined : webhookTarget(endpoint));
   }
 
-  configureBatching(batching: Partial<NotificationBatching>): void {
-    const next = { ...this.batching, ...batching };
-    if (!Number.isInteger(next.maxItems) || next.maxItems < 1) throw new RangeError(`maxItems must be a positive integer, got ${next.maxItems}`);
-    if (!Number.isInteger(next.windowMs) || next.windowMs < 0) throw new RangeError(`windowMs must be a non-negative integer, got ${next.windowMs}`);
-    this.batching = next;
-    if (next.maxItems === 1) this.flush();
-  }
-
   /** Signs the item with the current key now: a rotation between emit and delivery keeps the old signature, as at Adyen. */
-  emit(item: NotificationItem): void {
-    if (this.endpoint === undefined) return;
-    this.buffer.push(signNotificationItem(item, this.endpoint.hmacKey));
-    if (this.buffer.length >= this.batching.maxItems) this.flush();
-    else this.timer ??= setTimeout(() => this.flush(), this.batching.windowMs);
+  toEvent(item: NotificationItem): { eventId: string; type: string; items: NotificationItem[] } {
+    const signed = this.endpoint === undefined ? item : signNotificationItem(item, this.endpoint.hmacKey);
+    return { eventId: `ntf_${randomBytes(6).toString('hex')}_${item.pspReference}`, type: item.eventCode, items: [signed] };
   }
 
-  flush(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    if (this.buffer.length === 0) return;
-    const items = this.buffer;
-    this.buffer = [];
-    this.sent += 1;
-    const first = items[0];
-    this.dispatcher.publish({ id: `ntf_${this.sent}_${first?.pspReference ?? ''}`, type: items.map((i) => i.eventCode).join(','), body: notificationBody(items) });
-  }
-
-  close(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    this.buffer = [];
+  /** One POST for a batch of stored items; an item emitted where no endpoint was known is signed by the sender. */
+  render(events: readonly StoredEvent[]): OutgoingEvent {
+    const items = events.flatMap((e) => (e.items ?? []) as NotificationItem[]);
+    const key = this.endpoint?.hmacKey;
+    const signed = items.map((i) => (i.additionalData?.['hmacSignature'] !== undefined || key === undefined ? i : signNotificationItem(i, key)));
+    return { id: events[0]?.eventId ?? 'ntf_empty', type: items.map((i) => i.eventCode).join(','), body: notificationBody(signed) };
   }
 }

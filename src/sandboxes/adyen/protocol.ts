@@ -1,31 +1,38 @@
 // How the Adyen sandbox answers one HTTP request: API-key authentication, Checkout v72 routing,
 // JSON bodies, Adyen's idempotency around the operation (stored response replayed; a duplicate
 // in flight gets 409 errorCode 704 with `transient-error: true`), ServiceError bodies, and the
-// settlement-details report download.
+// settlement-details report download. A request that changes state runs in one transaction of
+// the sandbox database (AccountStore.unit): key claim, change, notifications and stored answer
+// commit together.
 
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { AccountStore, KeyClaim, KeyVerdict } from '../shared/account-store.ts';
 import type { SandboxClock } from '../shared/clock.ts';
 import type { FaultOp } from '../shared/control.ts';
 import type { ExecutionOptions, ProviderProtocol, ProviderReply, ProviderRequest } from '../shared/provider-listener.ts';
+import { adyenStateOf, batchingDelayMs, changesOf, loadOf } from './aggregates.ts';
+import type { AdyenAccountSettings } from './aggregates.ts';
 import type { AdyenOperationContext, JsonObject } from './context.ts';
 import { isObject } from './context.ts';
 import { AdyenServiceError, idempotencyKeyTooLong, internalError, malformedJson, notFound, requestInProgress, unauthorized, unavailable } from './errors.ts';
-import type { AdyenIdempotencyStore } from './idempotency.ts';
 import { cancelPayment, capturePayment, refundPayment, reversePayment, technicalCancel } from './modifications.ts';
 import type { NotificationItem } from './notifications.ts';
 import { createPayment } from './payments.ts';
 import { matchReportPath, settlementReport } from './settlement-report.ts';
-import type { AdyenSandboxState } from './state.ts';
+import { AdyenSandboxState } from './state.ts';
+import type { SettlementBooking } from './state.ts';
+
+const DAY_MS = 86_400_000;
 
 export interface AdyenProtocolDeps {
-  readonly state: AdyenSandboxState;
+  readonly store: AccountStore;
   readonly clock: SandboxClock;
-  readonly idempotency: AdyenIdempotencyStore;
   readonly apiKey: string;
   readonly merchantAccount: string;
   readonly reportDelayMs: number;
-  readonly notify: (item: NotificationItem) => void;
+  /** Turns a notification item into the stored event (signed now when this process knows the endpoint). */
+  readonly toEvent: (item: NotificationItem) => { eventId: string; type: string; items: NotificationItem[] };
 }
 
 const MAX_IDEMPOTENCY_KEY_LENGTH = 64;
@@ -88,7 +95,7 @@ export class AdyenProtocol implements ProviderProtocol {
 
   async process(req: ProviderRequest, options: ExecutionOptions): Promise<ProviderReply> {
     if (header(req, 'x-api-key') !== this.deps.apiKey) return this.reply(req, errorAnswer(unauthorized()));
-    if (req.method === 'GET') return this.reply(req, this.report(req));
+    if (req.method === 'GET') return this.reply(req, await this.report(req));
     const route = matchCheckoutRoute(req.method, req.path);
     if (route === null) return this.reply(req, errorAnswer(notFound(req.path)));
     const key = header(req, 'idempotency-key');
@@ -99,26 +106,47 @@ export class AdyenProtocol implements ProviderProtocol {
     } catch (err) {
       return this.reply(req, errorAnswer(err));
     }
-    if (key === null) {
-      if (options.executionDelayMs > 0) await sleep(options.executionDelayMs);
-      return this.reply(req, this.execute(route, body, options));
+    const { store } = this.deps;
+    const claim: KeyClaim | null = key === null ? null : { key, fingerprint: null };
+    let held: string | undefined;
+    if (options.executionDelayMs > 0) {
+      // Held, committed as in flight, for the whole wait: a same-key request meanwhile gets 704.
+      if (claim !== null) {
+        const hold = await store.holdKey(claim, options.executionDelayMs);
+        if (hold.verdict.kind !== 'execute') return this.replyTo(req, hold.verdict);
+        held = hold.token;
+      }
+      await sleep(options.executionDelayMs);
     }
-    const verdict = this.deps.idempotency.begin(key);
-    if (verdict.kind === 'replay') return this.reply(req, verdict.response);
-    if (verdict.kind === 'in_flight') return this.reply(req, errorAnswer(requestInProgress()));
-    if (options.executionDelayMs > 0) await sleep(options.executionDelayMs);
-    const answer = this.execute(route, body, options);
-    // A refused request (4xx) stores nothing; anything that began processing is replayed as it was.
-    if (answer.status >= 400 && answer.status < 500) this.deps.idempotency.release(key);
-    else this.deps.idempotency.complete(key, { status: answer.status, body: answer.body });
-    return this.reply(req, answer);
+    const { spec, locks } = loadOf(req.path, body);
+    return store.unit(key === null ? locks : [...locks, `key:${key}`], async (unit) => {
+      const loaded = await unit.load(claim, spec, held);
+      if (loaded.verdict.kind !== 'execute') return this.replyTo(req, loaded.verdict);
+      const settings = unit.account.settings as AdyenAccountSettings;
+      const before = adyenStateOf(loaded.objects, loaded.fences, settings);
+      const { answer, queued } = this.execute(route, body, options, before.state, unit.nowMs);
+      await unit.save({
+        ...changesOf(before),
+        events: queued.map((item) => this.deps.toEvent(item)),
+        eventDelayMs: batchingDelayMs(settings),
+        // A refused request (4xx) stores nothing; anything that began processing is replayed as it was.
+        ...(key !== null && { key: answer.status >= 400 && answer.status < 500 ? { key, release: true as const } : { key, store: { status: answer.status, body: answer.body } } }),
+      });
+      return this.reply(req, answer);
+    });
   }
 
-  private execute(route: Route, body: JsonObject, options: ExecutionOptions): Answer {
+  private replyTo(req: ProviderRequest, verdict: Exclude<KeyVerdict, { kind: 'execute' }>): ProviderReply {
+    if (verdict.kind === 'replay') return this.reply(req, { status: verdict.reply.status, body: verdict.reply.body });
+    // Adyen compares no payloads: a live key is either answered or still running.
+    return this.reply(req, errorAnswer(requestInProgress()));
+  }
+
+  private execute(route: Route, body: JsonObject, options: ExecutionOptions, state: AdyenSandboxState, nowMs: number): { answer: Answer; queued: NotificationItem[] } {
     const queued: NotificationItem[] = [];
     const ctx: AdyenOperationContext = {
-      state: this.deps.state,
-      nowMs: this.deps.clock.nowMs(),
+      state,
+      nowMs,
       merchantAccount: this.deps.merchantAccount,
       newPspReference,
       notify: (item) => queued.push(item),
@@ -131,14 +159,16 @@ export class AdyenProtocol implements ProviderProtocol {
       answer = errorAnswer(err);
     }
     if (options.failAfterProcessing) answer = errorAnswer(internalError('sandbox fault after processing'));
-    for (const item of queued) this.deps.notify(item);
-    return answer;
+    return { answer, queued };
   }
 
-  private report(req: ProviderRequest): Answer {
+  private async report(req: ProviderRequest): Promise<Answer> {
     const wanted = matchReportPath(req.path);
     if (wanted === null) return errorAnswer(notFound(req.path));
-    const csv = settlementReport(this.deps.state, wanted, this.deps.clock.nowMs(), this.deps.reportDelayMs);
+    await this.deps.store.refresh();
+    const state = new AdyenSandboxState();
+    state.bookings.push(...((await this.deps.store.bookingsBetween(wanted.dayStartMs, wanted.dayStartMs + DAY_MS)) as SettlementBooking[]));
+    const csv = settlementReport(state, wanted, this.deps.clock.nowMs(), this.deps.reportDelayMs);
     if (csv === null) return errorAnswer(notFound(`${req.path} (not generated yet)`));
     return { status: 200, body: csv, headers: { 'content-type': 'text/csv; charset=utf-8' } };
   }

@@ -1,10 +1,14 @@
 // startAdyenSandbox: a stateful local Adyen Checkout v72 over HTTPS that the unmodified
 // @adyen/api-library talks to (through a client that rewrites the host and trusts the sandbox CA),
 // with fault injection, outages, signed notifications and a ledger of what it really authorised,
-// captured, refunded and cancelled.
+// captured, refunded and cancelled. Its state lives in the sandbox database: every process that
+// starts it for the same account and database is the same provider.
 
+import { AccountStore } from '../shared/account-store.ts';
+import type { LoadSpec } from '../shared/account-store.ts';
 import { SandboxClock } from '../shared/clock.ts';
 import type { SandboxControl, SandboxLedgerEntry, WebhookSettings } from '../shared/control.ts';
+import type { SandboxDatabase } from '../shared/database.ts';
 import { FaultScheduler } from '../shared/fault-scheduler.ts';
 import type { SandboxFaultSpec } from '../shared/fault-scheduler.ts';
 import { ProviderListener } from '../shared/provider-listener.ts';
@@ -12,15 +16,17 @@ import { WebhookDispatcher } from '../shared/webhook-dispatcher.ts';
 import type { DeliveryRecord } from '../shared/webhook-dispatcher.ts';
 import { ensureSandboxTlsMaterial } from './certificate.ts';
 import type { AdyenOperationContext } from './context.ts';
-import { AdyenIdempotencyStore } from './idempotency.ts';
+import { adyenStateOf, batchingDelayMs, changesOf } from './aggregates.ts';
+import type { AdyenAccountSettings } from './aggregates.ts';
 import { chargeback, failCapture, reverseRefund } from './late-events.ts';
-import { NotificationOutbox, webhookTarget } from './notifications.ts';
-import type { AdyenWebhookEndpoint, NotificationBatching } from './notifications.ts';
+import { checkBatching, NotificationOutbox, webhookTarget } from './notifications.ts';
+import type { AdyenWebhookEndpoint, NotificationBatching, NotificationItem } from './notifications.ts';
 import { AdyenProtocol, newPspReference } from './protocol.ts';
-import { AdyenSandboxState } from './state.ts';
 
 export interface AdyenSandboxOptions {
   readonly account: string;
+  /** Where the provider's state lives (openSandboxDatabase); shared by every process given the same one. */
+  readonly database: SandboxDatabase;
   /** 0 or absent: an ephemeral port. */
   readonly port?: number;
   readonly host?: string;
@@ -38,7 +44,6 @@ export interface AdyenSandboxOptions {
   readonly keyTtlMs?: number;
   /** How long after booking a settlement row appears in the report. Default 15 minutes. */
   readonly reportDelayMs?: number;
-  readonly clock?: SandboxClock;
 }
 
 export interface AdyenSandbox extends SandboxControl {
@@ -50,17 +55,19 @@ export interface AdyenSandbox extends SandboxControl {
   readonly merchantAccount: string;
   readonly reportDelayMs: number;
   /** Accepts the sandbox-only mode `error_500_after_processing` too. */
-  scheduleFault(spec: SandboxFaultSpec): number;
+  scheduleFault(spec: SandboxFaultSpec): Promise<number>;
+  /** This process's delivery target; with none, this process delivers nothing (another may). */
   setWebhookEndpoint(endpoint: AdyenWebhookEndpoint | undefined): void;
-  configureNotificationBatching(batching: Partial<NotificationBatching>): void;
+  configureNotificationBatching(batching: Partial<NotificationBatching>): Promise<void>;
   /** The scheme rejects a capture after it succeeded: CAPTURE_FAILED. */
-  failCapture(capturePspReference: string): void;
+  failCapture(capturePspReference: string): Promise<void>;
   /** A succeeded refund fails (REFUND_FAILED) or is returned (REFUNDED_REVERSED). */
-  reverseRefund(refundPspReference: string, eventCode?: 'REFUND_FAILED' | 'REFUNDED_REVERSED'): void;
-  chargeback(paymentPspReference: string, options?: { readonly amount?: number; readonly reversed?: boolean }): void;
+  reverseRefund(refundPspReference: string, eventCode?: 'REFUND_FAILED' | 'REFUNDED_REVERSED'): Promise<void>;
+  chargeback(paymentPspReference: string, options?: { readonly amount?: number; readonly reversed?: boolean }): Promise<void>;
   /** Commission on each Settled row of the settlement report from now on: fixed minor units + basis points. */
-  setSettlementCommission(fixed: number, bps: number): void;
-  webhookDeliveries(): readonly DeliveryRecord[];
+  setSettlementCommission(fixed: number, bps: number): Promise<void>;
+  /** Every delivery attempt for the account, by whichever process made it. */
+  webhookDeliveries(): Promise<readonly DeliveryRecord[]>;
   /** Resolves once every notification queued so far was delivered or given up on. */
   webhooksIdle(): Promise<void>;
   requestsReceived(): number;
@@ -69,39 +76,60 @@ export interface AdyenSandbox extends SandboxControl {
 const DAY_MS = 86_400_000;
 
 export async function startAdyenSandbox(options: AdyenSandboxOptions): Promise<AdyenSandbox> {
-  const clock = options.clock ?? new SandboxClock();
+  const clock = new SandboxClock();
   const tls = ensureSandboxTlsMaterial(options.certificateDirectory);
-  const state = new AdyenSandboxState();
-  const faults = new FaultScheduler();
+  const store = await AccountStore.open(options.database, options.account, 'adyen', clock, {
+    keyTtlMs: options.keyTtlMs ?? 7 * DAY_MS,
+    ...(options.webhookSettings && { webhookSettings: options.webhookSettings }),
+    ...(options.notificationBatching && { settings: { batching: checkBatching({ maxItems: 1, windowMs: 0, ...options.notificationBatching }) } }),
+  });
+  const faults = new FaultScheduler(store);
   const reportDelayMs = options.reportDelayMs ?? 15 * 60_000;
+  // The dispatcher renders with the outbox, and the outbox sets the dispatcher's target.
+  let outbox: NotificationOutbox | undefined = undefined;
   const dispatcher = new WebhookDispatcher({
+    db: options.database,
+    account: options.account,
     ...(options.webhook && { target: webhookTarget(options.webhook) }),
-    ...(options.webhookSettings && { settings: options.webhookSettings }),
     ...(options.webhookRetry?.maxAttempts !== undefined && { maxAttempts: options.webhookRetry.maxAttempts }),
     ...(options.webhookRetry?.baseMs !== undefined && { retryBaseMs: options.webhookRetry.baseMs }),
+    batchSize: (settings) => (settings as AdyenAccountSettings).batching?.maxItems ?? 1,
+    render: (events) => outbox!.render(events),
   });
-  const outbox = new NotificationOutbox(dispatcher, options.webhook);
-  if (options.notificationBatching) outbox.configureBatching(options.notificationBatching);
+  const notifications = new NotificationOutbox(dispatcher, options.webhook);
+  outbox = notifications;
   const protocol = new AdyenProtocol({
-    state,
+    store,
     clock,
-    idempotency: new AdyenIdempotencyStore(clock, options.keyTtlMs ?? 7 * DAY_MS),
     apiKey: options.apiKey,
     merchantAccount: options.merchantAccount,
     reportDelayMs,
-    notify: (item) => outbox.emit(item),
+    toEvent: (item) => notifications.toEvent(item),
   });
-  const listener = await ProviderListener.start({
-    port: options.port ?? 0,
-    host: options.host ?? '127.0.0.1',
-    protocol,
-    faults,
-    tls: { key: tls.keyPem, cert: tls.certPem },
-  });
+  let listener: ProviderListener;
+  try {
+    listener = await ProviderListener.start({
+      port: options.port ?? 0,
+      host: options.host ?? '127.0.0.1',
+      protocol,
+      faults,
+      tls: { key: tls.keyPem, cert: tls.certPem },
+    });
+  } catch (err) {
+    await dispatcher.close();
+    throw err;
+  }
 
-  const fromCode = (operation: (ctx: AdyenOperationContext) => void): void => {
-    operation({ state, nowMs: clock.nowMs(), merchantAccount: options.merchantAccount, newPspReference, notify: (item) => outbox.emit(item) });
-  };
+  // Late events driven from code, each in its own transaction like an API request.
+  const fromCode = (spec: LoadSpec, operation: (ctx: AdyenOperationContext) => void): Promise<void> =>
+    store.unit([], async (unit) => {
+      const loaded = await unit.load(null, spec);
+      const settings = unit.account.settings as AdyenAccountSettings;
+      const before = adyenStateOf(loaded.objects, loaded.fences, settings);
+      const queued: NotificationItem[] = [];
+      operation({ state: before.state, nowMs: unit.nowMs, merchantAccount: options.merchantAccount, newPspReference, notify: (item) => queued.push(item) });
+      await unit.save({ ...changesOf(before), events: queued.map((item) => notifications.toEvent(item)), eventDelayMs: batchingDelayMs(settings) });
+    });
 
   return {
     account: options.account,
@@ -118,27 +146,25 @@ export async function startAdyenSandbox(options: AdyenSandboxOptions): Promise<A
     merchantAccount: options.merchantAccount,
     reportDelayMs,
     scheduleFault: (spec) => faults.schedule(spec),
+    clearFaults: () => faults.clear(),
     outage: (seconds) => listener.outage(seconds),
-    ledger: (): readonly SandboxLedgerEntry[] => state.ledger(),
+    ledger: async (): Promise<readonly SandboxLedgerEntry[]> => adyenStateOf(await store.allObjects(), [], {}).state.ledger(),
     configureWebhooks: (settings) => dispatcher.configure(settings),
-    advanceClock: (seconds) => clock.advance(seconds),
-    setWebhookEndpoint: (endpoint) => outbox.setEndpoint(endpoint),
-    configureNotificationBatching: (batching) => outbox.configureBatching(batching),
-    failCapture: (psp) => fromCode((ctx) => failCapture(ctx, psp)),
-    reverseRefund: (psp, eventCode = 'REFUNDED_REVERSED') => fromCode((ctx) => reverseRefund(ctx, psp, eventCode)),
-    chargeback: (psp, o = {}) => fromCode((ctx) => chargeback(ctx, psp, o.reversed === true, o.amount)),
-    setSettlementCommission: (fixed, bps) => {
-      state.commission = { fixed, bps };
+    advanceClock: (seconds) => store.advanceClock(seconds),
+    setWebhookEndpoint: (endpoint) => notifications.setEndpoint(endpoint),
+    configureNotificationBatching: async (batching) => {
+      const current = ((await store.refresh()).settings as AdyenAccountSettings).batching ?? { maxItems: 1, windowMs: 0 };
+      await store.updateSettings({ batching: checkBatching({ ...current, ...batching }) });
     },
-    webhookDeliveries: () => dispatcher.deliveries,
-    webhooksIdle: async () => {
-      outbox.flush();
-      await dispatcher.idle();
-    },
+    failCapture: (psp) => fromCode({ aliases: [psp] }, (ctx) => failCapture(ctx, psp)),
+    reverseRefund: (psp, eventCode = 'REFUNDED_REVERSED') => fromCode({ aliases: [psp] }, (ctx) => reverseRefund(ctx, psp, eventCode)),
+    chargeback: (psp, o = {}) => fromCode({ ids: [psp] }, (ctx) => chargeback(ctx, psp, o.reversed === true, o.amount)),
+    setSettlementCommission: (fixed, bps) => store.updateSettings({ commission: { fixed, bps } }),
+    webhookDeliveries: () => dispatcher.deliveries(),
+    webhooksIdle: () => dispatcher.idle(),
     requestsReceived: () => listener.requestsReceived,
     close: async () => {
       await listener.close();
-      outbox.close();
       await dispatcher.close();
     },
   };

@@ -1,5 +1,6 @@
 // The sandbox clock: real time plus an offset that the control API advances, so tests can age
-// idempotency keys and holds without sleeping. One clock may be shared by several sandboxes.
+// idempotency keys and holds without sleeping. The offset lives in the account's row in the
+// sandbox database (every process shares it); this object caches it, refreshed by each request.
 
 export class SandboxClock {
   private offsetMs = 0;
@@ -17,8 +18,8 @@ export class SandboxClock {
     return Math.floor(this.nowMs() / 1000);
   }
 
-  advance(seconds: number): void {
-    if (!Number.isFinite(seconds) || seconds < 0) throw new RangeError(`clock can only move forward, got ${seconds}`);
-    this.offsetMs += Math.round(seconds * 1000);
+  /** Takes the offset the database holds (AccountStore calls it whenever it reads the account row). */
+  sync(offsetMs: number): void {
+    this.offsetMs = offsetMs;
   }
 }

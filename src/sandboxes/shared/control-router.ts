@@ -65,7 +65,7 @@ export function createControlRouter(sandboxes: readonly SandboxControl[]): Route
     res.json({ sandboxes: sandboxes.map((s) => ({ account: s.account, type: s.type, url: s.url })) });
   });
 
-  router.post('/_sandbox/:account/faults', (req, res) => {
+  router.post('/_sandbox/:account/faults', async (req, res) => {
     const sandbox = sandboxOf(req, res);
     if (!sandbox) return;
     const body = parse(faultBody, req.body);
@@ -76,7 +76,13 @@ export function createControlRouter(sandboxes: readonly SandboxControl[]): Route
       ...(body.latency_ms !== undefined && { latencyMs: body.latency_ms }),
       ...(body.process !== undefined && { process: body.process }),
     };
-    res.json({ scheduled: sandbox.scheduleFault(spec) });
+    res.json({ scheduled: await sandbox.scheduleFault(spec) });
+  });
+
+  router.delete('/_sandbox/:account/faults', async (req, res) => {
+    const sandbox = sandboxOf(req, res);
+    if (!sandbox) return;
+    res.json({ cleared: await sandbox.clearFaults() });
   });
 
   router.post('/_sandbox/:account/outage', async (req, res) => {
@@ -87,13 +93,13 @@ export function createControlRouter(sandboxes: readonly SandboxControl[]): Route
     res.json({ outage_s: seconds });
   });
 
-  router.get('/_sandbox/:account/ledger', (req, res) => {
+  router.get('/_sandbox/:account/ledger', async (req, res) => {
     const sandbox = sandboxOf(req, res);
     if (!sandbox) return;
-    res.json({ payments: sandbox.ledger() });
+    res.json({ payments: await sandbox.ledger() });
   });
 
-  router.post('/_sandbox/:account/webhooks', (req, res) => {
+  router.post('/_sandbox/:account/webhooks', async (req, res) => {
     const sandbox = sandboxOf(req, res);
     if (!sandbox) return;
     const body = parse(webhooksBody, req.body);
@@ -103,15 +109,15 @@ export function createControlRouter(sandboxes: readonly SandboxControl[]): Route
       ...(body.reorder !== undefined && { reorder: body.reorder }),
       ...(body.delay_ms !== undefined && { delayMs: body.delay_ms }),
     };
-    sandbox.configureWebhooks(settings);
+    await sandbox.configureWebhooks(settings);
     res.json({ configured: body });
   });
 
-  router.post('/_sandbox/:account/clock', (req, res) => {
+  router.post('/_sandbox/:account/clock', async (req, res) => {
     const sandbox = sandboxOf(req, res);
     if (!sandbox) return;
     const { advance_s } = parse(clockBody, req.body);
-    sandbox.advanceClock(advance_s);
+    await sandbox.advanceClock(advance_s);
     res.json({ advanced_s: advance_s });
   });
 

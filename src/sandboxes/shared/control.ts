@@ -54,13 +54,16 @@ export interface SandboxControl {
   readonly type: string;
   /** Base URL of the provider listener (never the control API's). */
   readonly url: string;
-  scheduleFault(spec: FaultSpec): number;
-  /** Closes the provider listener and destroys open connections for `seconds`; 0 ends an outage. */
+  /** Queued in the sandbox database: the next matching request gets it, whichever process serves it. */
+  scheduleFault(spec: FaultSpec): Promise<number>;
+  /** Drops every queued fault; returns the firings that were still pending. */
+  clearFaults(): Promise<number>;
+  /** Closes this process's provider listener and destroys open connections for `seconds`; 0 ends an outage. */
   outage(seconds: number): Promise<void>;
-  ledger(): readonly SandboxLedgerEntry[];
-  configureWebhooks(settings: Partial<WebhookSettings>): void;
-  /** Ages idempotency keys, holds and reports. */
-  advanceClock(seconds: number): void;
+  ledger(): Promise<readonly SandboxLedgerEntry[]>;
+  configureWebhooks(settings: Partial<WebhookSettings>): Promise<void>;
+  /** Ages idempotency keys, holds and reports (the account's clock, shared by every process). */
+  advanceClock(seconds: number): Promise<void>;
   /** PEM of the TLS certificate, for sandboxes that serve HTTPS. */
   readonly caPem?: string;
   close(): Promise<void>;

@@ -1,6 +1,9 @@
-// Faults waiting for the requests they will hit. A fault is consumed per HTTP request that reaches
-// the sandbox for its op (a client's own retry is a second request and consumes a second firing).
+// Faults waiting for the requests they will hit, queued in the sandbox database so a fault
+// scheduled through any process's control API hits the next matching request whichever process
+// serves it. A fault is consumed per HTTP request that reaches the sandbox for its op (a client's
+// own retry is a second request and consumes a second firing).
 
+import type { AccountStore } from './account-store.ts';
 import type { FaultMode, FaultOp, FaultSpec } from './control.ts';
 
 /**
@@ -20,47 +23,33 @@ export interface FiredFault {
   readonly process: 'before' | 'after';
 }
 
-interface PendingFault {
-  readonly spec: SandboxFaultSpec;
-  remaining: number;
-}
-
 export class FaultScheduler {
-  private readonly pending: PendingFault[] = [];
+  constructor(private readonly store: AccountStore) {}
 
   /** Returns the number of firings scheduled (the spec's count). */
-  schedule(spec: SandboxFaultSpec): number {
+  async schedule(spec: SandboxFaultSpec): Promise<number> {
     if (!Number.isInteger(spec.count) || spec.count < 1) throw new RangeError(`fault count must be a positive integer, got ${spec.count}`);
     if (spec.mode === 'latency' && (spec.latencyMs === undefined || spec.latencyMs < 0)) {
       throw new RangeError('a latency fault needs latencyMs >= 0');
     }
-    this.pending.push({ spec, remaining: spec.count });
-    return spec.count;
+    return this.store.scheduleFault(spec);
   }
 
   /**
    * Consumes one firing of the oldest fault matching this request. `op` null means the request is
    * not one of the money operations (a read): only `any` faults hit it.
    */
-  take(op: FaultOp | null): FiredFault | null {
-    const index = this.pending.findIndex((p) => p.spec.op === 'any' || (op !== null && p.spec.op === op));
-    const found = this.pending[index];
-    if (found === undefined) return null;
-    found.remaining -= 1;
-    if (found.remaining === 0) this.pending.splice(index, 1);
-    return {
-      op: found.spec.op,
-      mode: found.spec.mode,
-      latencyMs: found.spec.latencyMs ?? 0,
-      process: found.spec.process ?? 'before',
-    };
+  async take(op: FaultOp | null): Promise<FiredFault | null> {
+    const row = await this.store.takeFault(op);
+    return row === null ? null : { op: row.op, mode: row.mode as SandboxFaultMode, latencyMs: row.latencyMs, process: row.process };
   }
 
-  pendingCount(): number {
-    return this.pending.reduce((sum, p) => sum + p.remaining, 0);
+  pendingCount(): Promise<number> {
+    return this.store.pendingFaults();
   }
 
-  clear(): void {
-    this.pending.length = 0;
+  /** Drops every queued fault; returns the firings that were still pending. */
+  clear(): Promise<number> {
+    return this.store.clearFaults();
   }
 }

@@ -147,7 +147,7 @@ export class ProviderListener {
       const url = new URL(req.url ?? '/', 'http://sandbox.invalid');
       const request: ProviderRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, rawBody };
       const { protocol, faults } = this.options;
-      const fault = faults.take(protocol.faultOpOf(request));
+      const fault = await faults.take(protocol.faultOpOf(request));
       await this.answer(request, fault, res);
     } catch (err) {
       if (!res.headersSent && !res.destroyed) {

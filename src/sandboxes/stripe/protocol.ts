@@ -1,30 +1,30 @@
 // How the Stripe sandbox answers one HTTP request: authentication, routing, form parsing, Stripe's
 // idempotency (replay, mismatch, in-flight conflict) around the operation, and the response headers
-// stripe-node reads (Request-Id, echoed Idempotency-Key, Stripe-Version).
+// stripe-node reads (Request-Id, echoed Idempotency-Key, Stripe-Version). A request that changes
+// state runs in one transaction of the sandbox database (AccountStore.unit): the key's claim, the
+// change, its events and the stored answer commit together or not at all.
 
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { AccountStore, KeyClaim, KeyVerdict } from '../shared/account-store.ts';
 import type { SandboxClock } from '../shared/clock.ts';
 import type { FaultOp } from '../shared/control.ts';
 import type { ExecutionOptions, ProviderProtocol, ProviderReply, ProviderRequest } from '../shared/provider-listener.ts';
-import type { OutgoingEvent } from '../shared/webhook-dispatcher.ts';
+import { changedAggregates, loadSpecOf, stateOf } from './aggregates.ts';
 import type { OperationContext } from './context.ts';
 import { authenticationFailure, idempotencyKeyInUse, idempotencyMismatch, invalidParam, serverError, StripeRequestFailure, unrecognizedUrl } from './errors.ts';
 import { buildStripeEvent, STRIPE_API_VERSION } from './events.ts';
 import type { EventOrigin } from './events.ts';
 import { canonicalParams, FormEncodingError, parseStripeForm } from './form-encoding.ts';
 import type { FormParams } from './form-encoding.ts';
-import type { IdempotencyStore } from './idempotency.ts';
 import { matchStripeRoute } from './routes.ts';
 import type { StripeRoute } from './routes.ts';
 import type { StripeSandboxState } from './state.ts';
 
 export interface StripeProtocolDeps {
-  readonly state: StripeSandboxState;
+  readonly store: AccountStore;
   readonly clock: SandboxClock;
-  readonly idempotency: IdempotencyStore;
   readonly secretKey: string;
-  readonly publish: (event: OutgoingEvent) => void;
 }
 
 /** Stripe documents keys of up to 255 characters; connectors must shorten longer ones by hashing. */
@@ -34,6 +34,11 @@ interface Outcome {
   readonly status: number;
   readonly body: string;
   readonly storable: boolean;
+}
+
+interface Executed {
+  readonly outcome: Outcome;
+  readonly events: readonly { readonly eventId: string; readonly type: string; readonly body: string }[];
 }
 
 export class StripeProtocol implements ProviderProtocol {
@@ -73,35 +78,57 @@ export class StripeProtocol implements ProviderProtocol {
       return this.reply(req, requestId, failureOutcome(err));
     }
     const origin: EventOrigin = { requestId, idempotencyKey: key };
-    if (key === null) {
+    const { store } = this.deps;
+    const spec = loadSpecOf(route.loads, id, params);
+    if (req.method === 'GET') {
+      // Reads change nothing: no transaction, one statement.
       if (options.executionDelayMs > 0) await sleep(options.executionDelayMs);
-      return this.reply(req, requestId, this.execute(route, id, params, origin, options));
+      const { state } = stateOf((await store.read(spec)).objects);
+      return this.reply(req, requestId, this.execute(route, id, params, origin, options, state, this.deps.clock.nowMs()).outcome);
     }
-    const verdict = this.deps.idempotency.begin(key, `${req.method} ${req.path} ${canonicalParams(params)}`);
+    const claim: KeyClaim | null = key === null ? null : { key, fingerprint: `${req.method} ${req.path} ${canonicalParams(params)}` };
+    let held: string | undefined;
+    if (options.executionDelayMs > 0) {
+      // The key is held, committed as in flight, for the whole wait: a same-key request meanwhile is "in progress".
+      if (claim !== null) {
+        const hold = await store.holdKey(claim, options.executionDelayMs);
+        if (hold.verdict.kind !== 'execute') return this.replyTo(req, requestId, key!, hold.verdict);
+        held = hold.token;
+      }
+      await sleep(options.executionDelayMs);
+    }
+    return store.unit(key === null ? [] : [`key:${key}`], async (unit) => {
+      const loaded = await unit.load(claim, spec, held);
+      if (loaded.verdict.kind !== 'execute') return this.replyTo(req, requestId, key!, loaded.verdict);
+      const before = stateOf(loaded.objects);
+      const { outcome, events } = this.execute(route, id, params, origin, options, before.state, unit.nowMs);
+      await unit.save({
+        ...changedAggregates(before, unit.nowMs),
+        events,
+        ...(key !== null && { key: outcome.storable ? { key, store: { status: outcome.status, body: outcome.body, requestId } } : { key, release: true as const } }),
+      });
+      return this.reply(req, requestId, outcome);
+    });
+  }
+
+  private replyTo(req: ProviderRequest, requestId: string, key: string, verdict: Exclude<KeyVerdict, { kind: 'execute' }>): ProviderReply {
     switch (verdict.kind) {
       case 'replay':
         return this.reply(req, requestId, { status: verdict.reply.status, body: verdict.reply.body, storable: false }, {
           'idempotent-replayed': 'true',
-          'original-request': verdict.reply.requestId,
+          'original-request': verdict.reply.requestId ?? requestId,
         });
       case 'mismatch':
         return this.reply(req, requestId, failureOutcome(idempotencyMismatch(key)));
       case 'in_flight':
         return this.reply(req, requestId, failureOutcome(idempotencyKeyInUse(key)));
-      case 'execute': {
-        if (options.executionDelayMs > 0) await sleep(options.executionDelayMs);
-        const outcome = this.execute(route, id, params, origin, options);
-        if (outcome.storable) this.deps.idempotency.complete(key, { status: outcome.status, body: outcome.body, requestId });
-        else this.deps.idempotency.release(key);
-        return this.reply(req, requestId, outcome);
-      }
     }
   }
 
-  /** Runs an operation against the state; events go out only after it has finished. */
-  private execute(route: StripeRoute, id: string, params: FormParams, origin: EventOrigin, options: ExecutionOptions): Outcome {
-    const events: { type: string; object: Record<string, unknown> }[] = [];
-    const ctx: OperationContext = { state: this.deps.state, now: this.deps.clock.nowSeconds(), emit: (type, object) => events.push({ type, object }) };
+  /** Runs an operation against the loaded state; the events it emitted are written with its change. */
+  private execute(route: StripeRoute, id: string, params: FormParams, origin: EventOrigin, options: ExecutionOptions, state: StripeSandboxState, nowMs: number): Executed {
+    const emitted: { type: string; object: Record<string, unknown> }[] = [];
+    const ctx: OperationContext = { state, now: Math.floor(nowMs / 1000), emit: (type, object) => emitted.push({ type, object }) };
     let outcome: Outcome;
     try {
       outcome = { status: 200, body: toJson(route.run(ctx, id, params)), storable: true };
@@ -109,8 +136,11 @@ export class StripeProtocol implements ProviderProtocol {
       outcome = failureOutcome(err);
     }
     if (options.failAfterProcessing) outcome = failureOutcome(serverError('An unknown error occurred while processing the request (sandbox fault).'));
-    for (const event of events) this.deps.publish(buildStripeEvent(event.type, event.object, ctx.now, origin));
-    return outcome;
+    const events = emitted.map((e) => {
+      const event = buildStripeEvent(e.type, e.object, ctx.now, origin);
+      return { eventId: event.id, type: event.type, body: event.body };
+    });
+    return { outcome, events };
   }
 
   private paramsOf(req: ProviderRequest): FormParams {

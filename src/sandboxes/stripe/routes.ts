@@ -12,6 +12,8 @@ import { createRefund, retrieveCharge, retrieveDispute, retrieveRefund } from '.
 export interface StripeRoute {
   readonly method: 'GET' | 'POST';
   readonly pattern: RegExp;
+  /** What the request reads from the sandbox database (aggregates.ts loadSpecOf). */
+  readonly loads: 'create' | 'list' | 'payment_intent' | 'child';
   faultOp(params: FormParams): FaultOp | null;
   run(ctx: OperationContext, id: string, params: FormParams): StripeObject;
 }
@@ -23,19 +25,20 @@ export const STRIPE_ROUTES: readonly StripeRoute[] = [
   {
     method: 'POST',
     pattern: /^\/v1\/payment_intents$/,
+    loads: 'create',
     // Creating with confirm=true authorizes: it is the authorize fault's target too.
     faultOp: (params) => (params['confirm'] === 'true' ? 'authorize' : 'create'),
     run: (ctx, _id, params) => createPaymentIntent(ctx, params),
   },
-  { method: 'GET', pattern: /^\/v1\/payment_intents$/, faultOp: none, run: (ctx, _id, params) => listPaymentIntents(ctx, params) },
-  { method: 'GET', pattern: new RegExp(`^/v1/payment_intents/${ID}$`), faultOp: none, run: retrievePaymentIntent },
-  { method: 'POST', pattern: new RegExp(`^/v1/payment_intents/${ID}/confirm$`), faultOp: () => 'authorize', run: confirmPaymentIntent },
-  { method: 'POST', pattern: new RegExp(`^/v1/payment_intents/${ID}/capture$`), faultOp: () => 'capture', run: capturePaymentIntent },
-  { method: 'POST', pattern: new RegExp(`^/v1/payment_intents/${ID}/cancel$`), faultOp: () => 'void', run: cancelPaymentIntent },
-  { method: 'POST', pattern: /^\/v1\/refunds$/, faultOp: () => 'refund', run: (ctx, _id, params) => createRefund(ctx, params) },
-  { method: 'GET', pattern: new RegExp(`^/v1/refunds/${ID}$`), faultOp: none, run: retrieveRefund },
-  { method: 'GET', pattern: new RegExp(`^/v1/charges/${ID}$`), faultOp: none, run: retrieveCharge },
-  { method: 'GET', pattern: new RegExp(`^/v1/disputes/${ID}$`), faultOp: none, run: (ctx, id) => retrieveDispute(ctx, id) },
+  { method: 'GET', pattern: /^\/v1\/payment_intents$/, loads: 'list', faultOp: none, run: (ctx, _id, params) => listPaymentIntents(ctx, params) },
+  { method: 'GET', pattern: new RegExp(`^/v1/payment_intents/${ID}$`), loads: 'payment_intent', faultOp: none, run: retrievePaymentIntent },
+  { method: 'POST', pattern: new RegExp(`^/v1/payment_intents/${ID}/confirm$`), loads: 'payment_intent', faultOp: () => 'authorize', run: confirmPaymentIntent },
+  { method: 'POST', pattern: new RegExp(`^/v1/payment_intents/${ID}/capture$`), loads: 'payment_intent', faultOp: () => 'capture', run: capturePaymentIntent },
+  { method: 'POST', pattern: new RegExp(`^/v1/payment_intents/${ID}/cancel$`), loads: 'payment_intent', faultOp: () => 'void', run: cancelPaymentIntent },
+  { method: 'POST', pattern: /^\/v1\/refunds$/, loads: 'create', faultOp: () => 'refund', run: (ctx, _id, params) => createRefund(ctx, params) },
+  { method: 'GET', pattern: new RegExp(`^/v1/refunds/${ID}$`), loads: 'child', faultOp: none, run: retrieveRefund },
+  { method: 'GET', pattern: new RegExp(`^/v1/charges/${ID}$`), loads: 'child', faultOp: none, run: retrieveCharge },
+  { method: 'GET', pattern: new RegExp(`^/v1/disputes/${ID}$`), loads: 'child', faultOp: none, run: (ctx, id) => retrieveDispute(ctx, id) },
 ];
 
 export function matchStripeRoute(method: string, path: string): { route: StripeRoute; id: string } | null {

@@ -1,21 +1,25 @@
 // startStripeSandbox: a stateful local Stripe that the unmodified stripe SDK talks to
 // (`new Stripe(key, { host, port, protocol: 'http', maxNetworkRetries: 0 })`), with fault injection,
 // outages, signed webhooks and a ledger of what it really authorized, captured, refunded and cancelled.
+// Its state lives in the sandbox database: every process that starts it for the same account and
+// database is the same provider.
 
+import { AccountStore } from '../shared/account-store.ts';
+import type { LoadSpec, NewEvent } from '../shared/account-store.ts';
 import { SandboxClock } from '../shared/clock.ts';
 import type { SandboxControl, SandboxLedgerEntry, WebhookSettings } from '../shared/control.ts';
+import type { SandboxDatabase } from '../shared/database.ts';
 import { FaultScheduler } from '../shared/fault-scheduler.ts';
 import type { SandboxFaultSpec } from '../shared/fault-scheduler.ts';
 import { ProviderListener } from '../shared/provider-listener.ts';
 import { WebhookDispatcher } from '../shared/webhook-dispatcher.ts';
 import type { DeliveryRecord, WebhookTarget } from '../shared/webhook-dispatcher.ts';
+import { changedAggregates, stateOf } from './aggregates.ts';
 import type { OperationContext } from './context.ts';
 import { buildStripeEvent, stripeWebhookHeaders } from './events.ts';
-import { IdempotencyStore } from './idempotency.ts';
 import type { StripeObject } from './objects.ts';
 import { StripeProtocol } from './protocol.ts';
 import { closeDispute, failRefund, openDispute } from './refunds.ts';
-import { StripeSandboxState } from './state.ts';
 
 export interface StripeWebhookEndpoint {
   readonly url: string;
@@ -25,6 +29,8 @@ export interface StripeWebhookEndpoint {
 
 export interface StripeSandboxOptions {
   readonly account: string;
+  /** Where the provider's state lives (openSandboxDatabase); shared by every process given the same one. */
+  readonly database: SandboxDatabase;
   /** 0 or absent: an ephemeral port. */
   readonly port?: number;
   readonly host?: string;
@@ -36,7 +42,6 @@ export interface StripeSandboxOptions {
   readonly webhookRetry?: { readonly maxAttempts?: number; readonly baseMs?: number };
   /** How long an idempotency key is remembered, on the sandbox clock. Default 24 h, as Stripe. */
   readonly keyTtlMs?: number;
-  readonly clock?: SandboxClock;
 }
 
 export interface StripeSandbox extends SandboxControl {
@@ -45,15 +50,17 @@ export interface StripeSandbox extends SandboxControl {
   readonly port: number;
   readonly clock: SandboxClock;
   /** Accepts the sandbox-only mode `error_500_after_processing` too. */
-  scheduleFault(spec: SandboxFaultSpec): number;
+  scheduleFault(spec: SandboxFaultSpec): Promise<number>;
   /** A succeeded refund fails afterwards (refund.updated + refund.failed); returns the refund object. */
-  failRefund(refundId: string, failureReason?: string): StripeObject;
+  failRefund(refundId: string, failureReason?: string): Promise<StripeObject>;
   /** Opens a dispute on the PaymentIntent's captured charge (charge.dispute.created); returns the dispute object. */
-  createDispute(paymentIntentId: string, options?: { amount?: number; reason?: string }): StripeObject;
+  createDispute(paymentIntentId: string, options?: { amount?: number; reason?: string }): Promise<StripeObject>;
   /** Closes an open dispute as won or lost (charge.dispute.closed); returns the dispute object. */
-  closeDispute(disputeId: string, outcome: 'won' | 'lost'): StripeObject;
+  closeDispute(disputeId: string, outcome: 'won' | 'lost'): Promise<StripeObject>;
+  /** This process's delivery target; with none, this process delivers nothing (another may). */
   setWebhookEndpoint(endpoint: StripeWebhookEndpoint | undefined): void;
-  webhookDeliveries(): readonly DeliveryRecord[];
+  /** Every delivery attempt for the account, by whichever process made it. */
+  webhookDeliveries(): Promise<readonly DeliveryRecord[]>;
   /** Resolves once every webhook published so far was delivered or given up on. */
   webhooksIdle(): Promise<void>;
   /** HTTP requests that reached the provider listener, faulted or not. */
@@ -63,37 +70,49 @@ export interface StripeSandbox extends SandboxControl {
 const DAY_MS = 86_400_000;
 
 export async function startStripeSandbox(options: StripeSandboxOptions): Promise<StripeSandbox> {
-  const clock = options.clock ?? new SandboxClock();
-  const state = new StripeSandboxState();
-  const faults = new FaultScheduler();
+  const clock = new SandboxClock();
+  const store = await AccountStore.open(options.database, options.account, 'stripe', clock, {
+    keyTtlMs: options.keyTtlMs ?? DAY_MS,
+    ...(options.webhookSettings && { webhookSettings: options.webhookSettings }),
+  });
+  const faults = new FaultScheduler(store);
   const targetOf = (endpoint: StripeWebhookEndpoint | undefined): WebhookTarget | undefined =>
     endpoint && { url: endpoint.url, headersFor: stripeWebhookHeaders(endpoint.secret) };
   const initialTarget = targetOf(options.webhook);
   const dispatcher = new WebhookDispatcher({
+    db: options.database,
+    account: options.account,
     ...(initialTarget && { target: initialTarget }),
-    ...(options.webhookSettings && { settings: options.webhookSettings }),
     ...(options.webhookRetry?.maxAttempts !== undefined && { maxAttempts: options.webhookRetry.maxAttempts }),
     ...(options.webhookRetry?.baseMs !== undefined && { retryBaseMs: options.webhookRetry.baseMs }),
   });
-  const protocol = new StripeProtocol({
-    state,
-    clock,
-    idempotency: new IdempotencyStore(clock, options.keyTtlMs ?? DAY_MS),
-    secretKey: options.secretKey,
-    publish: (event) => dispatcher.publish(event),
-  });
-  const listener = await ProviderListener.start({ port: options.port ?? 0, host: options.host ?? '127.0.0.1', protocol, faults });
+  const protocol = new StripeProtocol({ store, clock, secretKey: options.secretKey });
+  let listener: ProviderListener;
+  try {
+    listener = await ProviderListener.start({ port: options.port ?? 0, host: options.host ?? '127.0.0.1', protocol, faults });
+  } catch (err) {
+    await dispatcher.close();
+    throw err;
+  }
 
   // Changes made from code (not by an API request) emit events with no originating request.
-  const fromCode = <T>(operation: (ctx: OperationContext) => T): T => {
-    const now = clock.nowSeconds();
-    const ctx: OperationContext = {
-      state,
-      now,
-      emit: (type, object) => dispatcher.publish(buildStripeEvent(type, object, now, { requestId: null, idempotencyKey: null })),
-    };
-    return operation(ctx);
-  };
+  const fromCode = <T>(spec: LoadSpec, operation: (ctx: OperationContext) => T): Promise<T> =>
+    store.unit([], async (unit) => {
+      const loaded = stateOf((await unit.load(null, spec)).objects);
+      const now = Math.floor(unit.nowMs / 1000);
+      const events: NewEvent[] = [];
+      const ctx: OperationContext = {
+        state: loaded.state,
+        now,
+        emit: (type, object) => {
+          const event = buildStripeEvent(type, object, now, { requestId: null, idempotencyKey: null });
+          events.push({ eventId: event.id, type: event.type, body: event.body });
+        },
+      };
+      const result = operation(ctx);
+      await unit.save({ ...changedAggregates(loaded, unit.nowMs), events });
+      return result;
+    });
 
   return {
     account: options.account,
@@ -107,15 +126,16 @@ export async function startStripeSandbox(options: StripeSandboxOptions): Promise
     },
     clock,
     scheduleFault: (spec) => faults.schedule(spec),
+    clearFaults: () => faults.clear(),
     outage: (seconds) => listener.outage(seconds),
-    ledger: (): readonly SandboxLedgerEntry[] => state.ledger(),
+    ledger: async (): Promise<readonly SandboxLedgerEntry[]> => stateOf(await store.allObjects()).state.ledger(),
     configureWebhooks: (settings) => dispatcher.configure(settings),
-    advanceClock: (seconds) => clock.advance(seconds),
-    failRefund: (refundId, failureReason = 'expired_or_canceled_card') => fromCode((ctx) => failRefund(ctx, refundId, failureReason)),
-    createDispute: (paymentIntentId, disputeOptions = {}) => fromCode((ctx) => openDispute(ctx, paymentIntentId, disputeOptions)),
-    closeDispute: (disputeId, outcome) => fromCode((ctx) => closeDispute(ctx, disputeId, outcome)),
+    advanceClock: (seconds) => store.advanceClock(seconds),
+    failRefund: (refundId, failureReason = 'expired_or_canceled_card') => fromCode({ aliases: [refundId] }, (ctx) => failRefund(ctx, refundId, failureReason)),
+    createDispute: (paymentIntentId, disputeOptions = {}) => fromCode({ ids: [paymentIntentId] }, (ctx) => openDispute(ctx, paymentIntentId, disputeOptions)),
+    closeDispute: (disputeId, outcome) => fromCode({ aliases: [disputeId] }, (ctx) => closeDispute(ctx, disputeId, outcome)),
     setWebhookEndpoint: (endpoint) => dispatcher.setTarget(targetOf(endpoint)),
-    webhookDeliveries: () => dispatcher.deliveries,
+    webhookDeliveries: () => dispatcher.deliveries(),
     webhooksIdle: () => dispatcher.idle(),
     requestsReceived: () => listener.requestsReceived,
     close: async () => {

@@ -2,6 +2,7 @@
 // sends and every answer the sandbox gives is validated against the shipped CheckoutService-v72.json
 // (ajv, present in node_modules through eslint; the spec's additionalProperties:false catches extras).
 
+import { withOwnSandboxDatabase } from '../helpers/sandbox-db.ts';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,7 +54,7 @@ describe('adyen sandbox: wire shapes against CheckoutService-v72.json', () => {
   const merchantAccount = 'SwitchyardWire';
 
   beforeAll(async () => {
-    sandbox = await startAdyenSandbox({ account: 'adyen_wire', apiKey: 'AQE_wire', merchantAccount, certificateDirectory: join(tmpdir(), 'switchyard-adyen-sandbox') });
+    sandbox = await withOwnSandboxDatabase('adyen_wire', (database) => startAdyenSandbox({ database, account: 'adyen_wire', apiKey: 'AQE_wire', merchantAccount, certificateDirectory: join(tmpdir(), 'switchyard-adyen-sandbox') }));
     client = new RecordingClient(sandbox.url, sandbox.caPem);
     checkout = new adyen.CheckoutAPI(new adyen.Client({ apiKey: 'AQE_wire', environment: adyen.EnvironmentEnum.TEST }, client));
   });

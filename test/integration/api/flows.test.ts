@@ -120,7 +120,7 @@ describe('merchant flows', () => {
   it('answers 202 with the in-flight payment when the wait ends first, never a guess', async () => {
     const slow = await startApiGateway('api_flows_slow', { authorizationWaitMs: 0 });
     try {
-      slow.gw.rt.sandboxes.find((s) => s.account === 'stripe_a')!.scheduleFault({ op: 'authorize', mode: 'latency', latencyMs: 1000, count: 1 });
+      await slow.gw.rt.sandboxes.find((s) => s.account === 'stripe_a')!.scheduleFault({ op: 'authorize', mode: 'latency', latencyMs: 1000, count: 1 });
       const r = await slow.call('POST', '/v1/payments', { body: paymentBody() });
       expect(r.status).toBe(202);
       expect(['created', 'authorizing']).toContain(r.json.status);

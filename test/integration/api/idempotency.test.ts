@@ -15,7 +15,7 @@ beforeAll(async () => {
 afterAll(async () => api?.close());
 
 const count = async (sql: string, params: unknown[] = []): Promise<number> => Number((await api.gw.db.pool.query<{ n: string }>(sql, params)).rows[0]!.n);
-const paymentsWithReference = (ref: string) => count('SELECT count(*) AS n FROM payments WHERE reference = $1', [ref]);
+const paymentsWithReference = async (ref: string) => count('SELECT count(*) AS n FROM payments WHERE reference = $1', [ref]);
 
 describe('idempotency', () => {
   it('replays the stored status and body byte-for-byte, marked Idempotent-Replayed, even with keys in another order', async () => {
@@ -85,7 +85,7 @@ describe('idempotency', () => {
 
   it('while the first request executes, the same key answers 409 with Retry-After', async () => {
     const slow = api.gw.rt.sandboxes.find((s) => s.account === 'stripe_a')!;
-    slow.scheduleFault({ op: 'authorize', mode: 'latency', latencyMs: 1200, count: 1 });
+    await slow.scheduleFault({ op: 'authorize', mode: 'latency', latencyMs: 1200, count: 1 });
     const idem = newKey();
     const body = paymentBody();
     const first = api.call('POST', '/v1/payments', { idem, body });

@@ -68,11 +68,11 @@ function adyenDirect(path: string, body: Record<string, unknown>): Promise<{ sta
 async function withoutWebhooks<T>(sandbox: SandboxControl, act: () => Promise<T>): Promise<T> {
   // The direct action's notification would reach the gateway as a fact it did not ask for; real
   // life has that too, but here it would race the row under test. Dropped, as a lost webhook.
-  sandbox.configureWebhooks({ enabled: false });
+  await sandbox.configureWebhooks({ enabled: false });
   try {
     return await act();
   } finally {
-    sandbox.configureWebhooks({ enabled: true });
+    await sandbox.configureWebhooks({ enabled: true });
   }
 }
 
@@ -164,7 +164,7 @@ describe.each(['stripe', 'adyen'] as const)('%s: confirmed within the wait', (on
 describe('still pending at the end of the wait: 202, never 200', () => {
   it('stripe: a capture the provider answers after the wait is 202 with the capture requested, then succeeds', async () => {
     const p = await authorized('stripe');
-    stripeSandbox.scheduleFault({ op: 'capture', mode: 'latency', count: 1, latencyMs: WAIT_MS + 2000, process: 'after' });
+    await stripeSandbox.scheduleFault({ op: 'capture', mode: 'latency', count: 1, latencyMs: WAIT_MS + 2000, process: 'after' });
     const c = await capture(p.id);
     expect(c.status).toBe(202);
     expect(paymentResource.parse(c.json).captures).toEqual([expect.objectContaining({ status: 'requested', failure_code: null })]);
@@ -174,7 +174,7 @@ describe('still pending at the end of the wait: 202, never 200', () => {
 
   it('adyen: with notifications late, a capture is 202 (pending at the provider) and a refund 202', async () => {
     const p = await authorized('adyen');
-    adyenSandbox.configureWebhooks({ delayMs: WAIT_MS + 2000 });
+    await adyenSandbox.configureWebhooks({ delayMs: WAIT_MS + 2000 });
     try {
       const c = await capture(p.id);
       expect(c.status).toBe(202);
@@ -185,7 +185,7 @@ describe('still pending at the end of the wait: 202, never 200', () => {
       expect(r.status).toBe(202);
       expect(refundResource.parse(r.json).status).toBe('pending');
     } finally {
-      adyenSandbox.configureWebhooks({ delayMs: 0 });
+      await adyenSandbox.configureWebhooks({ delayMs: 0 });
     }
   });
 });
@@ -214,7 +214,7 @@ describe('declined by the provider: 402 *_declined, nothing moved', () => {
 
   it('adyen: a CAPTURE notification with success false while the capture waits is capture_declined', async () => {
     const p = await authorized('adyen');
-    adyenSandbox.configureWebhooks({ enabled: false });
+    await adyenSandbox.configureWebhooks({ enabled: false });
     try {
       const answer = capture(p.id);
       // The capture is pending at the provider (it answered "received"); the provider then says it failed.
@@ -237,7 +237,7 @@ describe('declined by the provider: 402 *_declined, nothing moved', () => {
       expect(after.status).toBe('authorized');
       expect(after.captures).toEqual([expect.objectContaining({ status: 'failed', failure_code: 'capture_failed' })]);
     } finally {
-      adyenSandbox.configureWebhooks({ enabled: true });
+      await adyenSandbox.configureWebhooks({ enabled: true });
     }
   });
 });

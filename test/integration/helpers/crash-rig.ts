@@ -11,6 +11,7 @@ import type { Runtime } from '../../../src/app/runtime.ts';
 import { startStripeSandbox } from '../../../src/sandboxes/stripe/index.ts';
 import type { StripeSandbox } from '../../../src/sandboxes/stripe/index.ts';
 import { createTestDatabase } from './db.ts';
+import { withOwnSandboxDatabase } from './sandbox-db.ts';
 import type { TestDatabase } from './db.ts';
 import { KillableWorker } from './killable-worker.ts';
 import { REDIS_URL } from './runtime.ts';
@@ -26,7 +27,7 @@ export interface CrashRig {
 export async function startCrashRig(name: string): Promise<CrashRig> {
   const db = await createTestDatabase(name);
   const secretKey = `sk_test_${name}`;
-  const sandbox = await startStripeSandbox({ account: 'stripe_a', secretKey, port: 0 });
+  const sandbox = await withOwnSandboxDatabase(name, (database) => startStripeSandbox({ database, account: 'stripe_a', secretKey, port: 0 }));
   const configFile = join(mkdtempSync(join(tmpdir(), `sy-${name}-`)), 'switchyard.yaml');
   writeFileSync(configFile, `
 connectors:

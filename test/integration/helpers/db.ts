@@ -1,5 +1,6 @@
 // Each integration test file gets its own database, so files run in parallel and leave nothing behind.
 // `createTestDatabase('store_migrate')` -> switchyard_test_store_migrate_<random>, migrated unless told not to.
+// drop() also drops <name>_sandbox, the sandbox database a gateway on this database creates on first use.
 
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -33,11 +34,12 @@ export async function createTestDatabase(name: string, options: TestDatabaseOpti
     async drop() {
       await database.close();
       await dropDatabase(url, dbName);
+      await dropDatabase(url, `${dbName}_sandbox`);
     },
   };
 }
 
-async function dropDatabase(url: string, dbName: string): Promise<void> {
+export async function dropDatabase(url: string, dbName: string): Promise<void> {
   const admin = new pg.Client({ connectionString: withDatabase(url, 'postgres') });
   await admin.connect();
   try {

@@ -82,7 +82,7 @@ describe('an open breaker does not spend the resend budget', () => {
     expect(p.state).toBe('authorized');
     await breakerClosed();
     const since = Date.now();
-    sandbox.scheduleFault({ op: 'capture', mode: 'error_503', count: 2 });
+    await sandbox.scheduleFault({ op: 'capture', mode: 'error_503', count: 2 });
     await requestCapture(gw.rt, gw.merchantId, p, 1000, true);
 
     const done = await gw.waitFor(p.id, (x) => x.state !== 'capturing', 20_000);
@@ -97,7 +97,7 @@ describe('an open breaker does not spend the resend budget', () => {
     expect(done.captures[0]!.calls).toBe(3);
     expect(openFor(since)).toBeGreaterThanOrEqual(RESET_MS - 100); // longer than the three resend intervals
     expect(await openDiscrepancies(p.id)).toBe(0);
-    expect(sandbox.ledger().find((e) => e.reference === p.attempts[0]!.id)!.captured).toBe(1000);
+    expect((await sandbox.ledger()).find((e) => e.reference === p.attempts[0]!.id)!.captured).toBe(1000);
   });
 
   it('a refund answered 503 twice meets the open breaker and is refunded instead of being handed to reconciliation', async () => {
@@ -107,7 +107,7 @@ describe('an open breaker does not spend the resend budget', () => {
     const captured = await gw.waitFor(p.id, (x) => x.state === 'captured');
     await breakerClosed();
     const since = Date.now();
-    sandbox.scheduleFault({ op: 'refund', mode: 'error_503', count: 2 });
+    await sandbox.scheduleFault({ op: 'refund', mode: 'error_503', count: 2 });
     await requestRefund(gw.rt, gw.merchantId, captured, 400, null);
 
     const done = await gw.waitFor(p.id, (x) => x.refunds[0]?.status === 'succeeded' || x.refunds[0]?.status === 'failed', 20_000);
@@ -118,6 +118,6 @@ describe('an open breaker does not spend the resend budget', () => {
     expect(done.refunds[0]!.calls).toBe(3);
     expect(openFor(since)).toBeGreaterThanOrEqual(RESET_MS - 100);
     expect(await openDiscrepancies(p.id)).toBe(0);
-    expect(sandbox.ledger().find((e) => e.reference === p.attempts[0]!.id)!.refunded).toBe(400);
+    expect((await sandbox.ledger()).find((e) => e.reference === p.attempts[0]!.id)!.refunded).toBe(400);
   });
 });

@@ -29,7 +29,7 @@ describe('kill -9 of workers', () => {
   it(`${PAYMENTS} payments survive random worker kills`, async () => {
     const { merchant } = await createMerchant(rt.database.db, { name: 'crash' });
     // Latency widens the window between the provider's answer and our commit.
-    sandbox.scheduleFault({ op: 'any', mode: 'latency', latencyMs: 40, count: 100_000 });
+    await sandbox.scheduleFault({ op: 'any', mode: 'latency', latencyMs: 40, count: 100_000 });
     await worker.start();
     const ids: string[] = [];
     let killing = true;
@@ -59,7 +59,7 @@ describe('kill -9 of workers', () => {
     const final = await Promise.all(ids.map((id) => waitForPayment(rt, merchant.id, id, settled, 90_000)));
     expect(worker.kills).toBeGreaterThanOrEqual(6);
     expect(final.map((p) => p?.state)).toEqual(ids.map(() => 'authorized'));
-    const ledger = sandbox.ledger();
+    const ledger = (await sandbox.ledger());
     for (const p of final) {
       const live = ledger.filter((e) => e.payment_id === p!.id && e.authorized > 0 && !e.cancelled);
       expect(live, `payment ${p!.id}`).toHaveLength(1);

@@ -36,11 +36,11 @@ describe('default config', () => {
 
   it('Adyen accept_then_drop: same-key replay finds the authorization; one live authorization', async () => {
     const adyen = gw.rt.sandboxes.find((s) => s.account === 'adyen_eu')!;
-    adyen.scheduleFault({ op: 'authorize', mode: 'accept_then_drop', count: 1 });
+    await adyen.scheduleFault({ op: 'authorize', mode: 'accept_then_drop', count: 1 });
     const p = await gw.waitFor((await gw.pay({ amount: 300_000 })).id, settled, 30_000);
     expect(p.state).toBe('authorized');
     expect(p.attempts.map((a) => a.connector)).toEqual(['adyen_eu']);
     expect(p.attempts[0]!.sends).toBe(2);
-    expect(adyen.ledger().filter((e) => e.reference === p.attempts[0]!.id && e.authorized > 0)).toHaveLength(1);
+    expect((await adyen.ledger()).filter((e) => e.reference === p.attempts[0]!.id && e.authorized > 0)).toHaveLength(1);
   });
 });

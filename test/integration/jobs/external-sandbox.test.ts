@@ -1,6 +1,8 @@
 // Sandboxes in their own process space (`switchyard sandbox`): the gateway reaches them by URL,
 // trusts the Adyen sandbox's CA from the shared certificate directory, and the control API
 // answers on its own port.
+import { createSandboxTestDatabase } from '../helpers/sandbox-db.ts';
+import type { TestSandboxDatabase } from '../helpers/sandbox-db.ts';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +14,7 @@ import { freePort } from '../helpers/redis-server.ts';
 import { settled, startTestGateway } from '../helpers/runtime.ts';
 import type { TestGateway } from '../helpers/runtime.ts';
 
+let sandboxDb: TestSandboxDatabase | undefined;
 let running: RunningSandboxes;
 let gw: TestGateway;
 let controlPort: number;
@@ -38,12 +41,14 @@ routing:
 `;
   const parsed = parseConfigText(yaml, 'x.yaml', {});
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
-  running = await runSandboxes(parsed.config, { controlPort, gatewayUrl: 'http://127.0.0.1:1' });
+  sandboxDb = await createSandboxTestDatabase('jobs_external_sandbox');
+  running = await runSandboxes(parsed.config, { controlPort, gatewayUrl: 'http://127.0.0.1:1', databaseUrl: sandboxDb.url });
   gw = await startTestGateway('jobs_external_sandbox', yaml);
 });
 afterAll(async () => {
   await gw?.close();
   await running?.close();
+  await sandboxDb?.drop();
 });
 
 describe('switchyard sandbox (external)', () => {

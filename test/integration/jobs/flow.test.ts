@@ -18,7 +18,7 @@ beforeAll(async () => {
 });
 afterAll(async () => gw?.close());
 
-const liveAuths = (sb: SandboxControl, attemptIds: string[]) => sb.ledger().filter((e) => attemptIds.includes(e.reference) && e.authorized > 0 && !e.cancelled);
+const liveAuths = async (sb: SandboxControl, attemptIds: string[]) => (await sb.ledger()).filter((e) => attemptIds.includes(e.reference) && e.authorized > 0 && !e.cancelled);
 
 describe('worker path against the Stripe sandbox', () => {
   it('authorizes, captures in two parts, refunds', async () => {
@@ -27,7 +27,7 @@ describe('worker path against the Stripe sandbox', () => {
     const authorized = await gw.waitFor(created.id, settled);
     expect(authorized.state).toBe('authorized');
     expect(authorized.attempts[0]!.providerRef).toMatch(/^pi_/);
-    expect(liveAuths(a, [authorized.attempts[0]!.id])).toHaveLength(1);
+    expect((await liveAuths(a, [authorized.attempts[0]!.id]))).toHaveLength(1);
 
     await requestCapture(gw.rt, gw.merchantId, authorized, 2000, false);
     const part = await gw.waitFor(created.id, (p) => p.state === 'captured');
@@ -40,7 +40,7 @@ describe('worker path against the Stripe sandbox', () => {
     await requestRefund(gw.rt, gw.merchantId, full, 1500, null);
     const refunded = await gw.waitFor(created.id, (p) => p.amountRefunded === 1500);
     expect(refunded.refunds[0]!.status).toBe('succeeded');
-    const entry = a.ledger().find((e) => e.reference === authorized.attempts[0]!.id)!;
+    const entry = (await a.ledger()).find((e) => e.reference === authorized.attempts[0]!.id)!;
     expect([entry.captured, entry.refunded]).toEqual([5000, 1500]);
     // Our own books, posted in the transitions' transactions: net captured minus refunded.
     const books = await gw.rt.database.db.execute<{ account: string; net: string }>(sql`
@@ -71,7 +71,7 @@ describe('worker path against the Stripe sandbox', () => {
     const p = await gw.waitFor((await gw.pay()).id, settled);
     await requestVoid(gw.rt, gw.merchantId, p.id);
     const voided = await gw.waitFor(p.id, (x) => x.state === 'voided');
-    expect(a.ledger().find((e) => e.reference === p.attempts[0]!.id)!.cancelled).toBe(true);
+    expect((await a.ledger()).find((e) => e.reference === p.attempts[0]!.id)!.cancelled).toBe(true);
     expect(voided.attempts[0]!.status).toBe('released');
   });
 
@@ -88,7 +88,7 @@ describe('worker path against the Stripe sandbox', () => {
       const p = await gw.waitFor((await gw.pay()).id, settled);
       expect(p.state).toBe('authorized');
       expect(p.attempts.map((x) => [x.connector, x.proof])).toEqual([['stripe_a', 'not_sent'], ['stripe_b', null]]);
-      expect(liveAuths(b, [p.attempts[1]!.id])).toHaveLength(1);
+      expect((await liveAuths(b, [p.attempts[1]!.id]))).toHaveLength(1);
     } finally {
       await a.outage(0);
     }
@@ -96,12 +96,12 @@ describe('worker path against the Stripe sandbox', () => {
 
   it('primary accept_then_drop on confirm: no failover; resolved on the primary by query; one live authorization', async () => {
     // Two requests: the SDK retries a reset once even with maxNetworkRetries 0.
-    a.scheduleFault({ op: 'authorize', mode: 'accept_then_drop', count: 2 });
+    await a.scheduleFault({ op: 'authorize', mode: 'accept_then_drop', count: 2 });
     const p = await gw.waitFor((await gw.pay()).id, settled, 30_000);
     expect(p.state).toBe('authorized');
     expect(p.attempts).toHaveLength(1);
     expect(p.attempts[0]!.connector).toBe('stripe_a');
     const ids = p.attempts.map((x) => x.id);
-    expect(liveAuths(a, ids).length + liveAuths(b, ids).length).toBe(1);
+    expect((await liveAuths(a, ids)).length + (await liveAuths(b, ids)).length).toBe(1);
   });
 });

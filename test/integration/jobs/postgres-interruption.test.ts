@@ -46,7 +46,7 @@ async function terminateOwnConnections(): Promise<number> {
 
 describe('Postgres connections lost mid-run', () => {
   it('workers back off and resume; nothing lost, nothing doubled', async () => {
-    a.scheduleFault({ op: 'any', mode: 'latency', latencyMs: 100, count: 1_000 });
+    await a.scheduleFault({ op: 'any', mode: 'latency', latencyMs: 100, count: 1_000 });
     const created = await Promise.all(Array.from({ length: 20 }, () => gw.pay()));
     let terminated = 0;
     for (let i = 0; i < 3; i++) {
@@ -56,7 +56,7 @@ describe('Postgres connections lost mid-run', () => {
     expect(terminated).toBeGreaterThan(0);
     const done = await Promise.all(created.map((p) => waitSettled(p.id)));
     expect(done.map((p) => p.state)).toEqual(done.map(() => 'authorized'));
-    for (const p of done) expect(a.ledger().filter((e) => e.reference === p.attempts[0]!.id && e.authorized > 0)).toHaveLength(1);
+    for (const p of done) expect((await a.ledger()).filter((e) => e.reference === p.attempts[0]!.id && e.authorized > 0)).toHaveLength(1);
     const pending = await gw.rt.database.db.execute<{ n: string }>(sql`SELECT count(*) AS n FROM outbox WHERE status <> 'done' AND kind = 'provider_call'`);
     expect(Number(pending.rows[0]!.n)).toBe(0);
   }, 90_000);

@@ -29,14 +29,14 @@ async function pendingCalls(): Promise<number> {
 
 async function runBatch(n: number, disrupt: () => Promise<void>): Promise<void> {
   // Slow the provider a little so jobs are in Redis when it goes away.
-  a.scheduleFault({ op: 'any', mode: 'latency', latencyMs: 150, count: 1_000 });
+  await a.scheduleFault({ op: 'any', mode: 'latency', latencyMs: 150, count: 1_000 });
   const created = await Promise.all(Array.from({ length: n }, () => gw.pay()));
   await new Promise((r) => setTimeout(r, 300));
   await disrupt();
   const done = await Promise.all(created.map((p) => gw.waitFor(p.id, (x) => settled(x), 40_000)));
   expect(done.map((p) => p.state)).toEqual(done.map(() => 'authorized'));
   for (const p of done) {
-    const entries = a.ledger().filter((e) => e.reference === p.attempts[0]!.id);
+    const entries = (await a.ledger()).filter((e) => e.reference === p.attempts[0]!.id);
     expect(entries).toHaveLength(1);
   }
   expect(await pendingCalls()).toBe(0);

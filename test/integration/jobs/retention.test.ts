@@ -21,7 +21,7 @@ afterAll(async () => gw?.close());
 describe('retention window', () => {
   it('past retention: no resend, fence confirmed, then failover', async () => {
     // The confirm is performed only after 4 s; the client gives up after 1.5 s: a true unknown.
-    a.scheduleFault({ op: 'authorize', mode: 'latency', latencyMs: 4_000, process: 'after', count: 1 });
+    await a.scheduleFault({ op: 'authorize', mode: 'latency', latencyMs: 4_000, process: 'after', count: 1 });
     const created = await gw.pay();
     const unknown = await gw.waitFor(created.id, (p) => p.state === 'auth_unknown');
     expect(unknown.attempts[0]!.status).toBe('unknown');
@@ -32,18 +32,18 @@ describe('retention window', () => {
     expect(p.attempts.map((x) => [x.connector, x.proof])).toEqual([['stripe_a', 'fenced'], ['stripe_b', null]]);
     expect(p.attempts[0]!.sends).toBe(1);
     await new Promise((r) => setTimeout(r, 3_000)); // let the delayed confirm reach the sandbox
-    const first = a.ledger().find((e) => e.reference === p.attempts[0]!.id)!;
+    const first = (await a.ledger()).find((e) => e.reference === p.attempts[0]!.id)!;
     expect(first.authorized === 0 || first.cancelled).toBe(true);
-    expect(b.ledger().filter((e) => e.reference === p.attempts[1]!.id && e.authorized > 0 && !e.cancelled)).toHaveLength(1);
+    expect((await b.ledger()).filter((e) => e.reference === p.attempts[1]!.id && e.authorized > 0 && !e.cancelled)).toHaveLength(1);
   });
 
   it('inside retention: a query that finds nothing is followed by a resend with the same key', async () => {
-    a.scheduleFault({ op: 'authorize', mode: 'latency', latencyMs: 2_500, process: 'after', count: 1 });
+    await a.scheduleFault({ op: 'authorize', mode: 'latency', latencyMs: 2_500, process: 'after', count: 1 });
     const created = await gw.pay();
     const p = await gw.waitFor(created.id, settled, 30_000);
     expect(p.state).toBe('authorized');
     expect(p.attempts).toHaveLength(1);
     expect(p.attempts[0]!.connector).toBe('stripe_a');
-    expect(a.ledger().filter((e) => e.reference === p.attempts[0]!.id && e.authorized > 0)).toHaveLength(1);
+    expect((await a.ledger()).filter((e) => e.reference === p.attempts[0]!.id && e.authorized > 0)).toHaveLength(1);
   });
 });

@@ -67,8 +67,8 @@ describe('ledger', () => {
   const p: Record<string, Payment> = {};
 
   it('mixed workload: ledger check passes, books equal the sandbox ledgers, balances carry the disputes', async () => {
-    adyen.setSettlementCommission(25, 100); // 0.25 + 1 % on every Settled row from now on
-    for (const s of [stripe, adyen]) s.configureWebhooks({ duplicate: 1 }); // every notification twice
+    await adyen.setSettlementCommission(25, 100); // 0.25 + 1 % on every Settled row from now on
+    for (const s of [stripe, adyen]) await s.configureWebhooks({ duplicate: 1 }); // every notification twice
     // Stripe (EUR below 1000.00)
     p['s_refunded'] = await refund(await captured(10_000), 3_000);
     p['s_won'] = await captured(20_000);
@@ -84,20 +84,20 @@ describe('ledger', () => {
     expect(p['a_won'].attempts[0]!.connector).toBe('adyen_eu');
     expect(p['s_won'].attempts[0]!.connector).toBe('stripe_eu');
 
-    const won = stripe.createDispute(providerRef(p['s_won'])) as { id: string };
+    const won = await stripe.createDispute(providerRef(p['s_won'])) as { id: string };
     await dispute(p['s_won'], 'opened');
-    stripe.closeDispute(won.id, 'won');
-    const lost = stripe.createDispute(providerRef(p['s_lost']), { amount: 12_000 }) as { id: string };
+    await stripe.closeDispute(won.id, 'won');
+    const lost = await stripe.createDispute(providerRef(p['s_lost']), { amount: 12_000 }) as { id: string };
     await dispute(p['s_lost'], 'opened');
-    stripe.closeDispute(lost.id, 'lost');
-    stripe.createDispute(providerRef(p['s_open']));
-    stripe.failRefund(String(p['s_returned'].refunds[0]!.providerRef));
-    adyen.chargeback(providerRef(p['a_won']));
+    await stripe.closeDispute(lost.id, 'lost');
+    await stripe.createDispute(providerRef(p['s_open']));
+    await stripe.failRefund(String(p['s_returned'].refunds[0]!.providerRef));
+    await adyen.chargeback(providerRef(p['a_won']));
     await dispute(p['a_won'], 'opened');
-    adyen.chargeback(providerRef(p['a_won']), { reversed: true });
-    adyen.failCapture(String(p['a_failed'].captures[0]!.providerRef));
-    adyen.chargeback(providerRef(p['a_open']));
-    adyen.reverseRefund(String(p['a_returned'].refunds[0]!.providerRef));
+    await adyen.chargeback(providerRef(p['a_won']), { reversed: true });
+    await adyen.failCapture(String(p['a_failed'].captures[0]!.providerRef));
+    await adyen.chargeback(providerRef(p['a_open']));
+    await adyen.reverseRefund(String(p['a_returned'].refunds[0]!.providerRef));
 
     await dispute(p['s_won'], 'won');
     await dispute(p['s_lost'], 'lost');
@@ -120,7 +120,7 @@ describe('ledger', () => {
     const bookedOf = new Map(booked.map((r) => [r.payment_id, Number(r.n)]));
     for (const [name, x] of Object.entries(p)) {
       const a = x.attempts.find((t) => t.providerRef !== null)!;
-      const entry = (a.connector === 'stripe_eu' ? stripe : adyen).ledger().find((e) => e.reference === a.id)!;
+      const entry = (await (a.connector === 'stripe_eu' ? stripe : adyen).ledger()).find((e) => e.reference === a.id)!;
       expect(bookedOf.get(x.id) ?? 0, name).toBe(entry.captured - entry.refunded);
     }
     // Disputes: withdrawn while open or lost, reinstated when won, written off the payable when lost.
@@ -143,7 +143,7 @@ describe('ledger', () => {
   });
 
   it('settlement import: receivable to the bank net of commission, once per report row; the books still check', async () => {
-    adyen.advanceClock(LATER_MS / 1000);
+    await adyen.advanceClock(LATER_MS / 1000);
     const window = { from: started, to: new Date(Date.now() + LATER_MS) };
     const now = new Date();
     const first = await importSettlement(gw.rt.database.db, 'adyen_eu', gw.rt.connectors.get('adyen_eu')!, window, now);

@@ -42,7 +42,7 @@ describe('GET /metrics', () => {
     expect(ok.json.status).toBe('authorized');
     const declined = await api.call('POST', '/v1/payments', { body: paymentBody({ payment_method: { type: 'card', test_card: '4000000000000002' } }) });
     expect(declined.json.status).toBe('declined');
-    sandbox('stripe_a').scheduleFault({ op: 'authorize', mode: 'error_503', count: 1 });
+    await sandbox('stripe_a').scheduleFault({ op: 'authorize', mode: 'error_503', count: 1 });
     const unknownFirst = await api.call('POST', '/v1/payments', { body: paymentBody() });
     await waitFor(unknownFirst.json.id, (p) => p.state === 'authorized');
 
@@ -64,7 +64,7 @@ describe('GET /metrics', () => {
     const key = newKey();
     const body = paymentBody();
     // The first request is held by a slow provider while the same key arrives again.
-    sandbox('stripe_a').scheduleFault({ op: 'authorize', mode: 'latency', latencyMs: 1_500, count: 1 });
+    await sandbox('stripe_a').scheduleFault({ op: 'authorize', mode: 'latency', latencyMs: 1_500, count: 1 });
     const first = api.call('POST', '/v1/payments', { idem: key, body });
     await new Promise((r) => setTimeout(r, 400));
     const concurrent = await api.call('POST', '/v1/payments', { idem: key, body });

@@ -71,22 +71,22 @@ describe('reconcile', () => {
     for (const x of Object.values(p)) {
       const a = x.attempts.find((t) => t.status === 'authorized')!;
       const sb = a.connector === 'stripe_eu' ? stripe : adyen;
-      const entry = sb.ledger().find((e) => e.reference === a.id);
+      const entry = (await sb.ledger()).find((e) => e.reference === a.id);
       expect([entry?.captured, entry?.refunded], x.id).toEqual([x.amountCaptured, x.amountRefunded]);
     }
   }, 60_000);
 
   it('notifications off, payments moved at the providers: each category found, the safe ones applied', async () => {
-    stripe.configureWebhooks({ enabled: false });
-    adyen.configureWebhooks({ enabled: false });
+    await stripe.configureWebhooks({ enabled: false });
+    await adyen.configureWebhooks({ enabled: false });
     const missedCapture = await capture(await authorized(130_000), false);
     expect(missedCapture.state).toBe('capturing');
     const missedRefund = await refund(p['adyenCaptured']!, 20_000, false);
     expect(missedRefund.refunds[0]!.status).toBe('pending');
-    stripe.failRefund(String(p['stripeReturned']!.refunds[0]!.providerRef));
-    stripe.createDispute(providerRef(p['stripeDisputed']!));
-    adyen.chargeback(providerRef(p['adyenRefunded']!));
-    adyen.failCapture(String(p['adyenCaptureFailed']!.captures[0]!.providerRef));
+    await stripe.failRefund(String(p['stripeReturned']!.refunds[0]!.providerRef));
+    await stripe.createDispute(providerRef(p['stripeDisputed']!));
+    await adyen.chargeback(providerRef(p['adyenRefunded']!));
+    await adyen.failCapture(String(p['adyenCaptureFailed']!.captures[0]!.providerRef));
     // A bug on our side: an attempt pointing at nothing, an amount the provider never saw.
     await gw.db.pool.query(`UPDATE payment_attempts SET provider_ref = 'pi_ghost' WHERE payment_id = $1`, [p['stripeGhost']!.id]);
     await gw.db.pool.query(`UPDATE payment_attempts SET amount_authorized = amount_authorized + 1 WHERE payment_id = $1`, [p['stripeAuthorized']!.id]);
@@ -95,7 +95,7 @@ describe('reconcile', () => {
        VALUES ('stripe_eu', 'evt_dead', '\\x7b7d', true, 'failed', 'no payment after 8 tries', $1, NULL)`,
       [JSON.stringify({ kind: 'refund_succeeded', rawType: 'charge.refunded', providerEventId: 'evt_dead', connectorType: 'stripe', attemptId: null, providerRef: 'pi_unknown', occurredAt: new Date().toISOString(), amount: 1, currency: 'EUR', modificationRef: null })],
     );
-    adyen.advanceClock(LATER_MS / 1000); // the settlement report rows become available
+    await adyen.advanceClock(LATER_MS / 1000); // the settlement report rows become available
 
     const first = await run();
     expect(first.auto_resolved).toBe(3);

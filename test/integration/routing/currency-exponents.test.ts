@@ -29,7 +29,7 @@ routing:
 let gw: TestGateway;
 let adyen: SandboxControl;
 let stripe: SandboxControl;
-const entry = (sb: SandboxControl, attemptId: string) => sb.ledger().find((e) => e.reference === attemptId);
+const entry = async (sb: SandboxControl, attemptId: string) => (await sb.ledger()).find((e) => e.reference === attemptId);
 
 beforeAll(async () => {
   gw = await startTestGateway('routing_currency_exponents', CONFIG);
@@ -48,7 +48,7 @@ describe('provider decimals end to end', () => {
     const p = await gw.waitFor((await gw.pay({ amount, currency })).id, settled);
     expect(p.attempts.map((a) => [a.connector, a.status])).toEqual([['adyen_eu', 'authorized']]);
     expect(p.amountAuthorized).toBe(amount);
-    expect(entry(adyen, p.attempts[0]!.id)).toMatchObject({ currency, amount, authorized: amount, received: { decimals, amount: value, authorized: value } });
+    expect(await entry(adyen, p.attempts[0]!.id)).toMatchObject({ currency, amount, authorized: amount, received: { decimals, amount: value, authorized: value } });
   });
 
   it('IDR 1234550 is no whole rupiah: Adyen is skipped with the reason and Stripe takes it', async () => {
@@ -56,7 +56,7 @@ describe('provider decimals end to end', () => {
     expect(p.routing.candidates).toEqual(['stripe_eu']);
     expect(p.routing.skipped).toEqual([{ connector: 'adyen_eu', reason: expect.stringContaining('1234550 IDR (ISO minor units) cannot be sent to Adyen, which takes IDR with 0 decimals') as unknown }]);
     expect(p.attempts.map((a) => [a.connector, a.status])).toEqual([['stripe_eu', 'authorized']]);
-    expect(entry(stripe, p.attempts[0]!.id)).toMatchObject({ authorized: 1234550 });
-    expect(adyen.ledger().filter((e) => e.currency === 'IDR' && e.authorized === 1234550)).toHaveLength(0);
+    expect(await entry(stripe, p.attempts[0]!.id)).toMatchObject({ authorized: 1234550 });
+    expect((await adyen.ledger()).filter((e) => e.currency === 'IDR' && e.authorized === 1234550)).toHaveLength(0);
   });
 });

@@ -30,7 +30,7 @@ declines:
 let gw: TestGateway;
 let a: SandboxControl;
 let b: SandboxControl;
-const live = (sb: SandboxControl, attemptId: string) => sb.ledger().filter((e) => e.reference === attemptId && e.authorized > 0 && !e.cancelled).length;
+const live = async (sb: SandboxControl, attemptId: string) => (await sb.ledger()).filter((e) => e.reference === attemptId && e.authorized > 0 && !e.cancelled).length;
 
 beforeAll(async () => {
   gw = await startTestGateway('routing_failover', CONFIG);
@@ -54,8 +54,8 @@ describe('failover by the decline table', () => {
     const p = await gw.waitFor((await gw.pay({ paymentMethod: { tokens: { stripe_a: 'pm_card_chargeDeclinedProcessingError', stripe_b: 'pm_card_visa' } } })).id, settled);
     expect(p.state).toBe('authorized');
     expect(p.attempts.map((x) => [x.connector, x.status, x.proof])).toEqual([['stripe_a', 'declined', 'declined'], ['stripe_b', 'authorized', null]]);
-    expect(live(a, p.attempts[0]!.id)).toBe(0);
-    expect(live(b, p.attempts[1]!.id)).toBe(1);
+    expect((await live(a, p.attempts[0]!.id))).toBe(0);
+    expect((await live(b, p.attempts[1]!.id))).toBe(1);
   });
 
   it('a soft decline not marked retry-elsewhere is declined without failover', async () => {
@@ -73,7 +73,7 @@ describe('breakers', () => {
     for (const p of failedOver) {
       expect(p.state).toBe('authorized');
       expect(p.attempts.map((x) => [x.connector, x.proof])).toEqual([['stripe_a', 'not_sent'], ['stripe_b', null]]);
-      expect(live(b, p.attempts[1]!.id)).toBe(1);
+      expect((await live(b, p.attempts[1]!.id))).toBe(1);
     }
     expect(gw.rt.breakers.state('stripe_a')).toBe('open');
 

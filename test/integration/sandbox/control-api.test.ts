@@ -24,7 +24,7 @@ afterAll(async () => {
   await sandbox.close();
 });
 
-async function call(method: 'GET' | 'POST', path: string, body?: unknown, base = control.url): Promise<{ status: number; json: unknown; text: string }> {
+async function call(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, base = control.url): Promise<{ status: number; json: unknown; text: string }> {
   const response = await fetch(`${base}${path}`, {
     method,
     headers: { 'content-type': 'application/json' },
@@ -51,6 +51,16 @@ describe('control API', () => {
     expect((await stripe.paymentIntents.create({ amount: 100, currency: 'usd' })).object).toBe('payment_intent');
     const latency = await call('POST', '/_sandbox/stripe_eu/faults', { op: 'capture', mode: 'latency', count: 1, latency_ms: 10, process: 'after' });
     expect(latency).toMatchObject({ status: 200, json: { scheduled: 1 } });
+  });
+
+  it('DELETE faults clears the queued faults and says how many firings were pending', async () => {
+    expect(await call('DELETE', '/_sandbox/stripe_eu/faults')).toMatchObject({ status: 200, json: { cleared: 1 } }); // the capture latency fault above
+    await call('POST', '/_sandbox/stripe_eu/faults', { op: 'create', mode: 'error_503', count: 3 });
+    await call('POST', '/_sandbox/stripe_eu/faults', { op: 'refund', mode: 'reset_before_processing', count: 1 });
+    expect(await call('DELETE', '/_sandbox/stripe_eu/faults')).toMatchObject({ status: 200, json: { cleared: 4 } });
+    expect((await stripe.paymentIntents.create({ amount: 100, currency: 'usd' })).object).toBe('payment_intent');
+    expect(await call('DELETE', '/_sandbox/stripe_eu/faults')).toMatchObject({ status: 200, json: { cleared: 0 } });
+    expect(await call('DELETE', '/_sandbox/nobody/faults')).toMatchObject({ status: 404, json: { error: { field: 'account' } } });
   });
 
   it.each([

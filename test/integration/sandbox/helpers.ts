@@ -7,12 +7,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Stripe from 'stripe';
 import { startStripeSandbox } from '../../../src/sandboxes/stripe/index.ts';
 import type { StripeSandbox, StripeSandboxOptions } from '../../../src/sandboxes/stripe/index.ts';
+import { withOwnSandboxDatabase } from '../helpers/sandbox-db.ts';
 
 export const SECRET_KEY = 'sk_test_switchyard_sandbox';
 export const WEBHOOK_SECRET = 'whsec_switchyard_sandbox_secret';
 
-export async function startSandbox(options: Partial<StripeSandboxOptions> = {}): Promise<StripeSandbox> {
-  return startStripeSandbox({ account: 'stripe_test', secretKey: SECRET_KEY, ...options });
+/** Each sandbox on a sandbox database of its own (dropped when it closes): tests share no provider state. */
+export async function startSandbox(options: Partial<Omit<StripeSandboxOptions, 'database'>> = {}): Promise<StripeSandbox> {
+  return withOwnSandboxDatabase('sandbox', (database) => startStripeSandbox({ account: 'stripe_test', secretKey: SECRET_KEY, ...options, database }));
 }
 
 export function stripeFor(sandbox: StripeSandbox, config: Stripe.StripeConfig = {}, key = SECRET_KEY): Stripe {

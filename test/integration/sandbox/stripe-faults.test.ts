@@ -15,7 +15,7 @@ beforeAll(async () => {
 });
 afterAll(() => sandbox.close());
 
-const withReference = (reference: string) => sandbox.ledger().filter((entry) => entry.reference === reference);
+const withReference = async (reference: string) => (await sandbox.ledger()).filter((entry) => entry.reference === reference);
 
 const authorize = (reference: string, client = stripe) =>
   client.paymentIntents.create(
@@ -36,11 +36,11 @@ function countAttempts(client: Stripe): () => number {
 
 describe('fault modes', () => {
   it('error_503 answers 503 before processing anything', async () => {
-    sandbox.scheduleFault({ op: 'authorize', mode: 'error_503', count: 1 });
+    await sandbox.scheduleFault({ op: 'authorize', mode: 'error_503', count: 1 });
     const err = await rejectionOf(authorize('att_503'));
     expect(err).toBeInstanceOf(Stripe.errors.StripeAPIError);
     expect(err).toMatchObject({ statusCode: 503 });
-    expect(withReference('att_503')).toHaveLength(0);
+    expect((await withReference('att_503'))).toHaveLength(0);
     // Nothing was stored under the key either: the same request now executes.
     expect((await authorize('att_503')).status).toBe('requires_capture');
   });
@@ -49,60 +49,60 @@ describe('fault modes', () => {
     const client = stripeFor(sandbox);
     const attempts = countAttempts(client);
     const before = sandbox.requestsReceived();
-    sandbox.scheduleFault({ op: 'authorize', mode: 'reset_before_processing', count: 2 });
+    await sandbox.scheduleFault({ op: 'authorize', mode: 'reset_before_processing', count: 2 });
     const err = await rejectionOf(authorize('att_reset', client));
     expect(err).toBeInstanceOf(Stripe.errors.StripeConnectionError);
     expect(attempts()).toBe(2);
     expect(sandbox.requestsReceived() - before).toBe(2);
-    expect(withReference('att_reset')).toHaveLength(0);
+    expect((await withReference('att_reset'))).toHaveLength(0);
   });
 
   it('reset_before_processing with count 1 is absorbed by the SDK retry, and charges once', async () => {
     const client = stripeFor(sandbox);
     const attempts = countAttempts(client);
-    sandbox.scheduleFault({ op: 'authorize', mode: 'reset_before_processing', count: 1 });
+    await sandbox.scheduleFault({ op: 'authorize', mode: 'reset_before_processing', count: 1 });
     const pi = await authorize('att_reset_once', client);
     expect(attempts()).toBe(2);
-    expect(withReference('att_reset_once')).toMatchObject([{ id: pi.id, authorized: 1000 }]);
+    expect((await withReference('att_reset_once'))).toMatchObject([{ id: pi.id, authorized: 1000 }]);
   });
 
   it('accept_then_drop performs the operation, then drops the connection', async () => {
-    sandbox.scheduleFault({ op: 'authorize', mode: 'accept_then_drop', count: 2 });
+    await sandbox.scheduleFault({ op: 'authorize', mode: 'accept_then_drop', count: 2 });
     const err = await rejectionOf(authorize('att_drop'));
     expect(err).toBeInstanceOf(Stripe.errors.StripeConnectionError);
-    const [entry] = withReference('att_drop');
+    const [entry] = (await withReference('att_drop'));
     expect(entry).toMatchObject({ status: 'requires_capture', authorized: 1000 });
     // The SDK's own retry was a replay of the same key: still one PaymentIntent.
-    expect(withReference('att_drop')).toHaveLength(1);
+    expect((await withReference('att_drop'))).toHaveLength(1);
     expect((await authorize('att_drop')).id).toBe(entry?.id);
   });
 
   it('accept_then_drop on capture captures', async () => {
     const { id } = await authorize('att_drop_capture');
-    sandbox.scheduleFault({ op: 'capture', mode: 'accept_then_drop', count: 2 });
+    await sandbox.scheduleFault({ op: 'capture', mode: 'accept_then_drop', count: 2 });
     expect(await rejectionOf(stripe.paymentIntents.capture(id))).toBeInstanceOf(Stripe.errors.StripeConnectionError);
-    expect(withReference('att_drop_capture')).toMatchObject([{ status: 'succeeded', captured: 1000 }]);
+    expect((await withReference('att_drop_capture'))).toMatchObject([{ status: 'succeeded', captured: 1000 }]);
   });
 
   it('latency with process=before performs on arrival, even when the client gives up', async () => {
-    sandbox.scheduleFault({ op: 'authorize', mode: 'latency', count: 1, latencyMs: 600, process: 'before' });
+    await sandbox.scheduleFault({ op: 'authorize', mode: 'latency', count: 1, latencyMs: 600, process: 'before' });
     const err = await rejectionOf(authorize('att_slow_before', stripeFor(sandbox, { timeout: 200 })));
     expect(err).toBeInstanceOf(Stripe.errors.StripeConnectionError);
     expect((err as Stripe.errors.StripeConnectionError).message).toMatch(/timeout/);
-    expect(withReference('att_slow_before')).toMatchObject([{ authorized: 1000 }]);
+    expect((await withReference('att_slow_before'))).toMatchObject([{ authorized: 1000 }]);
   });
 
   it('latency with process=after performs when the delay ends', async () => {
-    sandbox.scheduleFault({ op: 'authorize', mode: 'latency', count: 1, latencyMs: 500, process: 'after' });
+    await sandbox.scheduleFault({ op: 'authorize', mode: 'latency', count: 1, latencyMs: 500, process: 'after' });
     const err = await rejectionOf(authorize('att_slow_after', stripeFor(sandbox, { timeout: 150 })));
     expect(err).toBeInstanceOf(Stripe.errors.StripeConnectionError);
-    expect(withReference('att_slow_after')).toHaveLength(0);
+    expect((await withReference('att_slow_after'))).toHaveLength(0);
     await sleep(500);
-    expect(withReference('att_slow_after')).toMatchObject([{ authorized: 1000 }]);
+    expect((await withReference('att_slow_after'))).toMatchObject([{ authorized: 1000 }]);
   });
 
   it('latency delays the answer by latency_ms', async () => {
-    sandbox.scheduleFault({ op: 'create', mode: 'latency', count: 1, latencyMs: 300 });
+    await sandbox.scheduleFault({ op: 'create', mode: 'latency', count: 1, latencyMs: 300 });
     const started = Date.now();
     await stripe.paymentIntents.create({ amount: 100, currency: 'usd' });
     expect(Date.now() - started).toBeGreaterThanOrEqual(290);
@@ -110,11 +110,11 @@ describe('fault modes', () => {
 
   it('targets faults by op, and op any hits every request', async () => {
     const { id } = await authorize('att_ops');
-    sandbox.scheduleFault({ op: 'refund', mode: 'error_503', count: 1 });
+    await sandbox.scheduleFault({ op: 'refund', mode: 'error_503', count: 1 });
     const captured = await stripe.paymentIntents.capture(id);
     expect(captured.status).toBe('succeeded');
     expect(await rejectionOf(stripe.refunds.create({ payment_intent: id }))).toMatchObject({ statusCode: 503 });
-    sandbox.scheduleFault({ op: 'any', mode: 'error_503', count: 1 });
+    await sandbox.scheduleFault({ op: 'any', mode: 'error_503', count: 1 });
     expect(await rejectionOf(stripe.paymentIntents.retrieve(id))).toMatchObject({ statusCode: 503 });
     expect((await stripe.paymentIntents.retrieve(id)).status).toBe('succeeded');
   });
@@ -141,7 +141,7 @@ describe('outage', () => {
   it('destroys requests in flight, and outage(0) ends an outage early', async () => {
     const own = await startSandbox();
     const client = stripeFor(own);
-    own.scheduleFault({ op: 'create', mode: 'latency', count: 1, latencyMs: 2_000, process: 'after' });
+    await own.scheduleFault({ op: 'create', mode: 'latency', count: 1, latencyMs: 2_000, process: 'after' });
     const inFlight = rejectionOf(client.paymentIntents.create({ amount: 100, currency: 'usd' }));
     await sleep(100);
     await own.outage(30);

@@ -15,7 +15,7 @@ beforeAll(async () => {
 });
 afterAll(() => sandbox.close());
 
-const paymentsWithReference = (reference: string) => sandbox.ledger().filter((entry) => entry.reference === reference);
+const paymentsWithReference = async (reference: string) => (await sandbox.ledger()).filter((entry) => entry.reference === reference);
 
 const params = (reference: string, payment_method = 'pm_card_visa'): Stripe.PaymentIntentCreateParams => ({
   amount: 1500,
@@ -43,7 +43,7 @@ describe('idempotency', () => {
     expect(second.lastResponse.idempotencyKey).toBe('key-replay');
     expect(second.lastResponse.headers['idempotent-replayed']).toBe('true');
     expect(second.lastResponse.headers['original-request']).toBe(first.lastResponse.requestId);
-    expect(paymentsWithReference('att_replay')).toHaveLength(1);
+    expect((await paymentsWithReference('att_replay'))).toHaveLength(1);
   });
 
   it('replays a stored 402 decline byte for byte', async () => {
@@ -54,18 +54,18 @@ describe('idempotency', () => {
     expect(second.status).toBe(402);
     expect(second.body).toBe(first.body);
     expect(second.headers.get('idempotency-key')).toBe('key-402');
-    expect(paymentsWithReference('att_402')).toHaveLength(1);
+    expect((await paymentsWithReference('att_402'))).toHaveLength(1);
   });
 
   it('replays a stored 500 without performing the operation again', async () => {
-    sandbox.scheduleFault({ op: 'authorize', mode: 'error_500_after_processing', count: 1 });
+    await sandbox.scheduleFault({ op: 'authorize', mode: 'error_500_after_processing', count: 1 });
     const first = await rejectionOf(stripe.paymentIntents.create(params('att_500'), { idempotencyKey: 'key-500' }));
     expect(first).toBeInstanceOf(Stripe.errors.StripeAPIError);
     expect(first).toMatchObject({ statusCode: 500 });
     const replay = await rejectionOf(stripe.paymentIntents.create(params('att_500'), { idempotencyKey: 'key-500' }));
     expect(replay).toMatchObject({ statusCode: 500, message: (first as Error).message });
     // The operation ran once, before the 500: the ledger has exactly that authorization.
-    expect(paymentsWithReference('att_500')).toMatchObject([{ authorized: 1500 }]);
+    expect((await paymentsWithReference('att_500'))).toMatchObject([{ authorized: 1500 }]);
   });
 
   it('refuses the same key with other parameters', async () => {
@@ -75,11 +75,11 @@ describe('idempotency', () => {
     expect(err).toMatchObject({ statusCode: 400, rawType: 'idempotency_error' });
     const otherEndpoint = await rejectionOf(stripe.refunds.create({ payment_intent: 'pi_x' }, { idempotencyKey: 'key-mismatch' }));
     expect(otherEndpoint).toBeInstanceOf(Stripe.errors.StripeIdempotencyError);
-    expect(paymentsWithReference('att_mismatch')).toHaveLength(1);
+    expect((await paymentsWithReference('att_mismatch'))).toHaveLength(1);
   });
 
   it('answers 409 to the same key while the first request is still executing', async () => {
-    sandbox.scheduleFault({ op: 'authorize', mode: 'latency', count: 1, latencyMs: 400, process: 'after' });
+    await sandbox.scheduleFault({ op: 'authorize', mode: 'latency', count: 1, latencyMs: 400, process: 'after' });
     const first = stripe.paymentIntents.create(params('att_409'), { idempotencyKey: 'key-409' });
     await sleep(100);
     const err = await rejectionOf(stripe.paymentIntents.create(params('att_409'), { idempotencyKey: 'key-409' }));
@@ -88,7 +88,7 @@ describe('idempotency', () => {
     const created = await first;
     const replay = await stripe.paymentIntents.create(params('att_409'), { idempotencyKey: 'key-409' });
     expect(replay.id).toBe(created.id);
-    expect(paymentsWithReference('att_409')).toHaveLength(1);
+    expect((await paymentsWithReference('att_409'))).toHaveLength(1);
   });
 
   it('stores nothing when the parameters fail validation', async () => {
@@ -109,12 +109,12 @@ describe('idempotency', () => {
     const own = await startSandbox({ keyTtlMs: 24 * 3600 * 1000 });
     const client = stripeFor(own);
     const first = await client.paymentIntents.create(params('att_ttl'), { idempotencyKey: 'key-ttl' });
-    own.advanceClock(23 * 3600);
+    await own.advanceClock(23 * 3600);
     expect((await client.paymentIntents.create(params('att_ttl'), { idempotencyKey: 'key-ttl' })).id).toBe(first.id);
-    own.advanceClock(3600);
+    await own.advanceClock(3600);
     const after = await client.paymentIntents.create(params('att_ttl'), { idempotencyKey: 'key-ttl' });
     expect(after.id).not.toBe(first.id);
-    expect(own.ledger().filter((entry) => entry.reference === 'att_ttl')).toHaveLength(2);
+    expect((await own.ledger()).filter((entry) => entry.reference === 'att_ttl')).toHaveLength(2);
     await own.close();
   });
 });

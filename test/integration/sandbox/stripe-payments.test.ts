@@ -17,7 +17,7 @@ afterAll(() => sandbox.close());
 const authorize = (payment_method: string, extra: Partial<Stripe.PaymentIntentCreateParams> = {}) =>
   stripe.paymentIntents.create({ amount: 1000, currency: 'eur', capture_method: 'manual', confirm: true, payment_method, ...extra });
 
-const ledgerOf = (id: string) => sandbox.ledger().find((entry) => entry.id === id);
+const ledgerOf = async (id: string) => (await sandbox.ledger()).find((entry) => entry.id === id);
 
 /** latest_charge is an id unless expanded. */
 const chargeId = (pi: { latest_charge: string | Stripe.Charge | null } | undefined): string => {
@@ -39,7 +39,7 @@ describe('authorization', () => {
     const charge = await stripe.charges.retrieve(chargeId(pi));
     expect(charge).toMatchObject({ captured: false, amount_captured: 0, status: 'succeeded', payment_intent: pi.id });
     expect(charge.payment_method_details?.card).toMatchObject({ brand, last4 });
-    expect(ledgerOf(pi.id)).toMatchObject({ reference: 'att_approve', payment_id: 'pay_approve', authorized: 1000, captured: 0, cancelled: false });
+    expect((await ledgerOf(pi.id))).toMatchObject({ reference: 'att_approve', payment_id: 'pay_approve', authorized: 1000, captured: 0, cancelled: false });
   });
 
   it.each([
@@ -61,7 +61,7 @@ describe('authorization', () => {
     const pi = cardError.payment_intent;
     expect(pi?.status).toBe('requires_payment_method');
     expect(pi?.last_payment_error).toMatchObject({ type: 'card_error', code });
-    expect(ledgerOf(pi?.id ?? '')).toMatchObject({ status: 'requires_payment_method', authorized: 0 });
+    expect((await ledgerOf(pi?.id ?? ''))).toMatchObject({ status: 'requires_payment_method', authorized: 0 });
     const charge = await stripe.charges.retrieve(chargeId(pi));
     expect(charge).toMatchObject({ status: 'failed', failure_code: code, paid: false });
   });
@@ -75,7 +75,7 @@ describe('authorization', () => {
   it('creates without confirming, then confirms', async () => {
     const created = await stripe.paymentIntents.create({ amount: 700, currency: 'usd', capture_method: 'manual', payment_method: 'pm_card_visa' });
     expect(created.status).toBe('requires_confirmation');
-    expect(ledgerOf(created.id)).toMatchObject({ authorized: 0 });
+    expect((await ledgerOf(created.id))).toMatchObject({ authorized: 0 });
     const confirmed = await stripe.paymentIntents.confirm(created.id);
     expect(confirmed.status).toBe('requires_capture');
     const again = await rejectionOf(stripe.paymentIntents.confirm(created.id));
@@ -86,7 +86,7 @@ describe('authorization', () => {
   it('captures automatically when capture_method is automatic', async () => {
     const pi = await authorize('pm_card_visa', { capture_method: 'automatic' });
     expect(pi).toMatchObject({ status: 'succeeded', amount_received: 1000, amount_capturable: 0 });
-    expect(ledgerOf(pi.id)).toMatchObject({ authorized: 1000, captured: 1000 });
+    expect((await ledgerOf(pi.id))).toMatchObject({ authorized: 1000, captured: 1000 });
   });
 
   it('authorizes part of the amount with the partial-authorization test method', async () => {
@@ -94,7 +94,7 @@ describe('authorization', () => {
     expect(partial).toMatchObject({ status: 'requires_capture', amount: 1000, amount_capturable: 500 });
     const charge = await stripe.charges.retrieve(chargeId(partial));
     expect(charge.payment_method_details?.card?.amount_authorized).toBe(500);
-    expect(ledgerOf(partial.id)).toMatchObject({ authorized: 500 });
+    expect((await ledgerOf(partial.id))).toMatchObject({ authorized: 500 });
     expect(await rejectionOf(stripe.paymentIntents.capture(partial.id, { amount_to_capture: 501 }))).toMatchObject({ code: 'amount_too_large' });
   });
 });
@@ -105,13 +105,13 @@ describe('capture and cancel', () => {
     expect(pi).toMatchObject({ status: 'succeeded', amount_received: 1000, amount_capturable: 0 });
     const charge = await stripe.charges.retrieve(chargeId(pi));
     expect(charge).toMatchObject({ captured: true, amount_captured: 1000 });
-    expect(ledgerOf(pi.id)).toMatchObject({ authorized: 1000, captured: 1000 });
+    expect((await ledgerOf(pi.id))).toMatchObject({ authorized: 1000, captured: 1000 });
   });
 
   it('captures part and releases the rest', async () => {
     const pi = await stripe.paymentIntents.capture((await authorize('pm_card_visa')).id, { amount_to_capture: 400 });
     expect(pi).toMatchObject({ status: 'succeeded', amount_received: 400, amount_capturable: 0 });
-    expect(ledgerOf(pi.id)).toMatchObject({ captured: 400 });
+    expect((await ledgerOf(pi.id))).toMatchObject({ captured: 400 });
   });
 
   it('refuses to capture more than is capturable, or twice', async () => {
@@ -135,7 +135,7 @@ describe('capture and cancel', () => {
     const last = await stripe.paymentIntents.capture(id, { amount_to_capture: 100, final_capture: true });
     expect(last).toMatchObject({ status: 'succeeded', amount_received: 600, amount_capturable: 0 });
     expect((await stripe.charges.retrieve(chargeId(authorized))).amount_captured).toBe(600);
-    expect(ledgerOf(id)).toMatchObject({ authorized: 1000, captured: 600 });
+    expect((await ledgerOf(id))).toMatchObject({ authorized: 1000, captured: 600 });
   });
 
   it('refuses final_capture=false without multicapture', async () => {
@@ -149,7 +149,7 @@ describe('capture and cancel', () => {
     const pi = await stripe.paymentIntents.cancel(id, { cancellation_reason: 'abandoned' });
     expect(pi).toMatchObject({ status: 'canceled', cancellation_reason: 'abandoned', amount_capturable: 0 });
     expect(pi.canceled_at).toEqual(expect.any(Number));
-    expect(ledgerOf(id)).toMatchObject({ status: 'canceled', cancelled: true, captured: 0 });
+    expect((await ledgerOf(id))).toMatchObject({ status: 'canceled', cancelled: true, captured: 0 });
     expect(await rejectionOf(stripe.paymentIntents.cancel(id))).toMatchObject({ code: 'payment_intent_unexpected_state' });
   });
 });
@@ -165,7 +165,7 @@ describe('refunds', () => {
     expect(await stripe.refunds.retrieve(first.id)).toMatchObject({ id: first.id, amount: 300 });
     const charge = await stripe.charges.retrieve(chargeId(pi));
     expect(charge).toMatchObject({ amount_refunded: 1000, refunded: true });
-    expect(ledgerOf(pi.id)).toMatchObject({ captured: 1000, refunded: 1000 });
+    expect((await ledgerOf(pi.id))).toMatchObject({ captured: 1000, refunded: 1000 });
     expect(await rejectionOf(stripe.refunds.create({ payment_intent: pi.id, amount: 1 }))).toMatchObject({ code: 'charge_already_refunded' });
   });
 
@@ -179,10 +179,10 @@ describe('refunds', () => {
   it('fails a succeeded refund and opens a dispute from code', async () => {
     const pi = await stripe.paymentIntents.capture((await authorize('pm_card_visa')).id);
     const refund = await stripe.refunds.create({ payment_intent: pi.id, amount: 250 });
-    expect(sandbox.failRefund(refund.id)).toMatchObject({ status: 'failed', failure_reason: 'expired_or_canceled_card' });
+    expect(await sandbox.failRefund(refund.id)).toMatchObject({ status: 'failed', failure_reason: 'expired_or_canceled_card' });
     expect(await stripe.refunds.retrieve(refund.id)).toMatchObject({ status: 'failed' });
-    expect(ledgerOf(pi.id)).toMatchObject({ refunded: 0 });
-    const dispute = sandbox.createDispute(pi.id, { amount: 1000 });
+    expect((await ledgerOf(pi.id))).toMatchObject({ refunded: 0 });
+    const dispute = await sandbox.createDispute(pi.id, { amount: 1000 });
     expect(dispute).toMatchObject({ object: 'dispute', amount: 1000, payment_intent: pi.id, status: 'needs_response' });
     expect((await stripe.charges.retrieve(chargeId(pi))).disputed).toBe(true);
   });
@@ -205,7 +205,7 @@ describe('retrieve, list and request errors', () => {
     const own = await startSandbox();
     const client = stripeFor(own);
     const early = await client.paymentIntents.create({ amount: 100, currency: 'usd' });
-    own.advanceClock(100);
+    await own.advanceClock(100);
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await client.paymentIntents.create({ amount: 100 + i, currency: 'usd' })).id);
     const page = await client.paymentIntents.list({ limit: 2, created: { gte: early.created + 50 } });

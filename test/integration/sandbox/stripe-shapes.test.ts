@@ -38,7 +38,7 @@ describe('response shapes match fixtures3.json', () => {
     const pi = await stripe.paymentIntents.create({ amount: 1000, currency: 'usd', confirm: true, payment_method: 'pm_card_visa' });
     const charge = await stripe.charges.retrieve(pi.latest_charge as string);
     const refund = await stripe.refunds.create({ payment_intent: pi.id, amount: 100 });
-    const dispute = sandbox.createDispute(pi.id);
+    const dispute = await sandbox.createDispute(pi.id);
     await sandbox.webhooksIdle();
     const [first] = receiver.received;
     const event = stripe.webhooks.constructEvent(first?.body ?? '', first?.signature ?? '', WEBHOOK_SECRET);

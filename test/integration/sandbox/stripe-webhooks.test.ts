@@ -64,8 +64,8 @@ describe('webhook delivery', () => {
     await stripe.paymentIntents.cancel(voided.id);
     const pi = await stripe.paymentIntents.create({ amount: 800, currency: 'usd', confirm: true, payment_method: 'pm_card_mastercard' });
     const refund = await stripe.refunds.create({ payment_intent: pi.id, amount: 300 });
-    sandbox.failRefund(refund.id);
-    sandbox.createDispute(pi.id);
+    await sandbox.failRefund(refund.id);
+    await sandbox.createDispute(pi.id);
     await sandbox.webhooksIdle();
     const types = receiver.received.map(verify).map((e) => e.type);
     expect(types).toEqual(
@@ -91,7 +91,7 @@ describe('webhook delivery', () => {
     await sandbox.webhooksIdle();
     expect(receiver.received).toHaveLength(3);
     expect(new Set(receiver.received.map((w) => verify(w).id)).size).toBe(1);
-    expect(sandbox.webhookDeliveries().map((d) => d.status)).toEqual([500, 503, 200]);
+    expect((await sandbox.webhookDeliveries()).map((d) => d.status)).toEqual([500, 503, 200]);
   });
 
   it('gives up after a bounded number of attempts', async () => {
@@ -104,28 +104,28 @@ describe('webhook delivery', () => {
 
 describe('webhook settings', () => {
   it('sends nothing when disabled', async () => {
-    sandbox.configureWebhooks({ enabled: false });
+    await sandbox.configureWebhooks({ enabled: false });
     await authorize();
     await sandbox.webhooksIdle();
     expect(receiver.received).toHaveLength(0);
   });
 
   it('duplicates every event when duplicate is 1', async () => {
-    sandbox.configureWebhooks({ duplicate: 1 });
+    await sandbox.configureWebhooks({ duplicate: 1 });
     await stripe.paymentIntents.create({ amount: 100, currency: 'usd' });
     const [first, second] = (await receiver.waitFor(2)).map(verify);
     expect(second?.id).toBe(first?.id);
   });
 
   it('reorders the events of a burst', async () => {
-    sandbox.configureWebhooks({ reorder: true });
+    await sandbox.configureWebhooks({ reorder: true });
     await authorize();
     const types = (await receiver.waitFor(3)).map(verify).map((e) => e.type);
     expect(types).toEqual(['payment_intent.amount_capturable_updated', 'charge.succeeded', 'payment_intent.created']);
   });
 
   it('delays delivery by delay_ms', async () => {
-    sandbox.configureWebhooks({ delayMs: 300 });
+    await sandbox.configureWebhooks({ delayMs: 300 });
     const sentAt = Date.now();
     await stripe.paymentIntents.create({ amount: 100, currency: 'usd' });
     const [webhook] = await receiver.waitFor(1);

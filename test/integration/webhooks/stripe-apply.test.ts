@@ -60,7 +60,7 @@ describe('Stripe events applied', () => {
   let capturedId = '';
 
   it('duplicated and reordered deliveries: every fact applies once and the payment only moves forward', async () => {
-    sb.configureWebhooks({ duplicate: 1, reorder: true });
+    await sb.configureWebhooks({ duplicate: 1, reorder: true });
     const p = await gw.waitFor((await gw.pay({ amount: 5000 })).id, settled);
     expect(p.state).toBe('authorized');
     await requestCapture(gw.rt, gw.merchantId, p, undefined, true);
@@ -69,13 +69,13 @@ describe('Stripe events applied', () => {
     await gw.waitFor(p.id, (x) => x.amountRefunded === 1500);
     await sb.webhooksIdle();
     await inboundSettled(p.id);
-    sb.configureWebhooks({ duplicate: 0, reorder: false });
+    await sb.configureWebhooks({ duplicate: 0, reorder: false });
 
     const final = await gw.waitFor(p.id, () => true);
     expect([final.state, final.amountCaptured, final.amountRefunded]).toEqual(['captured', 5000, 1500]);
     expect(final.refunds.map((r) => r.status)).toEqual(['succeeded']);
     // Every event id was delivered twice; the inbox holds each once.
-    const delivered = sb.webhookDeliveries().filter((d) => d.status === 200);
+    const delivered = (await sb.webhookDeliveries()).filter((d) => d.status === 200);
     const ids = new Set(delivered.map((d) => d.eventId));
     expect(delivered.length).toBeGreaterThan(ids.size);
     const inbox = await q<{ n: string; distinct_ids: string }>(sql`SELECT count(*) AS n, count(DISTINCT provider_event_id) AS distinct_ids FROM inbound_events WHERE connector = 'stripe_a' AND verified`);
@@ -108,7 +108,7 @@ describe('Stripe events applied', () => {
 
   it('a refund that fails after it succeeded is reversed: refunded amount back, refund.reversed sent', async () => {
     const p = await gw.waitFor(capturedId, () => true);
-    sb.failRefund(p.refunds[0]!.providerRef!);
+    await sb.failRefund(p.refunds[0]!.providerRef!);
     const reversed = await gw.waitFor(p.id, (x) => x.refunds[0]!.status === 'reversed');
     expect([reversed.state, reversed.amountRefunded, reversed.amountCaptured]).toEqual(['captured', 0, 5000]);
     await until(() => merchantEventTypes(p.id), (t) => t.includes('refund.reversed'));
@@ -118,7 +118,7 @@ describe('Stripe events applied', () => {
 
   it('a dispute creates a dispute record and dispute.opened, and leaves the payment as it was', async () => {
     const p = await gw.waitFor(capturedId, () => true);
-    sb.createDispute(p.attempts[0]!.providerRef!, { amount: 2000, reason: 'fraudulent' });
+    await sb.createDispute(p.attempts[0]!.providerRef!, { amount: 2000, reason: 'fraudulent' });
     const disputes = await until(() => q<{ status: string; amount: string; currency: string; connector: string }>(sql`SELECT status, amount, currency, connector FROM disputes WHERE payment_id = ${p.id}`), (r) => r.length === 1);
     expect(disputes[0]).toMatchObject({ status: 'opened', amount: '2000', currency: 'EUR', connector: 'stripe_a' });
     await until(() => merchantEventTypes(p.id), (t) => t.includes('dispute.opened'));

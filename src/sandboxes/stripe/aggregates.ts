@@ -1,0 +1,97 @@
+// How the Stripe sandbox's records are stored: one document per PaymentIntent with its charges,
+// refunds and disputes (they change together), plus an alias row for each child's id so a
+// refund, charge or dispute can be found by its own id. A request loads the aggregates it
+// touches into a StripeSandboxState, the handlers change it in memory, and changedAggregates()
+// says what to write back.
+
+import type { Changes, LoadSpec, StoredObject } from '../shared/account-store.ts';
+import type { FormParams } from './form-encoding.ts';
+import { StripeSandboxState } from './state.ts';
+import type { ChargeRecord, DisputeRecord, PaymentIntentRecord, RefundRecord } from './state.ts';
+
+interface PaymentIntentDocument {
+  readonly pi: PaymentIntentRecord;
+  readonly charges: readonly ChargeRecord[];
+  readonly refunds: readonly RefundRecord[];
+  readonly disputes: readonly DisputeRecord[];
+}
+
+/** A state holding the loaded aggregates, and what they looked like (to write back only changes). */
+export interface LoadedState {
+  readonly state: StripeSandboxState;
+  readonly before: ReadonlyMap<string, string>;
+  readonly createdMs: ReadonlyMap<string, number>;
+}
+
+export function stateOf(objects: readonly StoredObject[]): LoadedState {
+  const state = new StripeSandboxState();
+  const before = new Map<string, string>();
+  const createdMs = new Map<string, number>();
+  for (const object of objects) {
+    const doc = object.doc as PaymentIntentDocument;
+    state.paymentIntents.set(doc.pi.id, doc.pi);
+    for (const c of doc.charges) state.charges.set(c.id, c);
+    for (const r of doc.refunds) state.refunds.set(r.id, r);
+    for (const d of doc.disputes) state.disputes.set(d.id, d);
+    before.set(doc.pi.id, JSON.stringify(documentOf(state, doc.pi)));
+    createdMs.set(doc.pi.id, object.createdMs);
+  }
+  return { state, before, createdMs };
+}
+
+function documentOf(state: StripeSandboxState, pi: PaymentIntentRecord): PaymentIntentDocument {
+  const mine = <T extends { paymentIntent: string }>(records: Iterable<T>): T[] => [...records].filter((r) => r.paymentIntent === pi.id);
+  return { pi, charges: mine(state.charges.values()), refunds: mine(state.refunds.values()), disputes: mine(state.disputes.values()) };
+}
+
+/** The aggregates that are new or changed, and the aliases of children that are new. */
+export function changedAggregates(loaded: LoadedState, nowMs: number): Pick<Changes, 'objects' | 'aliases'> {
+  const objects: StoredObject[] = [];
+  const aliases: { alias: string; objectId: string }[] = [];
+  for (const pi of loaded.state.paymentIntents.values()) {
+    const doc = documentOf(loaded.state, pi);
+    const json = JSON.stringify(doc);
+    const was = loaded.before.get(pi.id);
+    if (was === json) continue;
+    objects.push({ id: pi.id, createdMs: loaded.createdMs.get(pi.id) ?? nowMs, reference: null, doc });
+    const known = new Set<string>();
+    if (was !== undefined) {
+      const old = JSON.parse(was) as PaymentIntentDocument;
+      for (const child of [...old.charges, ...old.refunds, ...old.disputes]) known.add(child.id);
+    }
+    for (const child of [...doc.charges, ...doc.refunds, ...doc.disputes]) if (!known.has(child.id)) aliases.push({ alias: child.id, objectId: pi.id });
+  }
+  return { objects, aliases };
+}
+
+/** What a request on this route reads: the PaymentIntent it names, or the one owning the named child. */
+export function loadSpecOf(kind: 'create' | 'list' | 'payment_intent' | 'child', id: string, params: FormParams): LoadSpec & { all?: boolean; fromMs?: number; toMs?: number } {
+  switch (kind) {
+    case 'create': {
+      // POST /v1/refunds names its PaymentIntent or its charge.
+      const pi = params['payment_intent'];
+      const charge = params['charge'];
+      return { ids: typeof pi === 'string' ? [pi] : [], aliases: typeof charge === 'string' ? [charge] : [] };
+    }
+    case 'list':
+      return { all: true, ...createdRange(params) };
+    case 'payment_intent':
+      return { ids: [id] };
+    case 'child':
+      return { aliases: [id] };
+  }
+}
+
+/** A loose bound on `created` (seconds) in stored milliseconds; the handler applies the exact filter. */
+function createdRange(params: FormParams): { fromMs?: number; toMs?: number } {
+  const created = params['created'];
+  if (created === undefined || Array.isArray(created)) return {};
+  const seconds = (v: unknown): number | undefined => (typeof v === 'string' && /^\d{1,12}$/.test(v) ? Number(v) : undefined);
+  if (typeof created === 'string') {
+    const exact = seconds(created);
+    return exact === undefined ? {} : { fromMs: exact * 1000, toMs: exact * 1000 + 999 };
+  }
+  const from = seconds(created['gte']) ?? seconds(created['gt']);
+  const to = seconds(created['lte']) ?? seconds(created['lt']);
+  return { ...(from !== undefined && { fromMs: from * 1000 }), ...(to !== undefined && { toMs: to * 1000 + 999 }) };
+}
