@@ -3,7 +3,7 @@
 
 import { redact } from './api/log-redaction.ts';
 import { startGateway, stopOnSignals } from './cli/gateway.ts';
-import { startFailureLine } from './cli/preflight.ts';
+import { startFailureLine } from './cli/start-retry.ts';
 import { settingsFromEnv } from './cli/settings.ts';
 
 const print = (line: string): void => console.log(line);
