@@ -5,6 +5,8 @@ import { defineConfig } from 'vitest/config';
 // own database and queue prefix, so files run in parallel.
 export default defineConfig({
   test: {
+    // Tests register merchant webhook endpoints on loopback receivers: allowed here only (src/webhooks/outbound/address-policy.ts).
+    env: { SWITCHYARD_WEBHOOK_ALLOW: process.env['SWITCHYARD_WEBHOOK_ALLOW'] ?? '127.0.0.0/8,::1,localhost' },
     projects: [
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], testTimeout: 20_000 } },
       {

@@ -59,7 +59,7 @@ export class FaultInjector {
       await this.control(`/_sandbox/${account}/outage`, { seconds: 0 });
       await this.webhooks(account, { enabled: true, duplicate: 0, reorder: false, delay_ms: 0 });
     }
-    await this.topology.allUp();
+    await this.topology.allUp(this.log);
   }
 
   countsByKind(): Record<FaultKind, number> {

@@ -64,6 +64,10 @@ export interface ChaosReport {
   readonly violations_by_invariant: Record<Invariant, number>;
   readonly in_flight: number;
   readonly needs_review: number;
+  /** Gateway processes that exited during start (and were started again, as a supervisor would). */
+  readonly start_failures: number;
+  /** Gateway processes not ready at the checks: a run passes only with none. */
+  readonly processes_down: number;
   readonly duration_s: number;
   /** Not in the JSON line: the details for the text report and --record. */
   readonly details: { readonly violations: readonly Violation[]; readonly executed: readonly ExecutedFault[]; readonly plant: PlantedBug | null };
@@ -130,6 +134,8 @@ export async function runChaos(o: ChaosOptions, shared?: Topology): Promise<Chao
       o.onProgress?.({ phase: 'settling', ...progress, faults: injector.executed.length, inFlight: total(f) }),
     );
     o.onProgress?.({ phase: 'checking', ...progress, faults: injector.executed.length });
+    const down = await topology.down();
+    if (down.length > 0) log(`not ready at the checks: ${down.join(', ')}`);
     const data = await loadRunData(o.databaseUrl, merchants.ids, topology.controlUrl, ACCOUNTS);
     const violations = checkInvariants(data, driven);
 
@@ -148,6 +154,8 @@ export async function runChaos(o: ChaosOptions, shared?: Topology): Promise<Chao
       violations_by_invariant: byInvariant,
       in_flight: left.payments + left.modifications,
       needs_review: data.payments.filter((p) => p.state === 'needs_review' || data.openDiscrepancies.has(p.id)).length,
+      start_failures: topology.startFailures(),
+      processes_down: down.length,
       duration_s: Math.round((Date.now() - started) / 100) / 10,
       details: { violations, executed: [...injector.executed].sort((a, b) => a.firedAtMs - b.firedAtMs), plant: o.plant ?? null },
     };
@@ -155,6 +163,11 @@ export async function runChaos(o: ChaosOptions, shared?: Topology): Promise<Chao
     if (shared === undefined) await topology.close();
     else await topology.stopGateway();
   }
+}
+
+/** A run passes with no violation, nothing in flight and every process up at the checks. */
+export function passed(r: ChaosReport): boolean {
+  return r.violations === 0 && r.in_flight === 0 && r.processes_down === 0;
 }
 
 /** The one JSON object of `--json` (the details stay out). */

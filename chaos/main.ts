@@ -1,11 +1,11 @@
 // `npm run chaos -- [--payments N] [--seed S] [--processes K] [--json] [--record FILE] [--replay FILE]`
-// Exit 0 only when no invariant was violated and nothing is left in flight.
+// Exit 0 only when no invariant was violated, nothing is left in flight and every process is up.
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { databaseUrlFromEnv, withDatabase } from '../src/store/database-url.ts';
-import { runChaos, reportJson } from './harness.ts';
+import { passed, runChaos, reportJson } from './harness.ts';
 import type { ChaosReport, Progress } from './harness.ts';
 import type { FaultEvent } from './plan.ts';
 import { PLANTED_BUGS } from './planted-bugs.ts';
@@ -44,12 +44,12 @@ function textReport(r: ChaosReport, repro: string): string {
   const lines = [
     `chaos seed ${r.seed}${r.details.plant === null ? '' : ` (planted bug: ${r.details.plant})`}: ${r.payments} payments, ${r.operations} operations, ${r.faults} faults, ${r.kills} kills, ${r.duration_s} s`,
     `faults: ${kinds}`,
-    `after quiescence: ${r.in_flight} in flight, ${r.needs_review} needs_review`,
+    `after quiescence: ${r.in_flight} in flight, ${r.needs_review} needs_review; processes: ${r.start_failures} exits during start (restarted), ${r.processes_down} down at the checks`,
     `invariants: ${inv}`,
   ];
   for (const v of r.details.violations.slice(0, 50)) lines.push(`  [${v.invariant}] ${v.paymentId ?? '-'}: ${v.detail}`);
   if (r.details.violations.length > 50) lines.push(`  ... and ${r.details.violations.length - 50} more`);
-  lines.push(r.violations === 0 && r.in_flight === 0 ? 'result: PASS' : `result: FAIL — reproduce with: ${repro}`);
+  lines.push(passed(r) ? 'result: PASS' : `result: FAIL — reproduce with: ${repro}`);
   return lines.join('\n');
 }
 
@@ -102,7 +102,7 @@ const program = new Command('chaos')
     }
     const repro = `npm run chaos -- --seed ${seed} --payments ${o.payments} --processes ${o.processes}${o.record === undefined ? '' : ` --replay ${o.record}`}${o.plant === undefined ? '' : ` --plant ${o.plant}`}`;
     console.log(o.json === true ? reportJson(report) : textReport(report, repro));
-    process.exit(report.violations === 0 && report.in_flight === 0 ? 0 : 1);
+    process.exit(passed(report) ? 0 : 1);
   });
 
 program.parseAsync(process.argv).catch((err: unknown) => {

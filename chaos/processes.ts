@@ -1,6 +1,7 @@
 // Child processes of a chaos run: the sandboxes alone (`switchyard sandbox`), K API and K worker
 // processes (`switchyard start --role ...`, or the planted-bug entry), each with its own port so
-// readiness is checked over HTTP, and each killable with SIGKILL and restartable on the same port.
+// readiness is checked over HTTP, each killable with SIGKILL and restartable on the same port, and
+// each started again when it exits during start, as a supervisor would.
 
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -22,6 +23,9 @@ export interface ProcessSpec {
   readonly readyUrl: string;
 }
 
+/** A supervisor's pause before starting a process that exited again (systemd's RestartSec). */
+const RESTART_PAUSE_MS = 500;
+
 async function sleep(ms: number): Promise<void> {
   await new Promise((r) => setTimeout(r, ms));
 }
@@ -30,7 +34,10 @@ export class ManagedProcess {
   private child: ChildProcess | null = null;
   private log: WriteStream;
   private starting: Promise<void> | null = null;
+  private stopped = false;
   restarts = 0;
+  /** Times it exited before becoming ready (and was started again). */
+  startFailures = 0;
 
   constructor(readonly spec: ProcessSpec) {
     this.log = createWriteStream(spec.logFile, { flags: 'a' });
@@ -51,23 +58,57 @@ export class ManagedProcess {
     return this.starting;
   }
 
+  /**
+   * Spawns the process and waits for its readiness URL. One that exits before it is ready is
+   * started again after a pause, as a supervisor (systemd, Kubernetes) would; each such exit is
+   * counted in startFailures. Only the deadline makes start() fail.
+   */
   private async launch(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let lastExit = '';
+    for (;;) {
+      const child = this.spawnChild();
+      for (;;) {
+        if (child.exitCode !== null || child.signalCode !== null) break;
+        try {
+          const res = await fetch(this.spec.readyUrl, { signal: AbortSignal.timeout(1_000) });
+          await res.arrayBuffer();
+          if (res.status === 200) return;
+        } catch {
+          // not listening yet
+        }
+        if (Date.now() > deadline) {
+          // Not left half-started: a later start() must find the port free.
+          child.kill('SIGKILL');
+          throw new Error(`${this.spec.name} not ready after ${timeoutMs} ms${lastExit}; see ${this.spec.logFile}`);
+        }
+        await sleep(100);
+      }
+      if (this.stopped) throw new Error(`${this.spec.name} stopped during start`);
+      this.startFailures += 1;
+      lastExit = ` (${this.startFailures} exits during start, last code ${child.exitCode ?? child.signalCode})`;
+      if (Date.now() > deadline) throw new Error(`${this.spec.name} not ready after ${timeoutMs} ms${lastExit}; see ${this.spec.logFile}`);
+      await sleep(RESTART_PAUSE_MS);
+    }
+  }
+
+  private spawnChild(): ChildProcess {
     const child = spawn(process.execPath, [...this.spec.args], { cwd: ROOT, env: this.spec.env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     child.stdout?.pipe(this.log, { end: false });
     child.stderr?.pipe(this.log, { end: false });
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${this.spec.name} exited during start (code ${child.exitCode}); see ${this.spec.logFile}`);
-      try {
-        const res = await fetch(this.spec.readyUrl, { signal: AbortSignal.timeout(1_000) });
-        await res.arrayBuffer();
-        if (res.status === 200) return;
-      } catch {
-        // not listening yet
-      }
-      if (Date.now() > deadline) throw new Error(`${this.spec.name} not ready after ${timeoutMs} ms; see ${this.spec.logFile}`);
-      await sleep(100);
+    return child;
+  }
+
+  /** Answers 200 on its readiness URL now (the run's checks need every process back up). */
+  async ready(): Promise<boolean> {
+    if (!this.alive) return false;
+    try {
+      const res = await fetch(this.spec.readyUrl, { signal: AbortSignal.timeout(2_000) });
+      await res.arrayBuffer();
+      return res.status === 200;
+    } catch {
+      return false;
     }
   }
 
@@ -89,6 +130,7 @@ export class ManagedProcess {
 
   /** SIGTERM, then SIGKILL if it does not go within the grace period. */
   async stop(graceMs = 10_000): Promise<void> {
+    this.stopped = true;
     const c = this.child;
     if (c !== null && c.exitCode === null && c.signalCode === null) {
       await new Promise<void>((resolve) => {

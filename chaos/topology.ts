@@ -160,9 +160,23 @@ export class Topology {
     this.workers = [];
   }
 
-  /** Every gateway process is running (restarts after kills have finished). */
-  async allUp(): Promise<void> {
-    for (const p of [...this.apis, ...this.workers]) if (!p.alive) await p.start();
+  /** Every gateway process is running (restarts after kills have finished); one that cannot be started is left for down() to report. */
+  async allUp(log: (line: string) => void = () => undefined): Promise<void> {
+    for (const p of [...this.apis, ...this.workers]) {
+      if (!p.alive) await p.start().catch((err: unknown) => log(`${p.spec.name}: ${(err as Error).message}`));
+    }
+  }
+
+  /** Gateway processes not answering 200 on /readyz now. */
+  async down(): Promise<string[]> {
+    const all = [...this.apis, ...this.workers];
+    const ready = await Promise.all(all.map((p) => p.ready()));
+    return all.filter((_, i) => !ready[i]).map((p) => p.spec.name);
+  }
+
+  /** Exits during start of this generation's processes (each was started again, as a supervisor would). */
+  startFailures(): number {
+    return [...this.apis, ...this.workers].reduce((n, p) => n + p.startFailures, 0);
   }
 
   async close(): Promise<void> {

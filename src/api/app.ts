@@ -19,6 +19,7 @@ import { webhookEndpointPostRoutes } from './webhook-endpoint-routes.ts';
 import { createJwksRouter, createWebhookEndpointsRouter, createWebhookIntakeRouter } from '../webhooks/index.ts';
 import { ApiProblem } from './problems.ts';
 import { rateLimitByMerchant } from './rate-limit.ts';
+import { refuseUnstorableText } from './unstorable-text.ts';
 import { metricsRouter, observeRequests } from '../observability/http.ts';
 import { createOpsRouter } from '../ops/dashboard-routes.ts';
 import type { RateLimit } from './rate-limit.ts';
@@ -93,6 +94,7 @@ export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
   if (opts.rateLimit !== null) app.use('/v1', rateLimitByMerchant(opts.rateLimit ?? { perSecond: 100, burst: 200 }));
   // Every content type is read as JSON: a form-encoded body is malformed JSON, not an empty one.
   app.use('/v1', express.json({ limit: opts.bodyLimit ?? '64kb', type: () => true, strict: true }));
+  app.use('/v1', refuseUnstorableText());
   app.use(paymentRoutes(ctx));
   app.use(modificationRoutes(ctx));
   app.use(balanceRoutes(ctx));

@@ -85,7 +85,8 @@ export class ApiProblem extends Error {
 }
 
 function pathOf(path: readonly PropertyKey[]): string {
-  return path.map(String).join('.');
+  // A field named "" (hostile input) must still be named: an empty path would name nothing.
+  return path.map((k) => (k === '' ? '""' : String(k))).join('.');
 }
 
 /** Zod issues as field errors; an unknown field is named by its own path. */

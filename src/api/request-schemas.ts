@@ -56,7 +56,8 @@ export const paymentMethodSchema = z
 
 export const createPaymentBody = z
   .strictObject({
-    amount: minorUnits,
+    // At least 1, as the core requires (src/core/step.ts): a zero-amount payment is refused here, naming `amount`.
+    amount: positiveMinorUnits,
     currency: currencyCode,
     reference: shortText(255),
     capture_method: z.enum(['manual', 'automatic']),

@@ -15,6 +15,9 @@ import { ApiProblem } from './problems.ts';
 export function webhookEndpointPostRoutes(ctx: ApiContext, rt: Runtime): Router {
   const router = express.Router();
   router.post('/v1/webhook_endpoints', idempotentPost(ctx.idempotency, endpointBody, async ({ merchantId, body, origin }) => {
+    // Internal addresses are refused here and again at every delivery (the name may resolve elsewhere then).
+    const refused = await rt.webhooks.settings.addressPolicy.urlRefusal(body.url);
+    if (refused !== null) throw new ApiProblem('validation_error', `url: ${refused}`, [{ path: 'url', message: refused }]);
     return { status: 201, body: withJwksUrl(origin, await createEndpoint(rt.database.db, merchantId, body.url, body.events, rt.now())) };
   }));
   router.post('/v1/webhook_endpoints/:id/rotate_signing_key', idempotentPost(ctx.idempotency, rotateBody, async ({ merchantId, params, origin }) => {

@@ -1,13 +1,15 @@
-// Starts a gateway process: `npm start` (role all) and `switchyard start --role ...`. Checks
-// Redis, migrates, listens, starts the runtime, attaches the API, and shuts down in order on
-// SIGTERM/SIGINT: stop accepting, finish requests in flight, stop workers and relay, close pools.
+// Starts a gateway process: `npm start` (role all) and `switchyard start --role ...`. Validates
+// the config, listens (503 until ready), checks Redis, migrates, starts the runtime — waiting out
+// PostgreSQL and Redis blips for SWITCHYARD_START_TIMEOUT (src/cli/start-retry.ts) — attaches the
+// API, and shuts down in order on SIGTERM/SIGINT: stop accepting, finish requests in flight, stop
+// workers and relay, close pools.
 
 import { createApiApp } from '../api/app.ts';
 import { healthRoutes } from '../api/health-routes.ts';
 import { startIdempotencyPurge } from '../api/idempotency-purge.ts';
 import { listenApi } from '../api/server.ts';
 import type { ApiServer } from '../api/server.ts';
-import { startRuntime } from '../app/runtime.ts';
+import { ConfigError, startRuntime } from '../app/runtime.ts';
 import type { GatewaySeams, Role, Runtime } from '../app/runtime.ts';
 import { maskDatabaseUrl } from '../store/database-url.ts';
 import express from 'express';
@@ -15,6 +17,8 @@ import { createLogger, lineLog } from '../observability/logger.ts';
 import type { Logger } from '../observability/logger.ts';
 import { metricsRouter } from '../observability/http.ts';
 import { checkRedis, migrateDatabase } from './preflight.ts';
+import { retryStart } from './start-retry.ts';
+import { formatProblems, loadConfigFile } from '../routing/config-loader.ts';
 import type { GatewaySettings } from './settings.ts';
 import { SettingsError } from './settings.ts';
 import { adminTokenFromEnv } from '../ops/admin-auth.ts';
@@ -40,20 +44,27 @@ export interface RunningGateway {
 export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   const admin = adminTokenFromEnv();
   if (!admin.ok) throw new SettingsError(admin.problem);
+  // A config that does not validate will not heal: say so before waiting on any server.
+  const loaded = loadConfigFile(o.configFile);
+  if (!loaded.ok) throw new ConfigError(formatProblems(loaded));
   const logger = o.logger ?? createLogger(o.log);
   const log = lineLog(logger);
-  await checkRedis(o.redisUrl);
-  const migrated = await migrateDatabase(o.databaseUrl);
-  log(`database ${maskDatabaseUrl(o.databaseUrl)}: ${migrated.applied.length === 0 ? 'up to date' : `applied ${migrated.applied.join(', ')}`}`);
 
+  // Listening first lets /readyz answer 503 (not connection refused) while the dependencies are waited for.
   const server = o.listen ? await listenApi(o.port) : null;
   let rt: Runtime;
   try {
-    rt = await startRuntime({
+    const retry = { startedAt: Date.now(), timeoutMs: o.startTimeoutMs, log };
+    await retryStart('Redis', () => checkRedis(o.redisUrl), retry);
+    const migrated = await retryStart('PostgreSQL', () => migrateDatabase(o.databaseUrl), retry);
+    log(`database ${maskDatabaseUrl(o.databaseUrl)}: ${migrated.applied.length === 0 ? 'up to date' : `applied ${migrated.applied.join(', ')}`}`);
+    // The runtime's own start (snapshot, queues, signing keys, workers) talks to both; a blip there
+    // tears down what it opened and starts it again.
+    rt = await retryStart('PostgreSQL or Redis', () => startRuntime({
       role: o.role, databaseUrl: o.databaseUrl, redisUrl: o.redisUrl, configFile: o.configFile, log, logger,
       ...(o.seams === undefined ? {} : { seams: o.seams }),
       ...(server === null ? {} : { webhookBaseUrl: `http://127.0.0.1:${server.port}` }),
-    });
+    }), retry);
   } catch (err) {
     await server?.close(0);
     throw err;

@@ -7,7 +7,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { redact } from '../api/log-redaction.ts';
 import { maskDatabaseUrl } from '../store/database-url.ts';
 import { CliInputError } from './cli-input-error.ts';
-import { startFailureLine } from './preflight.ts';
+import { startFailureLine } from './start-retry.ts';
 import type { ExplainInput } from './route-commands.ts';
 import { parsePort, settingsFromEnv, SettingsError } from './settings.ts';
 import { registerPaymentCommands } from './payment-commands.ts';

@@ -1,8 +1,8 @@
 // Before starting anything: can we reach Redis and PostgreSQL? An unreachable one is reported in
-// one line naming the URL (password masked) and how to start it.
+// one line naming the URL (password masked) and how to start it; so is one that refuses us.
 
 import { Redis } from 'ioredis';
-import { DatabaseUnreachableError, errorCode } from '../store/database-url.ts';
+import { errorCode, maskDatabaseUrl } from '../store/database-url.ts';
 import { prepareDatabase } from '../store/migrate-main.ts';
 import type { MigrateResult } from '../store/migrate.ts';
 
@@ -38,13 +38,22 @@ export async function checkRedis(url: string, timeoutMs = 3000): Promise<void> {
   }
 }
 
-/** Creates and migrates the database; unreachable servers become one-line errors. */
-export async function migrateDatabase(url: string): Promise<MigrateResult & { created: boolean }> {
-  return prepareDatabase(url);
+/** A server that answers but will not let us in, or has no database we may create: waiting cannot fix it. */
+export class DatabaseRefusedError extends Error {
+  override readonly name = 'DatabaseRefusedError';
 }
 
-/** The one line to print for a failure at start, or null when it is not one we explain. */
-export function startFailureLine(err: unknown): string | null {
-  if (err instanceof DatabaseUnreachableError || err instanceof RedisUnreachableError) return err.message;
-  return null;
+// 28000 invalid_authorization (no such role), 28P01 invalid_password, 3D000 no such database,
+// 42501 insufficient_privilege (e.g. may not CREATE DATABASE).
+const REFUSED_CODES = new Set(['28000', '28P01', '3D000', '42501']);
+
+/** Creates and migrates the database; unreachable servers and refused credentials become one-line errors. */
+export async function migrateDatabase(url: string): Promise<MigrateResult & { created: boolean }> {
+  try {
+    return await prepareDatabase(url);
+  } catch (err) {
+    const code = errorCode(err);
+    if (code === undefined || !REFUSED_CODES.has(code)) throw err;
+    throw new DatabaseRefusedError(`PostgreSQL at ${maskDatabaseUrl(url)} refused us: ${(err as Error).message} (${code}): check the user, password and database name in DATABASE_URL`, { cause: err });
+  }
 }

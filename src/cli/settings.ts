@@ -7,6 +7,7 @@ import { parseDuration } from '../routing/duration.ts';
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 export const DEFAULT_PORT = 8080;
+export const DEFAULT_START_TIMEOUT_MS = 60_000;
 
 export interface GatewaySettings {
   readonly databaseUrl: string;
@@ -15,6 +16,8 @@ export interface GatewaySettings {
   readonly port: number;
   readonly waitMs: number;
   readonly idempotencyRetentionMs: number;
+  /** How long `start` waits out an unreachable or blipping PostgreSQL or Redis before giving up. */
+  readonly startTimeoutMs: number;
 }
 
 export class SettingsError extends Error {
@@ -43,5 +46,6 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewaySe
     port: env['PORT'] === undefined || env['PORT'] === '' ? DEFAULT_PORT : parsePort(env['PORT'], 'PORT'),
     waitMs: duration(env, 'SWITCHYARD_API_WAIT', DEFAULT_WAIT_MS),
     idempotencyRetentionMs: duration(env, 'SWITCHYARD_IDEMPOTENCY_RETENTION', DEFAULT_IDEMPOTENCY_RETENTION_MS),
+    startTimeoutMs: duration(env, 'SWITCHYARD_START_TIMEOUT', DEFAULT_START_TIMEOUT_MS),
   };
 }

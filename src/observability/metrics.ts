@@ -26,6 +26,7 @@ const BREAKER_STATES = ['closed', 'half_open', 'open'] as const;
 
 /** The connector's rejection reason, reduced to a small fixed set of label values. */
 export function rejectionLabel(reason: string): string {
+  if (/unknown account/i.test(reason)) return 'unknown_account';
   if (/header/i.test(reason)) return 'signature_header';
   if (/old \(tolerance/i.test(reason)) return 'stale_timestamp';
   if (/basic auth/i.test(reason)) return 'basic_auth';

@@ -8,6 +8,7 @@ import type { Db } from '../store/db.ts';
 import type { StepEnvFactory } from '../jobs/step-env.ts';
 import type { WebhookIntakeObserver } from '../observability/metrics.ts';
 import type { actionForEvent } from './inbound/event-mapping.ts';
+import { AddressPolicy } from './outbound/address-policy.ts';
 import { DEFAULT_DELIVERY_SCHEDULE } from './outbound/delivery-schedule.ts';
 import type { DeliverySchedule } from './outbound/delivery-schedule.ts';
 import type { EndpointKeys } from './outbound/endpoint-keys.ts';
@@ -27,6 +28,8 @@ export interface WebhookOptions {
   /** Largest provider webhook body accepted. */
   readonly inboundBodyLimit?: string;
   readonly random?: () => number;
+  /** Which endpoint addresses deliveries may dial (default: SWITCHYARD_WEBHOOK_ALLOW, else no internal address). */
+  readonly addressPolicy?: AddressPolicy;
 }
 
 export interface WebhookSettings {
@@ -38,6 +41,7 @@ export interface WebhookSettings {
   readonly inboundRetryBaseMs: number;
   readonly inboundBodyLimit: string;
   readonly random: () => number;
+  readonly addressPolicy: AddressPolicy;
 }
 
 export function webhookSettings(o: WebhookOptions = {}): WebhookSettings {
@@ -50,6 +54,7 @@ export function webhookSettings(o: WebhookOptions = {}): WebhookSettings {
     inboundRetryBaseMs: o.inboundRetryBaseMs ?? 1_000,
     inboundBodyLimit: o.inboundBodyLimit ?? '1mb',
     random: o.random ?? Math.random,
+    addressPolicy: o.addressPolicy ?? AddressPolicy.fromEnv(),
   };
 }
 

@@ -1,8 +1,7 @@
-// The inbox (inbound_events): every provider request is recorded — rejected ones with the reason
-// and no body (they are unauthenticated: we keep their size and digest, not their bytes), verified
-// events with the raw bytes and the normalized event, once per (account, provider event id).
+// The inbox (inbound_events): verified events only, with the raw bytes and the normalized event,
+// once per (account, provider event id). Rejected requests are unauthenticated and write nothing
+// (intake-router.ts counts and logs them); 'unverified' rows are only those older versions wrote.
 
-import { createHash } from 'node:crypto';
 import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { NormalizedEvent } from '../../connectors/contract.ts';
 import type { Db, DbOrTx } from '../../store/db.ts';
@@ -20,15 +19,6 @@ function keptHeaders(headers: Readonly<Record<string, string | string[] | undefi
     if (typeof v === 'string') out[name] = v.slice(0, 200);
   }
   return out;
-}
-
-export async function recordRejected(db: DbOrTx, account: string, rawBody: Buffer, headers: Readonly<Record<string, string | string[] | undefined>>, status: number, reason: string, now: Date): Promise<void> {
-  const digest = createHash('sha256').update(rawBody).digest('hex');
-  await db.insert(inboundEvents).values({
-    connector: account, providerEventId: null, rawBody: Buffer.alloc(0), verified: false, outcome: 'unverified',
-    headers: { ...keptHeaders(headers), 'x-body-bytes': String(rawBody.length), 'x-body-sha256': digest },
-    reason: `${status}: ${reason}`, receivedAt: now, processedAt: now,
-  });
 }
 
 export interface StoredEvents {

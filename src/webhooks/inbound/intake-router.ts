@@ -1,12 +1,15 @@
 // POST /webhooks/:account — provider webhooks. The raw bytes go to that account's connector
-// before anything parses them; a request that does not verify is answered 400/401 and recorded
-// with its reason, and nothing is applied. Verified events go into the inbox and are acknowledged
+// before anything parses them; a request that does not verify is answered 400/401, counted
+// (switchyard_webhooks_rejected_total by account and reason) and logged in one line without its
+// body — and writes nothing: rows from unverified requests would let anyone fill the database. Verified events go into the inbox and are acknowledged
 // at once; a queue worker applies them later (inbound-processor.ts). Mount BEFORE any JSON parser.
 
 import express from 'express';
 import type { Request, Response, Router } from 'express';
 import type { WebhookServices } from '../webhook-services.ts';
-import { recordRejected, storeVerifiedEvents } from './inbox.ts';
+import { storeVerifiedEvents } from './inbox.ts';
+
+const UNKNOWN_ACCOUNT = '(unknown)';
 
 /**
  * What each provider expects back. Adyen wants the body `[accepted]` (any 2xx counts; this is the
@@ -28,6 +31,8 @@ export function createWebhookIntakeRouter(services: WebhookServices): Router {
     const connector = services.connectors.get(account);
     if (connector === undefined) {
       log(`webhooks: ${account.slice(0, 64)} is not a configured connector account (404)`);
+      // One label for every unknown name: the caller chooses it, and must not choose our metric's cardinality.
+      services.observe?.webhookIntake(UNKNOWN_ACCOUNT, 'unknown account');
       res.status(404).json({ error: 'unknown connector account' });
       return;
     }
@@ -37,9 +42,8 @@ export function createWebhookIntakeRouter(services: WebhookServices): Router {
       const verdict = connector.verifyWebhook(raw, req.headers, now);
       if (!verdict.ok) {
         // The reason names what failed (header, secret, age), never the body or a secret.
-        log(`webhooks: ${account} rejected ${verdict.status}: ${verdict.reason}`);
+        log(`webhooks: ${account} rejected ${verdict.status} (${raw.length} bytes): ${verdict.reason}`);
         services.observe?.webhookIntake(account, verdict.reason);
-        await recordRejected(services.db, account, raw, req.headers, verdict.status, verdict.reason, now);
         res.status(verdict.status).json({ error: verdict.reason });
         return;
       }

@@ -5,6 +5,10 @@
 // A crash after the POST and before the commit sends the event again (at least once; merchants
 // dedupe by event id).
 
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
+import type { AddressPolicy } from './address-policy.ts';
 import { sql } from 'drizzle-orm';
 import { claimOutboxRow, markOutboxDone, releaseOutboxRow } from '../../jobs/outbox-claims.ts';
 import type { DbOrTx } from '../../store/db.ts';
@@ -95,7 +99,7 @@ async function attempt(s: WebhookServices, outboxId: number, job: DeliveryJob): 
     const body = deliveredBody(d);
     const signatures = await signaturesFor(s, d, body);
     kid = signatures.kid;
-    post = await postToEndpoint(d.url, body, { ...signatures.headers, 'Switchyard-Event-Id': d.event_id, 'Switchyard-Delivery-Id': d.id }, s.settings.deliveryTimeoutMs);
+    post = await postToEndpoint(d.url, body, { ...signatures.headers, 'Switchyard-Event-Id': d.event_id, 'Switchyard-Delivery-Id': d.id }, s.settings.deliveryTimeoutMs, s.settings.addressPolicy);
   } finally {
     const left = (inFlight.get(d.endpoint_id) ?? 1) - 1;
     if (left <= 0) inFlight.delete(d.endpoint_id);
@@ -149,22 +153,34 @@ async function record(s: WebhookServices, outboxId: number, d: DeliveryRow, job:
   return { kind: ok ? 'succeeded' : next === null ? 'dead' : 'retry', statusCode: post.statusCode };
 }
 
-async function postToEndpoint(url: string, body: Buffer, headers: Record<string, string>, timeoutMs: number): Promise<{ statusCode: number | null; error: string | null; durationMs: number }> {
+export async function postToEndpoint(url: string, body: Buffer, headers: Record<string, string>, timeoutMs: number, policy: AddressPolicy): Promise<{ statusCode: number | null; error: string | null; durationMs: number }> {
   const started = Date.now();
-  try {
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'user-agent': 'Switchyard-Webhooks/1', ...headers },
-      body,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(timeoutMs),
+  const done = (statusCode: number | null, error: string | null) => ({ statusCode, error: error?.slice(0, 300) ?? null, durationMs: Date.now() - started });
+  const u = new URL(url);
+  const host = u.hostname.replace(/^\[|\]$/g, '');
+  // An address literal is dialled without a lookup, so it is checked here; names are checked in the lookup, on the address dialled.
+  const literal = isIP(host) !== 0 ? policy.refusal(host, host) : null;
+  if (literal !== null) return done(null, `refused: ${literal}`);
+  return new Promise((resolve) => {
+    // node:http, not fetch: its lookup hook sees the address actually dialled. Redirects are never followed.
+    const req = (u.protocol === 'https:' ? httpsRequest : httpRequest)(u, {
+      method: 'POST', lookup: policy.lookupFor(host), timeout: timeoutMs,
+      headers: { 'content-type': 'application/json', 'user-agent': 'Switchyard-Webhooks/1', 'content-length': String(body.length), ...headers },
+    }, (res) => {
+      // Drain so the socket is released; the body itself is not kept.
+      res.resume();
+      res.on('end', () => {
+        const status = res.statusCode ?? 0;
+        resolve(done(status, status >= 200 && status < 300 ? null : `HTTP ${status}`));
+      });
+      res.on('error', (e) => resolve(done(status(res.statusCode), `${e.name}: ${e.message}`)));
     });
-    // Drain (bounded by the same timeout) so the connection is reused; the body itself is not kept.
-    await res.arrayBuffer().catch(() => undefined);
-    return { statusCode: res.status, error: res.status >= 200 && res.status < 300 ? null : `HTTP ${res.status}`, durationMs: Date.now() - started };
-  } catch (err) {
-    const e = err as Error;
-    const error = e.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : `${e.name}: ${(e.cause as Error | undefined)?.message ?? e.message}`;
-    return { statusCode: null, error: error.slice(0, 300), durationMs: Date.now() - started };
-  }
+    const timer = setTimeout(() => req.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { name: 'TimeoutError' })), timeoutMs);
+    req.on('close', () => clearTimeout(timer));
+    req.on('timeout', () => req.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { name: 'TimeoutError' })));
+    req.on('error', (e) => resolve(done(null, e.name === 'TimeoutError' ? e.message : (e as NodeJS.ErrnoException).code === 'EWEBHOOKADDRESS' ? e.message : `${e.name}: ${e.message}`)));
+    req.end(body);
+  });
 }
+
+const status = (n: number | undefined): number | null => n ?? null;

@@ -75,6 +75,8 @@ export function createWebhookEndpointsRouter(s: WebhookServices, auth?: RequestH
   router.post('/v1/webhook_endpoints', route(s, async (req, res, merchantId) => {
     const parsed = endpointBody.safeParse(req.body ?? {});
     if (!parsed.success) return invalid(res, parsed.error);
+    const refused = await s.settings.addressPolicy.urlRefusal(parsed.data.url);
+    if (refused !== null) return problem(res, 'validation_error', `url: ${refused}`, [{ path: 'url', message: refused }]);
     res.status(201).json(withJwksUrl(originOf(req), await createEndpoint(s.db, merchantId, parsed.data.url, parsed.data.events, s.now())));
   }));
   router.get('/v1/webhook_endpoints', route(s, async (req, res, merchantId) => {

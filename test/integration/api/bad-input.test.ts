@@ -14,6 +14,8 @@ const cases: [string, unknown, string, string | null][] = [
   // [name, body, code, errors[0].path]
   ['amount as a string', paymentBody({ amount: '5000' }), 'validation_error', 'amount'],
   ['negative amount', paymentBody({ amount: -1 }), 'validation_error', 'amount'],
+  // The core refuses a payment of 0 (it used to pass the schema and answer 500).
+  ['zero amount', paymentBody({ amount: 0 }), 'validation_error', 'amount'],
   ['fractional amount', paymentBody({ amount: 10.5 }), 'validation_error', 'amount'],
   ['unsafe amount', paymentBody({ amount: 2 ** 53 }), 'validation_error', 'amount'],
   ['unknown currency', paymentBody({ currency: 'XYZ' }), 'validation_error', 'currency'],
@@ -68,6 +70,7 @@ describe('bad input', () => {
       [`/v1/payments/${p.id}/capture`, { amount: 100, final: 'yes' }, 'final'],
       [`/v1/payments/${p.id}/capture`, { amount_captured: 100 }, 'amount_captured'],
       [`/v1/payments/${p.id}/refunds`, { amount: 1.5 }, 'amount'],
+      [`/v1/payments/${p.id}/refunds`, { amount: 0 }, 'amount'],
       [`/v1/payments/${p.id}/void`, { reason: 'x' }, 'reason'],
     ];
     for (const [path, body, field] of checks) {

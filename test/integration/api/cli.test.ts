@@ -51,8 +51,12 @@ describe('switchyard CLI', () => {
     const pg = await cli(['migrate'], { DATABASE_URL: 'postgres://me:hunter2@127.0.0.1:1/x' });
     expect(pg.code).toBe(1);
     expect(pg.stderr.trim()).toBe("cannot reach PostgreSQL at postgres://me:***@127.0.0.1:1/x (ECONNREFUSED): start it with 'pg_ctlcluster --skip-systemctl-redirect <version> main start' or set DATABASE_URL");
-    const redis = await cli(['start', '--port', '0'], { REDIS_URL: 'redis://127.0.0.1:1' });
+    // start waits out an unreachable Redis (a blip heals) for SWITCHYARD_START_TIMEOUT, then gives up in one line.
+    const redis = await cli(['start', '--port', '0'], { REDIS_URL: 'redis://127.0.0.1:1', SWITCHYARD_START_TIMEOUT: '1s' });
     expect(redis.code).toBe(1);
-    expect(redis.stderr.trim()).toBe("cannot reach Redis at redis://127.0.0.1:1 (ECONNREFUSED): start it with 'redis-server --daemonize yes' or set REDIS_URL");
+    const lines = redis.stderr.trim().split('\n');
+    expect(lines[lines.length - 1]).toMatch(/^cannot reach Redis at redis:\/\/127\.0\.0\.1:1 \(ECONNREFUSED\): start it with 'redis-server --daemonize yes' or set REDIS_URL \(still failing after 1 s and \d+ attempts; SWITCHYARD_START_TIMEOUT sets how long to wait\)$/);
+    expect(lines.length).toBeGreaterThan(1);
+    for (const l of lines.slice(0, -1)) expect((JSON.parse(l) as { msg: string }).msg).toMatch(/^start: Redis not available, retry \d+ in /);
   });
 });

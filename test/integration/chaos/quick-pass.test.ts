@@ -19,6 +19,8 @@ interface Report {
   readonly violations: number;
   readonly in_flight: number;
   readonly kills: number;
+  readonly start_failures: number;
+  readonly processes_down: number;
   readonly faults_by_kind: Record<string, number>;
   readonly violations_by_invariant: Record<string, number>;
 }
@@ -54,14 +56,17 @@ describe('chaos quick pass', () => {
       const report = JSON.parse(lines[lines.length - 1]!) as Report;
       const details = (JSON.parse(readFileSync(record, 'utf8')) as { violations: unknown[] }).violations;
       last = { report, details, code: r.code, stderr: r.stderr.slice(-2000) };
-      if (report.violations === 0 && report.in_flight === 0 && r.code === 0) break;
-      console.error(`chaos quick pass, seed ${seed}: ${JSON.stringify({ violations: report.violations_by_invariant, in_flight: report.in_flight, details })}`);
+      if (report.violations === 0 && report.in_flight === 0 && report.processes_down === 0 && r.code === 0) break;
+      console.error(`chaos quick pass, seed ${seed}: ${JSON.stringify({ violations: report.violations_by_invariant, in_flight: report.in_flight, processes_down: report.processes_down, details })}`);
     }
     const { report, details, code, stderr } = last!;
     expect(Object.keys(report.violations_by_invariant).sort()).toEqual([...INVARIANTS].sort());
     expect(Object.keys(report.faults_by_kind).sort()).toEqual([...FAULT_KINDS].sort());
     for (const kind of FAULT_KINDS) expect(report.faults_by_kind[kind], kind).toBeGreaterThan(0);
     expect(report.kills).toBeGreaterThan(0);
+    // Exits during start are counted (a supervisor restarted them); every process was up at the checks.
+    expect(report.start_failures).toBeGreaterThanOrEqual(0);
+    expect(report.processes_down).toBe(0);
     expect({ violations: report.violations_by_invariant, in_flight: report.in_flight, details, stderr }).toMatchObject({
       violations: Object.fromEntries(INVARIANTS.map((k) => [k, 0])), in_flight: 0,
     });

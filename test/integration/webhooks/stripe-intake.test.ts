@@ -1,6 +1,6 @@
 // Provider intake for Stripe, with the SDK's own signer as the other side: what verifies is stored
-// once and acknowledged; what does not is answered 400/401, recorded with its reason (no body),
-// and nothing is applied.
+// once and acknowledged; what does not is answered 400/401, counted by account and reason, logged
+// in one line without the body, and writes nothing.
 import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import Stripe from 'stripe';
@@ -11,6 +11,7 @@ import type { WebhookGateway } from './helpers.ts';
 const OLD = 'whsec_old_secret';
 const NEW = 'whsec_new_secret';
 let gw: WebhookGateway;
+const logs: string[] = [];
 
 beforeAll(async () => {
   gw = await startWebhookGateway('wh_stripe_intake', `
@@ -18,8 +19,15 @@ connectors:
   stripe_a: { type: stripe, endpoint: "http://127.0.0.1:9", secret_key: sk_test_a, webhook_secrets: [${NEW}, ${OLD}] }
 routing:
   default: { priority: [stripe_a] }
-`);
+`, { log: (l) => logs.push(l) });
 });
+
+async function rejectedCount(connector: string, reason: string): Promise<number> {
+  const { values } = await gw.rt.metrics.registry.getSingleMetric('switchyard_webhooks_rejected_total')!.get();
+  return values.find((v) => v.labels['connector'] === connector && v.labels['reason'] === reason)?.value ?? 0;
+}
+
+const allRows = sql`SELECT count(*) AS n FROM inbound_events`;
 afterAll(async () => gw?.close());
 
 function eventBody(type = 'payment_intent.amount_capturable_updated'): string {
@@ -70,33 +78,41 @@ describe('Stripe intake', () => {
     expect(Number(jobs.rows[0]!.n)).toBe(1);
   });
 
-  const rejected: [string, () => { body: string; signature: string | undefined }, number][] = [
-    ['a tampered body', () => { const b = eventBody(); return { body: b.replace('"amount":1000', '"amount":9000'), signature: sign(b, NEW) }; }, 401],
-    ['a wrong secret', () => { const b = eventBody(); return { body: b, signature: sign(b, 'whsec_someone_else') }; }, 401],
-    ['a stale timestamp (301 s)', () => { const b = eventBody(); return { body: b, signature: sign(b, NEW, Math.floor(Date.now() / 1000) - 301) }; }, 401],
-    ['a space after the comma', () => { const b = eventBody(); return { body: b, signature: sign(b, NEW).replace(',', ', ') }; }, 400],
-    ['no signature', () => ({ body: eventBody(), signature: undefined }), 400],
+  const rejected: [string, () => { body: string; signature: string | undefined }, number, string][] = [
+    ['a tampered body', () => { const b = eventBody(); return { body: b.replace('"amount":1000', '"amount":9000'), signature: sign(b, NEW) }; }, 401, 'bad_signature'],
+    ['a wrong secret', () => { const b = eventBody(); return { body: b, signature: sign(b, 'whsec_someone_else') }; }, 401, 'bad_signature'],
+    ['a stale timestamp (301 s)', () => { const b = eventBody(); return { body: b, signature: sign(b, NEW, Math.floor(Date.now() / 1000) - 301) }; }, 401, 'stale_timestamp'],
+    ['a space after the comma', () => { const b = eventBody(); return { body: b, signature: sign(b, NEW).replace(',', ', ') }; }, 400, 'signature_header'],
+    ['no signature', () => ({ body: eventBody(), signature: undefined }), 400, 'signature_header'],
   ];
-  for (const [what, make, status] of rejected) {
-    it(`rejects ${what} with ${status}, records the reason without the body, applies nothing`, async () => {
+  for (const [what, make, status, reason] of rejected) {
+    it(`rejects ${what} with ${status}: no row written, counted as ${reason}, one log line without the body`, async () => {
       const { body, signature } = make();
-      const verifiedCount = sql`SELECT count(*) AS n FROM inbound_events WHERE verified`;
-      const before = await gw.db.db.execute<{ n: string }>(verifiedCount);
+      const before = await gw.db.db.execute<{ n: string }>(allRows);
+      const counted = await rejectedCount('stripe_a', reason);
+      const logged = logs.length;
       const res = await post(body, signature);
       expect(res.status).toBe(status);
-      const r = await gw.db.db.execute<{ outcome: string; reason: string; bytes: number; provider_event_id: string | null; headers: Record<string, string> }>(
-        sql`SELECT outcome, reason, length(raw_body) AS bytes, provider_event_id, headers FROM inbound_events WHERE verified = false ORDER BY id DESC LIMIT 1`,
-      );
-      const row = r.rows[0]!;
-      expect(row).toMatchObject({ outcome: 'unverified', bytes: 0, provider_event_id: null });
-      expect(row.reason).toMatch(new RegExp(`^${status}: `));
-      expect(row.headers['x-body-bytes']).toBe(String(Buffer.byteLength(body)));
-      expect(JSON.stringify(row.headers)).not.toContain('v1=');
-      expect(await rows(idOf(body))).toHaveLength(0);
-      const after = await gw.db.db.execute<{ n: string }>(verifiedCount);
+      const after = await gw.db.db.execute<{ n: string }>(allRows);
       expect(after.rows[0]!.n).toBe(before.rows[0]!.n);
+      expect(await rows(idOf(body))).toHaveLength(0);
+      expect(await rejectedCount('stripe_a', reason)).toBe(counted + 1);
+      const lines = logs.slice(logged).filter((l) => l.includes('webhooks: stripe_a rejected'));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(new RegExp(`^webhooks: stripe_a rejected ${status} \\(${Buffer.byteLength(body)} bytes\\): `));
+      expect(lines[0]).not.toContain(idOf(body));
+      expect(lines[0]).not.toContain('v1=');
     });
   }
+
+  it('counts requests to an account that is not configured under one label, and writes nothing', async () => {
+    const before = await gw.db.db.execute<{ n: string }>(allRows);
+    const counted = await rejectedCount('(unknown)', 'unknown_account');
+    const res = await fetch(`${gw.url}/webhooks/attacker_${randomBytes(4).toString('hex')}`, { method: 'POST', body: eventBody() });
+    expect(res.status).toBe(404);
+    expect(await rejectedCount('(unknown)', 'unknown_account')).toBe(counted + 1);
+    expect((await gw.db.db.execute<{ n: string }>(allRows)).rows[0]!.n).toBe(before.rows[0]!.n);
+  });
 
   it('answers 404 for an account that is not configured', async () => {
     const body = eventBody();

@@ -14,7 +14,7 @@ describe('OpenAPI document', () => {
     expect(doc.openapi).toBe('3.1.0');
     const create = doc.components.schemas['CreatePaymentRequest']!;
     expect(create.additionalProperties).toBe(false);
-    expect(create.properties?.['amount']).toMatchObject({ type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
+    expect(create.properties?.['amount']).toMatchObject({ type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
     expect(doc.components.schemas['Problem']!.properties?.['code']).toMatchObject({ enum: Object.keys(PROBLEMS) });
   });
 });
