@@ -115,6 +115,36 @@ export function outboxDoneStatement(id: number, now: Date, note: string | null =
   return sql`UPDATE outbox SET status = 'done', done_at = ${now}, claimed_until = NULL, last_error = ${note} WHERE id = ${id}`;
 }
 
+/** Extends this execution's lease, if it still holds the claim; false when another execution took it (or the row is done). */
+export async function renewOutboxClaim(db: Db, id: number, token: string, now: Date, leaseMs: number): Promise<boolean> {
+  const res = await db.execute(sql`UPDATE outbox SET claimed_until = ${new Date(now.getTime() + leaseMs)} WHERE id = ${id} AND claimed_by = ${token} AND status = 'pending' RETURNING id`);
+  return res.rows.length === 1;
+}
+
+/**
+ * Renews the lease every third of it while the execution runs, so the lease can be short: a killed
+ * worker's row is free again within one lease, while a live one keeps it however long its provider
+ * call takes. A stalled process cannot renew, and loses the claim to a twin; its answer is then
+ * judged against the row as it is (judgeAnswerAgainstClaim). Returns the stop function.
+ */
+export function keepClaim(db: Db, id: number, token: string, now: () => Date, leaseMs: number): () => void {
+  let stopped = false;
+  const timer = setInterval(() => {
+    if (stopped) return;
+    renewOutboxClaim(db, id, token, now(), leaseMs)
+      .then((held) => {
+        if (!held) stop();
+      })
+      .catch(() => undefined); // a lost connection: the next tick tries again, the lease covers the gap
+  }, Math.max(50, Math.floor(leaseMs / 3)));
+  timer.unref();
+  const stop = (): void => {
+    stopped = true;
+    clearInterval(timer);
+  };
+  return stop;
+}
+
 /** Gives the row back after an infrastructure failure, so the next try need not wait for the lease. */
 export async function releaseOutboxRow(db: Db, id: number, token: string, error: string): Promise<void> {
   await db.execute(sql`UPDATE outbox SET claimed_until = NULL, last_error = ${error.slice(0, 500)} WHERE id = ${id} AND claimed_by = ${token} AND status = 'pending'`);

@@ -14,7 +14,7 @@ import type { Payment } from '../core/payment.ts';
 import { transition } from '../store/transition.ts';
 import { executeCall, operationRef, usesBreaker } from './call-executor.ts';
 import type { StoredPaymentMethod } from './call-executor.ts';
-import { claimAsApplied, claimOutboxRowLoaded, executionToken, markOutboxDone, outboxDoneStatement, releaseOutboxRow } from './outbox-claims.ts';
+import { claimAsApplied, claimOutboxRowLoaded, executionToken, keepClaim, markOutboxDone, outboxDoneStatement, releaseOutboxRow } from './outbox-claims.ts';
 import type { ClaimedRow } from './outbox-claims.ts';
 import type { StepEnvFactory } from './step-env.ts';
 
@@ -27,11 +27,13 @@ export interface ProcessorDeps {
   readonly kick: (outboxIds?: readonly number[]) => void;
   readonly now?: () => Date;
   /**
-   * Longer than any provider call can take, so a live worker never loses its claim. If it does (a
-   * stalled process), another execution may claim the row; this one's answer is still applied, and
-   * judged against the row as it is then.
+   * The claim's lease, renewed every third of it while the execution runs (default 15 s): a killed
+   * worker's row is taken over within one lease. A stalled process that cannot renew loses the claim
+   * to another execution; its answer is still applied, and judged against the row as it is then.
    */
   readonly leaseMs?: number;
+  /** False: the lease is not renewed (tests: an execution whose process stalls). */
+  readonly renewLease?: boolean;
   /** Test seam: wraps the provider call; `call` may be given a changed effect (the chaos harness plants bugs here). */
   readonly aroundCall?: (effect: ProviderCallEffect, call: (effect?: ProviderCallEffect) => Promise<CallOutcome>) => Promise<CallOutcome>;
   /** Test seams (the chaos harness plants broken versions): the execution-time checks. */
@@ -51,8 +53,10 @@ export async function processOutboxRow(deps: ProcessorDeps, outboxId: number, jo
   const now = deps.now ?? (() => new Date());
   const token = executionToken(jobId);
   // The claim reads the row's payment in the same statement.
-  const claim = await claimOutboxRowLoaded(deps.db, outboxId, token, now(), deps.leaseMs ?? 120_000);
+  const leaseMs = deps.leaseMs ?? DEFAULT_LEASE_MS;
+  const claim = await claimOutboxRowLoaded(deps.db, outboxId, token, now(), leaseMs);
   if (!claim.ok) return { kind: 'skipped', reason: claim.reason };
+  const stopRenewing = deps.renewLease === false ? () => undefined : keepClaim(deps.db, outboxId, token, now, leaseMs);
   try {
     switch (claim.row.kind) {
       case 'provider_call':
@@ -63,10 +67,15 @@ export async function processOutboxRow(deps: ProcessorDeps, outboxId: number, jo
         return { kind: 'skipped', reason: `no consumer for ${claim.row.kind}` };
     }
   } catch (err) {
+    stopRenewing();
     await releaseOutboxRow(deps.db, outboxId, token, (err as Error).message).catch(() => undefined);
     throw err;
+  } finally {
+    stopRenewing();
   }
 }
+
+const DEFAULT_LEASE_MS = 15_000;
 
 async function skip(deps: ProcessorDeps, row: ClaimedRow, now: () => Date, reason: string): Promise<ProcessResult> {
   await markOutboxDone(deps.db, row.id, now(), `skipped: ${reason}`);

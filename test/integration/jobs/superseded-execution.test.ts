@@ -82,6 +82,7 @@ async function race(): Promise<{ payment: Payment; aAnswer: unknown }> {
   const aAnswers = gate();
   const execA = processOutboxRow(deps({
     leaseMs: 200,
+    renewLease: false, // A's process stalls: it cannot renew its lease
     aroundCall: async () => {
       aCalling.open();
       await aAnswers.promise;
