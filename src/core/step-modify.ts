@@ -77,6 +77,8 @@ function captureFailed(d: Draft, c: Capture, why: string): void {
   if (capturesInFlight(d) === 0 && d.p.state === 'capturing') d.setState(d.p.amountCaptured > 0 ? 'captured' : 'authorized', `capture ${c.no} failed: ${why}`);
 }
 
+const isKeyExpired = (o: CallOutcome): boolean => o.kind === 'unknown' && o.reason === 'key_expired';
+
 export function onCaptureOutcome(d: Draft, captureId: string, o: CallOutcome): StepResult | null {
   const c = d.captures.find((x) => x.id === captureId);
   if (c === undefined) return noop(`no capture ${captureId}`);
@@ -109,7 +111,8 @@ export function onCaptureOutcome(d: Draft, captureId: string, o: CallOutcome): S
       // An unknown answer may mean the provider captured: from then on the capture is pending, and a
       // later refusal (of a resend) is no proof that nothing was captured.
       const reached = o.kind !== 'not_sent' || c.status === 'pending';
-      const resendable = mayResend(c.createdAt, d.now, policy.keyRetentionMs, d.env.core.retentionMarginMs);
+      // key_expired: the worker found the key past retention when it was about to send; never resend it.
+      const resendable = !isKeyExpired(o) && mayResend(c.createdAt, d.now, policy.keyRetentionMs, d.env.core.retentionMarginMs);
       if (c.calls <= d.env.core.maxResends && resendable) {
         const next = d.updateCapture(c.id, { calls: c.calls + 1, ...(reached ? { status: 'pending' as const } : {}) });
         emitCaptureCall(d, attempt, next, retryDelay(d, c.id, next.calls));
@@ -284,7 +287,7 @@ export function onRefundOutcome(d: Draft, refundId: string, o: CallOutcome): Ste
       }
       // As for captures: after an unknown answer the refund is pending, and a later refusal proves nothing.
       const reached = o.kind !== 'not_sent' || r.status === 'pending';
-      const resendable = mayResend(r.createdAt, d.now, policy.keyRetentionMs, d.env.core.retentionMarginMs);
+      const resendable = !isKeyExpired(o) && mayResend(r.createdAt, d.now, policy.keyRetentionMs, d.env.core.retentionMarginMs);
       if (r.calls <= d.env.core.maxResends && resendable) {
         const next = d.updateRefund(r.id, { calls: r.calls + 1, ...(reached ? { status: 'pending' as const } : {}) });
         emitRefundCall(d, attempt, next, retryDelay(d, r.id, next.calls));

@@ -4,6 +4,7 @@
 
 import { isCallStillWanted } from '../core/effect-wanted.ts';
 import { judgeAnswerAgainstClaim } from '../core/execution-claim.ts';
+import { keyExpiredAtExecution } from '../core/key-retention.ts';
 import type { ProviderCallEffect, TimerEffect } from '../core/effects.ts';
 import type { CallOutcome } from '../core/outcome.ts';
 import type { Connector } from '../connectors/contract.ts';
@@ -41,6 +42,7 @@ export interface ProcessorDeps {
 }
 
 export interface ExecutionChecks {
+  readonly keyExpired?: typeof keyExpiredAtExecution;
   readonly judgeAnswer?: typeof judgeAnswerAgainstClaim;
 }
 
@@ -95,9 +97,13 @@ async function runProviderCall(deps: ProcessorDeps, row: ExecutedRow, loaded: Lo
   const attempt = payment.attempts.find((a) => a.id === effect.attemptId)!;
   const connector = deps.connectors.get(effect.connector);
   let outcome: CallOutcome;
+  const expired = connector === undefined ? null : keyExpiredNow(deps, effect, row, connector, now());
   if (connector === undefined) {
     // The account left the config: nothing can be sent to it.
     outcome = { kind: 'not_sent', reason: 'local_validation', detail: `connector account ${effect.connector} is not configured` };
+  } else if (expired !== null) {
+    // Not sent, and not proof either: an earlier send with this key may have moved money. The core decides.
+    outcome = { kind: 'unknown', reason: 'key_expired', detail: expired };
   } else {
     const pm = loaded.paymentMethod as StoredPaymentMethod | null;
     const call = (e: ProviderCallEffect = effect) => executeCall(connector, payment, attempt, e, pm);
@@ -135,6 +141,15 @@ function judgeRefusal(deps: ProcessorDeps, row: ExecutedRow, effect: ProviderCal
     const judged = judge(outcome, effect.op, { mine: { token: row.token, executions: row.attempts }, now: current });
     return { input: { type: 'call_result' as const, ref: operationRef(effect), outcome: judged }, rawProvider: judged };
   };
+}
+
+/**
+ * The connector's declared retention (the account's override included) against the age of the
+ * key: checked on every execution, so a delayed, replayed or recovered row is covered too.
+ */
+function keyExpiredNow(deps: ProcessorDeps, effect: ProviderCallEffect, row: ExecutedRow, connector: Connector, now: Date): string | null {
+  const check = deps.checks?.keyExpired ?? keyExpiredAtExecution;
+  return check(effect.op, row.keyFirstWrittenAt, now, connector.policy.keyRetentionMs, deps.envs.core.retentionMarginMs);
 }
 
 /**
