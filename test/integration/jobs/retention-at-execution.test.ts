@@ -7,7 +7,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestCapture, requestRefund } from '../../../src/app/payment-service.ts';
 import { DEFAULT_CORE_POLICY } from '../../../src/core/policy.ts';
-import { replayDeadLetter } from '../../../src/jobs/dlq.ts';
+import { replayDeadLetter, replayPlan } from '../../../src/jobs/dlq.ts';
 import { markOutboxDead } from '../../../src/jobs/outbox-claims.ts';
 import { callQueueName } from '../../../src/jobs/queues.ts';
 import type { SandboxControl } from '../../../src/sandboxes/shared/control.ts';
@@ -60,6 +60,11 @@ describe('retention checked at execution', () => {
     await markOutboxDead(gw.rt.database.db, resend.id, 'test: database unavailable');
     offset += 30 * HOUR;
     a.advanceClock(30 * 3600);
+    // `dlq replay` says what it will do instead of sending.
+    const plan = await replayPlan(gw.rt.database.db, resend.id, new Date(Date.now() + offset), () => 24 * HOUR, DEFAULT_CORE_POLICY.retentionMarginMs);
+    expect(plan.sends).toBe(false);
+    expect(plan.text).toMatch(/refund call will NOT be sent again/);
+    expect((await replayPlan(gw.rt.database.db, resend.id, new Date(Date.now() + offset), () => 48 * HOUR, DEFAULT_CORE_POLICY.retentionMarginMs)).sends).toBe(true);
     expect(await replayDeadLetter(gw.rt.database.db, gw.rt.queues, callQueueName('stripe_a'), resend.id)).toBe(true);
 
     const done = await until(async () => ((await rows(p.id, 'refund')).find((r) => r.id === resend.id)?.status === 'done' ? true : undefined));
