@@ -16,18 +16,18 @@ import { mayResend } from './keys.ts';
 const REPEATS_MONEY: ReadonlySet<ProviderOperation> = new Set(['authorize', 'capture', 'refund']);
 
 /**
- * Why this call must not be sent with its key now, or null when it may go out. `keyFirstWrittenAt`:
- * when the first outbox row with this key was written, the earliest the provider can have seen it.
+ * Why this call must not be sent with its key now, or null when it may go out. `keyFirstDueAt`:
+ * when the first outbox row with this key was due, no later than the first time the provider saw it.
  */
 export function keyExpiredAtExecution(
   op: ProviderOperation,
-  keyFirstWrittenAt: Date | null,
+  keyFirstDueAt: Date | null,
   now: Date,
   retentionMs: number,
   marginMs: number,
 ): string | null {
-  if (!REPEATS_MONEY.has(op) || keyFirstWrittenAt === null) return null;
-  if (mayResend(keyFirstWrittenAt, now, retentionMs, marginMs)) return null;
-  const ageS = Math.round((now.getTime() - keyFirstWrittenAt.getTime()) / 1000);
-  return `${op} key first written ${ageS} s ago; the provider keeps keys ${Math.round(retentionMs / 1000)} s (margin included, it is past): not sent`;
+  if (!REPEATS_MONEY.has(op) || keyFirstDueAt === null) return null;
+  if (mayResend(keyFirstDueAt, now, retentionMs, marginMs)) return null;
+  const ageS = Math.round((now.getTime() - keyFirstDueAt.getTime()) / 1000);
+  return `${op} key first due ${ageS} s ago; the provider keeps keys ${Math.round(retentionMs / 1000)} s (margin included, it is past): not sent`;
 }

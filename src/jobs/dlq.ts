@@ -52,7 +52,7 @@ export async function replayDeadLetter(db: Db, queues: QueueSet, queueName: stri
 export async function replayPlan(db: Db, id: number, now: Date, retentionMsFor: (connector: string) => number | null, marginMs: number): Promise<{ readonly sends: boolean; readonly text: string }> {
   const res = await db.execute<{ kind: string; connector: string | null; op: string | null; key_first: Date | null }>(sql`
     SELECT o.kind, o.connector, o.payload->>'op' AS op,
-           (SELECT min(k.created_at) FROM outbox k WHERE k.payment_id = o.payment_id AND k.kind = o.kind AND k.payload->>'providerKey' = o.payload->>'providerKey') AS key_first
+           (SELECT min(k.run_at) FROM outbox k WHERE k.payment_id = o.payment_id AND k.kind = o.kind AND k.payload->>'providerKey' = o.payload->>'providerKey') AS key_first
       FROM outbox o WHERE o.id = ${id}`);
   const row = res.rows[0];
   if (row === undefined || row.kind !== 'provider_call' || row.connector === null || row.op === null) return { sends: true, text: 'it runs through the same checks as any job' };

@@ -62,8 +62,12 @@ export type LoadedClaim =
       readonly ok: true;
       readonly row: ClaimedRow;
       readonly loaded: LoadedAggregate | null;
-      /** When the first outbox row carrying this row's provider key was written: the earliest the provider can have seen the key (null: no key). */
-      readonly keyFirstWrittenAt: Date | null;
+      /**
+       * When the first outbox row carrying this row's provider key was due (its run_at, on the
+       * gateway's clock like every decision): no execution sends before it, so it is no later than
+       * the first time the provider can have seen the key (null: no key).
+       */
+      readonly keyFirstDueAt: Date | null;
     }
   | Extract<Claim, { ok: false }>;
 
@@ -77,7 +81,7 @@ export async function claimOutboxRowLoaded(db: Db, id: number, token: string, no
     WITH c AS (${claimStatement(id, token, now, leaseMs)})
     SELECT c.id AS sy_ob_id, c.payment_id AS sy_ob_payment, c.kind AS sy_ob_kind, c.payload AS sy_ob_payload, c.attempts AS sy_ob_attempts,
            CASE WHEN c.payload->>'providerKey' IS NULL THEN NULL ELSE
-             (SELECT min(k.created_at) FROM outbox k WHERE k.payment_id = c.payment_id AND k.kind = c.kind AND k.payload->>'providerKey' = c.payload->>'providerKey') END AS sy_ob_key_first,
+             (SELECT min(k.run_at) FROM outbox k WHERE k.payment_id = c.payment_id AND k.kind = c.kind AND k.payload->>'providerKey' = c.payload->>'providerKey') END AS sy_ob_key_first,
            agg.*
       FROM c ${aggregateLateral(sql`c.payment_id`)}`);
   const row = res.rows[0];
@@ -86,7 +90,7 @@ export async function claimOutboxRowLoaded(db: Db, id: number, token: string, no
     id: Number(row['sy_ob_id']), paymentId: row['sy_ob_payment'] as string | null, kind: row['sy_ob_kind'] as string, payload: row['sy_ob_payload'], attempts: Number(row['sy_ob_attempts']),
   };
   const keyFirst = row['sy_ob_key_first'];
-  return { ok: true, row: claimed, loaded: aggregateFromJoinedRow(row), keyFirstWrittenAt: keyFirst == null ? null : new Date(keyFirst as string | Date) };
+  return { ok: true, row: claimed, loaded: aggregateFromJoinedRow(row), keyFirstDueAt: keyFirst == null ? null : new Date(keyFirst as string | Date) };
 }
 
 /** Who holds the row now and how often it was claimed, as seen by a transaction applying an answer. */

@@ -62,7 +62,7 @@ export async function processOutboxRow(deps: ProcessorDeps, outboxId: number, jo
   try {
     switch (claim.row.kind) {
       case 'provider_call':
-        return await runProviderCall(deps, { ...claim.row, token, keyFirstWrittenAt: claim.keyFirstWrittenAt }, claim.loaded, now);
+        return await runProviderCall(deps, { ...claim.row, token, keyFirstDueAt: claim.keyFirstDueAt }, claim.loaded, now);
       case 'timer':
         return await runTimer(deps, claim.row, claim.loaded?.payment ?? null, now);
       default:
@@ -84,7 +84,7 @@ async function skip(deps: ProcessorDeps, row: ClaimedRow, now: () => Date, reaso
   return { kind: 'skipped', reason };
 }
 
-type ExecutedRow = ClaimedRow & { readonly token: string; readonly keyFirstWrittenAt: Date | null };
+type ExecutedRow = ClaimedRow & { readonly token: string; readonly keyFirstDueAt: Date | null };
 
 async function runProviderCall(deps: ProcessorDeps, row: ExecutedRow, loaded: LoadedAggregate | null, now: () => Date): Promise<ProcessResult> {
   const effect = row.payload as ProviderCallEffect;
@@ -149,7 +149,7 @@ function judgeRefusal(deps: ProcessorDeps, row: ExecutedRow, effect: ProviderCal
  */
 function keyExpiredNow(deps: ProcessorDeps, effect: ProviderCallEffect, row: ExecutedRow, connector: Connector, now: Date): string | null {
   const check = deps.checks?.keyExpired ?? keyExpiredAtExecution;
-  return check(effect.op, row.keyFirstWrittenAt, now, connector.policy.keyRetentionMs, deps.envs.core.retentionMarginMs);
+  return check(effect.op, row.keyFirstDueAt, now, connector.policy.keyRetentionMs, deps.envs.core.retentionMarginMs);
 }
 
 /**
