@@ -113,8 +113,19 @@ export function idempotentPost<S extends z.ZodType>(
       }
       answer = encodeProblem(err);
     }
+    if (answer.status >= 500) {
+      // Never stored: a 5xx says nothing about the operation, and the merchant's retry must run it.
+      await releaseClaim(settings.db, claim, settings.now()).catch((e: unknown) => settings.log(`idempotency: release failed: ${(e as Error).name}`));
+      sendEncoded(res, answer);
+      return;
+    }
     const stored = await completeClaim(settings.db, claim, { status: answer.status, body: answer.bytes, headers: { 'content-type': answer.contentType } });
-    if (!stored) settings.log(`idempotency: lease lost before the answer was stored (${req.method} ${req.originalUrl.split('?')[0]})`);
+    if (stored.kind === 'already') {
+      // A concurrent execution of the same request stored first: every answer for one key is the first one.
+      res.status(stored.status).set(stored.headers).set('Idempotent-Replayed', 'true').send(stored.body);
+      return;
+    }
+    if (stored.kind === 'lost') settings.log(`idempotency: record no longer in progress for this payment; answer not stored (${req.method} ${req.originalUrl.split('?')[0]})`);
     sendEncoded(res, answer);
   };
 }

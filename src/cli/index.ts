@@ -131,7 +131,7 @@ dlq
   .action(action(async (id: string, opts: { queuePrefix: string }) => {
     const { dlqReplayCommand } = await import('./ops-commands.ts');
     const s = settingsFromEnv();
-    print(await dlqReplayCommand(s.databaseUrl, s.redisUrl, opts.queuePrefix, id));
+    print(await dlqReplayCommand(s.databaseUrl, s.redisUrl, opts.queuePrefix, id, s.configFile));
   }));
 
 program

@@ -3,11 +3,15 @@
 import { runSandboxes } from '../app/sandbox-runner.ts';
 import { sandboxDatabaseUrl } from '../sandboxes/shared/database.ts';
 import { maskDatabaseUrl } from '../store/database-url.ts';
-import { countDeadLetters, listDeadLetters, replayDeadLetter } from '../jobs/dlq.ts';
+import { ADYEN_POLICY } from '../connectors/adyen/defaults.ts';
+import { STRIPE_POLICY } from '../connectors/stripe/defaults.ts';
+import { DEFAULT_CORE_POLICY } from '../core/policy.ts';
+import { countDeadLetters, listDeadLetters, replayDeadLetter, replayPlan } from '../jobs/dlq.ts';
 import { QueueSet, TIMER_QUEUE, callQueueName, redisConnection } from '../jobs/queues.ts';
 import { webhookQueueFor } from '../webhooks/webhook-jobs.ts';
 import { checkLedger } from '../ledger/check.ts';
 import { formatProblems, loadConfigFile } from '../routing/config-loader.ts';
+import { parseDuration } from '../routing/duration.ts';
 import { withDatabase } from './cli-database.ts';
 import { CliInputError } from './cli-input-error.ts';
 
@@ -23,12 +27,27 @@ export async function dlqListCommand(databaseUrl: string, json: boolean): Promis
   });
 }
 
-export async function dlqReplayCommand(databaseUrl: string, redisUrl: string, prefix: string, idText: string): Promise<string> {
+/** Each configured account's key retention (its override, else its connector's declared one); null without a config. */
+function retentionsFrom(configFile: string | null): (account: string) => number | null {
+  if (configFile === null) return () => null;
+  const loaded = loadConfigFile(configFile);
+  if (!loaded.ok) return () => null;
+  return (account) => {
+    const a = loaded.config.connectors[account];
+    if (a === undefined) return null;
+    const own = a.idempotency.retention === undefined ? null : parseDuration(a.idempotency.retention);
+    return own ?? (a.type === 'adyen' ? ADYEN_POLICY.keyRetentionMs : STRIPE_POLICY.keyRetentionMs);
+  };
+}
+
+export async function dlqReplayCommand(databaseUrl: string, redisUrl: string, prefix: string, idText: string, configFile: string | null = null): Promise<string> {
   if (!/^\d+$/.test(idText)) throw new CliInputError(`dead letter id "${idText}" is not a number (see switchyard dlq list)`);
   const id = Number(idText);
   return withDatabase(databaseUrl, async ({ db }) => {
     const row = (await listDeadLetters(db, 10_000)).find((r) => r.id === id);
     if (row === undefined) throw new CliInputError(`no dead letter ${id}`);
+    // Said before the replay: a call whose key the provider may have forgotten is not sent again.
+    const plan = await replayPlan(db, id, new Date(), retentionsFrom(configFile), DEFAULT_CORE_POLICY.retentionMarginMs);
     // The job to free sits in the queue of the row's kind: a webhook row's is not a call queue.
     const queue = row.kind === 'timer' ? TIMER_QUEUE : (webhookQueueFor(row.kind) ?? callQueueName(row.connector ?? ''));
     const redis = redisConnection(redisUrl, 'producer');
@@ -36,7 +55,7 @@ export async function dlqReplayCommand(databaseUrl: string, redisUrl: string, pr
     try {
       const ok = await replayDeadLetter(db, queues, queue, id);
       // The relay of any running gateway publishes the revived row within its sweep interval.
-      return ok ? `dead letter ${id} replayed: pending again, the relay publishes it` : `dead letter ${id} was no longer dead`;
+      return ok ? `dead letter ${id} replayed: pending again, the relay publishes it; ${plan.text}` : `dead letter ${id} was no longer dead`;
     } finally {
       await queues.close();
       redis.disconnect();

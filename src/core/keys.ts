@@ -16,11 +16,15 @@ export function providerIdempotencyKey(paymentId: string, op: KeyedOperation, n:
   return `sy1_${digest}`.slice(0, maxKeyLength);
 }
 
-/** A resend with the same key is allowed only inside the provider's retention window minus a margin. */
+/**
+ * A resend with the same key is allowed only inside the provider's retention window minus a margin.
+ * The margin is at most half the window: an account configured with a retention of seconds (the
+ * chaos harness's `key_expiry`) keeps a usable window instead of a negative one.
+ */
 export function mayResend(firstSentAt: Date | string | null, now: Date, retentionMs: number, marginMs: number): boolean {
   if (firstSentAt === null) return true; // never sent: the key was never stored at the provider
   const sent = typeof firstSentAt === 'string' ? Date.parse(firstSentAt) : firstSentAt.getTime();
-  return now.getTime() - sent < retentionMs - marginMs;
+  return now.getTime() - sent < retentionMs - Math.min(marginMs, retentionMs / 2);
 }
 
 /** Exponential backoff with deterministic jitter (50-100%) derived from a seed, so step() stays pure. */

@@ -24,6 +24,9 @@ export type UnknownReason =
   | 'integrity_mismatch' // the provider echoed another amount or currency than we asked
   | 'not_found' // a query found no trace: not proof, a request may still be in flight
   | 'earlier_execution' // refused this time, but an earlier execution of the same call (a crashed worker's) may have reached the provider
+  | 'superseded_execution' // refused, but another execution claimed the same call since this one did and may have reached the provider
+  | 'stalled' // no answer and nothing pending long past the operation's normal lifetime (the recovery sweeper): may have been processed
+  | 'key_expired' // not sent: the provider may have forgotten the key (past its retention), so a send could be a second operation
   | 'unparseable'
   | 'unexpected';
 

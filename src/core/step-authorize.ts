@@ -136,7 +136,7 @@ function toReview(d: Draft, attempt: Attempt, reason: string): void {
  * The outcome of an attempt is unknown: query it, resend with the same key inside the retention
  * window, or fence it. Never guess, never fail over.
  */
-export function resolveUnknown(d: Draft, attempt: Attempt, notFound: boolean): void {
+export function resolveUnknown(d: Draft, attempt: Attempt, notFound: boolean, keyExpired = false): void {
   const policy = d.policy(attempt.connector);
   const core = d.env.core;
   if (d.p.state !== 'auth_unknown' && d.p.state !== 'needs_review') d.setState('auth_unknown', 'outcome unknown');
@@ -148,7 +148,8 @@ export function resolveUnknown(d: Draft, attempt: Attempt, notFound: boolean): v
     d.note(`query ${a.queries} scheduled`);
     return;
   }
-  const withinRetention = mayResend(attempt.firstSentAt, d.now, policy.keyRetentionMs, core.retentionMarginMs);
+  // The worker refused to send past retention (key_expired): never a resend with that key, whatever our clock says.
+  const withinRetention = !keyExpired && mayResend(attempt.firstSentAt, d.now, policy.keyRetentionMs, core.retentionMarginMs);
   if (withinRetention && attempt.sends <= core.maxResends) {
     resendAuthorize(d, { ...attempt, status: 'unknown' }, true);
     return;
@@ -288,7 +289,7 @@ export function onAuthorizationOutcome(d: Draft, attempt: Attempt, o: CallOutcom
     }
     case 'unknown': {
       const a = d.updateAttempt(attempt.id, { status: 'unknown', maybeReached: true, lastOutcome: 'unknown', ...withRef });
-      return resolveUnknown(d, a, source === 'query' && o.reason === 'not_found');
+      return resolveUnknown(d, a, source === 'query' && o.reason === 'not_found', o.reason === 'key_expired');
     }
   }
 }

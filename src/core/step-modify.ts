@@ -95,6 +95,8 @@ function captureFailed(d: Draft, c: Capture, why: string, failure: OperationFail
   if (capturesInFlight(d) === 0 && d.p.state === 'capturing') d.setState(d.p.amountCaptured > 0 ? 'captured' : 'authorized', `capture ${c.no} failed: ${why}`);
 }
 
+const isKeyExpired = (o: CallOutcome): boolean => o.kind === 'unknown' && o.reason === 'key_expired';
+
 export function onCaptureOutcome(d: Draft, captureId: string, o: CallOutcome): StepResult | null {
   const c = d.captures.find((x) => x.id === captureId);
   if (c === undefined) return noop(`no capture ${captureId}`);
@@ -131,7 +133,8 @@ export function onCaptureOutcome(d: Draft, captureId: string, o: CallOutcome): S
         captureFailed(d, c, `rejected: ${o.reason}`, notSentFailure(o));
         return null;
       }
-      const resendable = mayResend(c.createdAt, d.now, policy.keyRetentionMs, d.env.core.retentionMarginMs);
+      // key_expired: the worker found the key past retention when it was about to send; never resend it.
+      const resendable = !isKeyExpired(o) && mayResend(c.createdAt, d.now, policy.keyRetentionMs, d.env.core.retentionMarginMs);
       if (c.calls <= d.env.core.maxResends && resendable) {
         const next = d.updateCapture(c.id, { calls: c.calls + 1, ...(reached ? { status: 'pending' as const } : {}) });
         emitCaptureCall(d, attempt, next, retryDelay(d, c.id, next.calls));
@@ -318,7 +321,7 @@ export function onRefundOutcome(d: Draft, refundId: string, o: CallOutcome): Ste
         refundFailed(d, r, notSentFailure(o));
         return null;
       }
-      const resendable = mayResend(r.createdAt, d.now, policy.keyRetentionMs, d.env.core.retentionMarginMs);
+      const resendable = !isKeyExpired(o) && mayResend(r.createdAt, d.now, policy.keyRetentionMs, d.env.core.retentionMarginMs);
       if (r.calls <= d.env.core.maxResends && resendable) {
         const next = d.updateRefund(r.id, { calls: r.calls + 1, ...(reached ? { status: 'pending' as const } : {}) });
         emitRefundCall(d, attempt, next, retryDelay(d, r.id, next.calls));

@@ -2,6 +2,8 @@
 // counted and replayable; a replay goes through the same claim and transition checks as any row.
 
 import { sql } from 'drizzle-orm';
+import { keyExpiredAtExecution } from '../core/key-retention.ts';
+import type { ProviderOperation } from '../core/inputs.ts';
 import type { Db } from '../store/db.ts';
 import { reviveOutboxRow } from './outbox-claims.ts';
 import { outboxJobId } from './queues.ts';
@@ -39,4 +41,27 @@ export async function replayDeadLetter(db: Db, queues: QueueSet, queueName: stri
   const job = await queues.get(queueName).getJob(outboxJobId(id));
   if (job !== undefined) await job.remove();
   return true;
+}
+
+/**
+ * What a replay of this dead row will do, said before it is done. A provider call whose key is past
+ * its connector's retention (minus the margin) is not sent again when it runs — the worker reports
+ * key_expired and the core looks the operation up, fences it or parks it — so an operator replaying
+ * it learns that instead of expecting the call to go out. `retentionMsFor`: the account's retention.
+ */
+export async function replayPlan(db: Db, id: number, now: Date, retentionMsFor: (connector: string) => number | null, marginMs: number): Promise<{ readonly sends: boolean; readonly text: string }> {
+  const res = await db.execute<{ kind: string; connector: string | null; op: string | null; key_first: Date | null }>(sql`
+    SELECT o.kind, o.connector, o.payload->>'op' AS op,
+           (SELECT min(k.run_at) FROM outbox k WHERE k.payment_id = o.payment_id AND k.kind = o.kind AND k.payload->>'providerKey' = o.payload->>'providerKey') AS key_first
+      FROM outbox o WHERE o.id = ${id}`);
+  const row = res.rows[0];
+  if (row === undefined || row.kind !== 'provider_call' || row.connector === null || row.op === null) return { sends: true, text: 'it runs through the same checks as any job' };
+  const retention = retentionMsFor(row.connector);
+  if (retention === null) return { sends: false, text: `connector account ${row.connector} is not configured: it will not be sent` };
+  const expired = keyExpiredAtExecution(row.op as ProviderOperation, row.key_first === null ? null : new Date(row.key_first), now, retention, marginMs);
+  if (expired === null) return { sends: true, text: `the ${row.op} call goes out again with its key (inside ${row.connector}'s retention)` };
+  return {
+    sends: false,
+    text: `the ${row.op} call will NOT be sent again: ${expired}. The worker reports key_expired and the payment is resolved without a resend (looked up, fenced, or parked for review / reconciliation)`,
+  };
 }

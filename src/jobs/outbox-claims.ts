@@ -1,7 +1,12 @@
 // A worker claims its outbox row with a lease before any provider call, and marks it done in the
 // same transaction that applies the answer. A row already done is skipped: job ids vanish when
 // Redis is flushed, so this check, not BullMQ, is the last guard against running an effect twice.
+//
+// Each execution claims with its own token (compare-and-set on an expired lease): a stalled BullMQ
+// job, or a job the relay republished after a Redis restart, carries the same job id as the live
+// one, so the job id cannot tell two executions apart — a token can.
 
+import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import type { SQL } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../store/db.ts';
@@ -13,28 +18,33 @@ export interface ClaimedRow {
   readonly paymentId: string | null;
   readonly kind: string;
   readonly payload: unknown;
+  /** How many executions have claimed this row, this one included. */
   readonly attempts: number;
+}
+
+/** A claim token for one execution: the job id (for people reading the row) and a random part (for the CAS). */
+export function executionToken(jobId: string): string {
+  return `${jobId}~${randomUUID()}`;
 }
 
 export type Claim = { readonly ok: true; readonly row: ClaimedRow } | { readonly ok: false; readonly reason: 'done' | 'claimed' | 'missing' };
 
-/** The claiming UPDATE, as the first part of a statement that reads more about the row (`c`). */
-export function claimStatement(id: number, claimant: string, now: Date, leaseMs: number): SQL {
+/**
+ * The claiming UPDATE, as the first part of a statement that reads more about the row (`c`).
+ * `token` is this execution's own (executionToken): only a free or expired lease is taken, never a
+ * live one, not even by a job with the same id.
+ */
+export function claimStatement(id: number, token: string, now: Date, leaseMs: number): SQL {
   const until = new Date(now.getTime() + leaseMs);
-  return sql`UPDATE outbox SET claimed_until = ${until}, claimed_by = ${claimant}, attempts = attempts + 1
+  return sql`UPDATE outbox SET claimed_until = ${until}, claimed_by = ${token}, attempts = attempts + 1
      WHERE id = ${id} AND status = 'pending'
-       AND (claimed_until IS NULL OR claimed_until < ${now} OR claimed_by = ${claimant})
-     RETURNING id, payment_id, kind, payload, attempts`;
+       AND (claimed_until IS NULL OR claimed_until < ${now})
+     RETURNING id, payment_id, kind, payload, attempts, created_at`;
 }
 
-/** Takes the row for `leaseMs` unless it is done or another live worker holds it. */
-export async function claimOutboxRow(db: Db, id: number, claimant: string, now: Date, leaseMs: number): Promise<Claim> {
-  const until = new Date(now.getTime() + leaseMs);
-  const res = await db.execute<{ id: string; payment_id: string | null; kind: string; payload: unknown; attempts: number }>(sql`
-    UPDATE outbox SET claimed_until = ${until}, claimed_by = ${claimant}, attempts = attempts + 1
-     WHERE id = ${id} AND status = 'pending'
-       AND (claimed_until IS NULL OR claimed_until < ${now} OR claimed_by = ${claimant})
-     RETURNING id, payment_id, kind, payload, attempts`);
+/** Takes the row for `leaseMs` unless it is done or another live execution holds it. */
+export async function claimOutboxRow(db: Db, id: number, token: string, now: Date, leaseMs: number): Promise<Claim> {
+  const res = await db.execute<{ id: string; payment_id: string | null; kind: string; payload: unknown; attempts: number }>(claimStatement(id, token, now, leaseMs));
   const row = res.rows[0];
   if (row !== undefined) return { ok: true, row: { id: Number(row.id), paymentId: row.payment_id, kind: row.kind, payload: row.payload, attempts: row.attempts } };
   return whyNotClaimed(db, id);
@@ -47,24 +57,57 @@ export async function whyNotClaimed(db: Db, id: number): Promise<Extract<Claim, 
   return { ok: false, reason: status === 'pending' ? 'claimed' : 'done' };
 }
 
-export type LoadedClaim = { readonly ok: true; readonly row: ClaimedRow; readonly loaded: LoadedAggregate | null } | Extract<Claim, { ok: false }>;
+export type LoadedClaim =
+  | {
+      readonly ok: true;
+      readonly row: ClaimedRow;
+      readonly loaded: LoadedAggregate | null;
+      /**
+       * When the first outbox row carrying this row's provider key was due (its run_at, on the
+       * gateway's clock like every decision): no execution sends before it, so it is no later than
+       * the first time the provider can have seen the key (null: no key).
+       */
+      readonly keyFirstDueAt: Date | null;
+    }
+  | Extract<Claim, { ok: false }>;
 
 /**
  * claimOutboxRow, and in the same statement the payment the row works on (one round trip instead
  * of two). The read is the claiming statement's snapshot: callers use it as transition()'s
  * `loaded`, which the version guard checks anyway.
  */
-export async function claimOutboxRowLoaded(db: Db, id: number, claimant: string, now: Date, leaseMs: number): Promise<LoadedClaim> {
+export async function claimOutboxRowLoaded(db: Db, id: number, token: string, now: Date, leaseMs: number): Promise<LoadedClaim> {
   const res = await db.execute<Record<string, unknown>>(sql`
-    WITH c AS (${claimStatement(id, claimant, now, leaseMs)})
-    SELECT c.id AS sy_ob_id, c.payment_id AS sy_ob_payment, c.kind AS sy_ob_kind, c.payload AS sy_ob_payload, c.attempts AS sy_ob_attempts, agg.*
+    WITH c AS (${claimStatement(id, token, now, leaseMs)})
+    SELECT c.id AS sy_ob_id, c.payment_id AS sy_ob_payment, c.kind AS sy_ob_kind, c.payload AS sy_ob_payload, c.attempts AS sy_ob_attempts,
+           CASE WHEN c.payload->>'providerKey' IS NULL THEN NULL ELSE
+             (SELECT min(k.run_at) FROM outbox k WHERE k.payment_id = c.payment_id AND k.kind = c.kind AND k.payload->>'providerKey' = c.payload->>'providerKey') END AS sy_ob_key_first,
+           agg.*
       FROM c ${aggregateLateral(sql`c.payment_id`)}`);
   const row = res.rows[0];
   if (row === undefined) return whyNotClaimed(db, id);
   const claimed: ClaimedRow = {
     id: Number(row['sy_ob_id']), paymentId: row['sy_ob_payment'] as string | null, kind: row['sy_ob_kind'] as string, payload: row['sy_ob_payload'], attempts: Number(row['sy_ob_attempts']),
   };
-  return { ok: true, row: claimed, loaded: aggregateFromJoinedRow(row) };
+  const keyFirst = row['sy_ob_key_first'];
+  return { ok: true, row: claimed, loaded: aggregateFromJoinedRow(row), keyFirstDueAt: keyFirst == null ? null : new Date(keyFirst as string | Date) };
+}
+
+/** Who holds the row now and how often it was claimed, as seen by a transaction applying an answer. */
+export interface ClaimAsApplied {
+  readonly token: string | null;
+  readonly executions: number;
+}
+
+/**
+ * Reads the row's claim inside the transaction that applies an answer, and locks it: a claim by
+ * another execution waits until this answer is committed (the row is then done, and it skips), so
+ * what the answer is judged against cannot change before it is applied.
+ */
+export async function claimAsApplied(tx: DbOrTx, id: number): Promise<ClaimAsApplied | null> {
+  const res = await tx.execute<{ claimed_by: string | null; attempts: number }>(sql`SELECT claimed_by, attempts FROM outbox WHERE id = ${id} FOR UPDATE`);
+  const row = res.rows[0];
+  return row === undefined ? null : { token: row.claimed_by, executions: Number(row.attempts) };
 }
 
 export async function markOutboxDone(tx: DbOrTx, id: number, now: Date, note: string | null = null): Promise<void> {
@@ -76,9 +119,39 @@ export function outboxDoneStatement(id: number, now: Date, note: string | null =
   return sql`UPDATE outbox SET status = 'done', done_at = ${now}, claimed_until = NULL, last_error = ${note} WHERE id = ${id}`;
 }
 
+/** Extends this execution's lease, if it still holds the claim; false when another execution took it (or the row is done). */
+export async function renewOutboxClaim(db: Db, id: number, token: string, now: Date, leaseMs: number): Promise<boolean> {
+  const res = await db.execute(sql`UPDATE outbox SET claimed_until = ${new Date(now.getTime() + leaseMs)} WHERE id = ${id} AND claimed_by = ${token} AND status = 'pending' RETURNING id`);
+  return res.rows.length === 1;
+}
+
+/**
+ * Renews the lease every third of it while the execution runs, so the lease can be short: a killed
+ * worker's row is free again within one lease, while a live one keeps it however long its provider
+ * call takes. A stalled process cannot renew, and loses the claim to a twin; its answer is then
+ * judged against the row as it is (judgeAnswerAgainstClaim). Returns the stop function.
+ */
+export function keepClaim(db: Db, id: number, token: string, now: () => Date, leaseMs: number): () => void {
+  let stopped = false;
+  const timer = setInterval(() => {
+    if (stopped) return;
+    renewOutboxClaim(db, id, token, now(), leaseMs)
+      .then((held) => {
+        if (!held) stop();
+      })
+      .catch(() => undefined); // a lost connection: the next tick tries again, the lease covers the gap
+  }, Math.max(50, Math.floor(leaseMs / 3)));
+  timer.unref();
+  const stop = (): void => {
+    stopped = true;
+    clearInterval(timer);
+  };
+  return stop;
+}
+
 /** Gives the row back after an infrastructure failure, so the next try need not wait for the lease. */
-export async function releaseOutboxRow(db: Db, id: number, claimant: string, error: string): Promise<void> {
-  await db.execute(sql`UPDATE outbox SET claimed_until = NULL, last_error = ${error.slice(0, 500)} WHERE id = ${id} AND claimed_by = ${claimant} AND status = 'pending'`);
+export async function releaseOutboxRow(db: Db, id: number, token: string, error: string): Promise<void> {
+  await db.execute(sql`UPDATE outbox SET claimed_until = NULL, last_error = ${error.slice(0, 500)} WHERE id = ${id} AND claimed_by = ${token} AND status = 'pending'`);
 }
 
 /** A job that exhausted its infrastructure retries: visible, counted and replayable. */

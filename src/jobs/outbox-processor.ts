@@ -3,6 +3,8 @@
 // transaction. A crash anywhere leaves the row pending, and a rerun uses the same provider key.
 
 import { isCallStillWanted } from '../core/effect-wanted.ts';
+import { judgeAnswerAgainstClaim } from '../core/execution-claim.ts';
+import { keyExpiredAtExecution } from '../core/key-retention.ts';
 import type { ProviderCallEffect, TimerEffect } from '../core/effects.ts';
 import type { CallOutcome } from '../core/outcome.ts';
 import type { Connector } from '../connectors/contract.ts';
@@ -13,7 +15,7 @@ import type { Payment } from '../core/payment.ts';
 import { transition } from '../store/transition.ts';
 import { executeCall, operationRef, usesBreaker } from './call-executor.ts';
 import type { StoredPaymentMethod } from './call-executor.ts';
-import { claimOutboxRowLoaded, markOutboxDone, outboxDoneStatement, releaseOutboxRow } from './outbox-claims.ts';
+import { claimAsApplied, claimOutboxRowLoaded, executionToken, keepClaim, markOutboxDone, outboxDoneStatement, releaseOutboxRow } from './outbox-claims.ts';
 import type { ClaimedRow } from './outbox-claims.ts';
 import type { StepEnvFactory } from './step-env.ts';
 
@@ -25,42 +27,66 @@ export interface ProcessorDeps {
   /** Called after each commit that wrote outbox rows, with their ids (the relay publishes them). */
   readonly kick: (outboxIds?: readonly number[]) => void;
   readonly now?: () => Date;
-  /** Longer than any provider call can take, so a live worker never loses its claim. */
+  /**
+   * The claim's lease, renewed every third of it while the execution runs (default 15 s): a killed
+   * worker's row is taken over within one lease. A stalled process that cannot renew loses the claim
+   * to another execution; its answer is still applied, and judged against the row as it is then.
+   */
   readonly leaseMs?: number;
+  /** False: the lease is not renewed (tests: an execution whose process stalls). */
+  readonly renewLease?: boolean;
   /** Test seam: wraps the provider call; `call` may be given a changed effect (the chaos harness plants bugs here). */
   readonly aroundCall?: (effect: ProviderCallEffect, call: (effect?: ProviderCallEffect) => Promise<CallOutcome>) => Promise<CallOutcome>;
+  /** Test seams (the chaos harness plants broken versions): the execution-time checks. */
+  readonly checks?: ExecutionChecks;
+}
+
+export interface ExecutionChecks {
+  readonly keyExpired?: typeof keyExpiredAtExecution;
+  readonly judgeAnswer?: typeof judgeAnswerAgainstClaim;
 }
 
 export type ProcessResult =
   | { readonly kind: 'skipped'; readonly reason: string }
   | { readonly kind: 'applied' | 'noop' | 'illegal'; readonly op: string; readonly outcome?: CallOutcome['kind'] };
 
-export async function processOutboxRow(deps: ProcessorDeps, outboxId: number, claimant: string): Promise<ProcessResult> {
+/** `jobId`: the BullMQ job (for the record); the claim itself is a token of this execution's own. */
+export async function processOutboxRow(deps: ProcessorDeps, outboxId: number, jobId: string): Promise<ProcessResult> {
   const now = deps.now ?? (() => new Date());
+  const token = executionToken(jobId);
   // The claim reads the row's payment in the same statement.
-  const claim = await claimOutboxRowLoaded(deps.db, outboxId, claimant, now(), deps.leaseMs ?? 120_000);
+  const leaseMs = deps.leaseMs ?? DEFAULT_LEASE_MS;
+  const claim = await claimOutboxRowLoaded(deps.db, outboxId, token, now(), leaseMs);
   if (!claim.ok) return { kind: 'skipped', reason: claim.reason };
+  const stopRenewing = deps.renewLease === false ? () => undefined : keepClaim(deps.db, outboxId, token, now, leaseMs);
   try {
     switch (claim.row.kind) {
       case 'provider_call':
-        return await runProviderCall(deps, claim.row, claim.loaded, now);
+        return await runProviderCall(deps, { ...claim.row, token, keyFirstDueAt: claim.keyFirstDueAt }, claim.loaded, now);
       case 'timer':
         return await runTimer(deps, claim.row, claim.loaded?.payment ?? null, now);
       default:
         return { kind: 'skipped', reason: `no consumer for ${claim.row.kind}` };
     }
   } catch (err) {
-    await releaseOutboxRow(deps.db, outboxId, claimant, (err as Error).message).catch(() => undefined);
+    stopRenewing();
+    await releaseOutboxRow(deps.db, outboxId, token, (err as Error).message).catch(() => undefined);
     throw err;
+  } finally {
+    stopRenewing();
   }
 }
+
+const DEFAULT_LEASE_MS = 15_000;
 
 async function skip(deps: ProcessorDeps, row: ClaimedRow, now: () => Date, reason: string): Promise<ProcessResult> {
   await markOutboxDone(deps.db, row.id, now(), `skipped: ${reason}`);
   return { kind: 'skipped', reason };
 }
 
-async function runProviderCall(deps: ProcessorDeps, row: ClaimedRow, loaded: LoadedAggregate | null, now: () => Date): Promise<ProcessResult> {
+type ExecutedRow = ClaimedRow & { readonly token: string; readonly keyFirstDueAt: Date | null };
+
+async function runProviderCall(deps: ProcessorDeps, row: ExecutedRow, loaded: LoadedAggregate | null, now: () => Date): Promise<ProcessResult> {
   const effect = row.payload as ProviderCallEffect;
   if (row.paymentId === null) return skip(deps, row, now, 'no payment');
   // The claim's read gives the aggregate and the payment method; transition() starts from this aggregate.
@@ -71,41 +97,67 @@ async function runProviderCall(deps: ProcessorDeps, row: ClaimedRow, loaded: Loa
   const attempt = payment.attempts.find((a) => a.id === effect.attemptId)!;
   const connector = deps.connectors.get(effect.connector);
   let outcome: CallOutcome;
+  const expired = connector === undefined ? null : keyExpiredNow(deps, effect, row, connector, now());
   if (connector === undefined) {
     // The account left the config: nothing can be sent to it.
     outcome = { kind: 'not_sent', reason: 'local_validation', detail: `connector account ${effect.connector} is not configured` };
+  } else if (expired !== null) {
+    // Not sent, and not proof either: an earlier send with this key may have moved money. The core decides.
+    outcome = { kind: 'unknown', reason: 'key_expired', detail: expired };
   } else {
     const pm = loaded.paymentMethod as StoredPaymentMethod | null;
     const call = (e: ProviderCallEffect = effect) => executeCall(connector, payment, attempt, e, pm);
     const guarded = (e?: ProviderCallEffect) => (usesBreaker(effect.op) ? deps.breakers.call(effect.connector, () => call(e)) : call(e));
     outcome = deps.aroundCall === undefined ? await guarded() : await deps.aroundCall(effect, guarded);
-    outcome = notSentOnlyOnce(outcome, effect, row.attempts);
   }
+  const answered = outcome;
   // Breaker states and time are read after the call: they are what the decision sees.
   const env = await deps.envs.forSnapshot(deps.db, payment.routing.snapshot);
-  const result = await transition(deps.db, payment.id, { type: 'call_result', ref: operationRef(effect), outcome }, 'worker', env, {
-    rawProvider: outcome,
+  const result = await transition(deps.db, payment.id, { type: 'call_result', ref: operationRef(effect), outcome: answered }, 'worker', env, {
+    rawProvider: answered,
     attemptId: attempt.id,
     now,
     loaded: payment,
     alsoWrite: outboxDoneStatement(row.id, now()),
     onCommitted: (ids) => deps.kick(ids),
+    // Only a refusal can change when judged against the claim; the lock costs a round trip, so other answers skip it.
+    ...(answered.kind === 'not_sent' ? { judgeInput: judgeRefusal(deps, row, effect, answered) } : {}),
   });
-  return { kind: result.kind, op: effect.op, outcome: outcome.kind };
+  return { kind: result.kind, op: effect.op, outcome: answered.kind };
 }
 
 /**
- * "Not sent" proves nothing when this row was claimed before: an earlier execution (a worker killed,
- * or its database connection cut, after the call and before recording the answer) may have reached
- * the provider with the same key. Found by the chaos harness: a confirm that reached Stripe, then a
- * re-run during an outage refused at connect, taken as proof, failed over — a double charge.
+ * A refusal is judged against the row as it is when the answer is applied, in that transaction,
+ * with the row locked: another execution that claimed it since this one did (a stalled job's twin)
+ * may be charging with the same key right now; an execution before this one (a worker killed after
+ * its call) may have charged. Either way the refusal is `unknown`, resolved like any unknown.
+ * Found by the chaos harness (the earlier execution: a confirm reached Stripe, the rerun was refused
+ * during an outage, taken as proof, failed over — a double charge) and by review (the later one).
+ */
+function judgeRefusal(deps: ProcessorDeps, row: ExecutedRow, effect: ProviderCallEffect, outcome: CallOutcome) {
+  const judge = deps.checks?.judgeAnswer ?? judgeAnswerAgainstClaim;
+  return async (tx: Parameters<typeof claimAsApplied>[0]) => {
+    const current = await claimAsApplied(tx, row.id);
+    const judged = judge(outcome, effect.op, { mine: { token: row.token, executions: row.attempts }, now: current });
+    return { input: { type: 'call_result' as const, ref: operationRef(effect), outcome: judged }, rawProvider: judged };
+  };
+}
+
+/**
+ * The connector's declared retention (the account's override included) against the age of the
+ * key: checked on every execution, so a delayed, replayed or recovered row is covered too.
+ */
+function keyExpiredNow(deps: ProcessorDeps, effect: ProviderCallEffect, row: ExecutedRow, connector: Connector, now: Date): string | null {
+  const check = deps.checks?.keyExpired ?? keyExpiredAtExecution;
+  return check(effect.op, row.keyFirstDueAt, now, connector.policy.keyRetentionMs, deps.envs.core.retentionMarginMs);
+}
+
+/**
+ * "Not sent" proves nothing when this row was claimed before (kept for callers that judge by a
+ * claim count alone; the worker judges with judgeAnswerAgainstClaim, which also sees later claims).
  */
 export function notSentOnlyOnce(outcome: CallOutcome, effect: ProviderCallEffect, executions: number): CallOutcome {
-  if (outcome.kind !== 'not_sent' || executions <= 1 || effect.op === 'query') return outcome;
-  return {
-    kind: 'unknown', reason: 'earlier_execution',
-    detail: `not sent on execution ${executions} (${outcome.reason}), but an earlier execution of this call may have reached the provider`,
-  };
+  return judgeAnswerAgainstClaim(outcome, effect.op, { mine: { token: '', executions }, now: { token: '', executions } });
 }
 
 async function runTimer(deps: ProcessorDeps, row: ClaimedRow, payment: Payment | null, now: () => Date): Promise<ProcessResult> {

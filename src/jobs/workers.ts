@@ -51,7 +51,7 @@ export class WorkerPool {
 
   private worker(queue: string, concurrency: number, limiter?: { max: number; duration: number }): Worker<OutboxJobData, ProcessResult> {
     const process = async (job: Job<OutboxJobData, ProcessResult>): Promise<ProcessResult> => {
-      // The claimant is the job id: a retry of the same job may take its own claim back at once.
+      // The job id names the execution; its claim is a token of its own (a stalled twin carries the same id).
       const result = await processOutboxRow(this.deps, job.data.outboxId, job.id ?? `job-${job.data.outboxId}`);
       this.opts.onProcessed?.(job.data.outboxId, result);
       return result;

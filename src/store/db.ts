@@ -20,12 +20,23 @@ export interface Database {
 
 export interface DatabaseOptions {
   readonly max?: number;
+  /**
+   * How long a caller waits for a pooled connection (default 10 s), and how long one statement may
+   * run (default 30 s). Without them, in role `all` an API request waiting behind busy workers could
+   * wait for ever, outlive its idempotency lease, and have its answer thrown away (issue 19).
+   */
+  readonly acquireTimeoutMs?: number;
+  readonly statementTimeoutMs?: number;
   /** Connection-level errors (a backend terminated while idle); the pool drops that client itself. */
   readonly onConnectionError?: (err: Error) => void;
 }
 
 export function createPool(url: string, options: DatabaseOptions = {}): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10 });
+  const pool = new pg.Pool({
+    connectionString: url, max: options.max ?? 10,
+    connectionTimeoutMillis: options.acquireTimeoutMs ?? 10_000,
+    statement_timeout: options.statementTimeoutMs ?? 30_000,
+  });
   // A terminated backend (failover, pg_terminate_backend) makes its client emit 'error'; the
   // query in flight rejects on its own, and an unheard 'error' event would crash the process.
   const onError = options.onConnectionError ?? (() => undefined);

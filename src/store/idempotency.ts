@@ -1,6 +1,10 @@
 // API idempotency records (architecture §5): (merchant, Idempotency-Key) -> fingerprint, a lease
 // while the first request executes, and the stored answer. The lease's own expiry instant is the
-// holder's token: a takeover writes a new one, so a process that lost its lease cannot write.
+// holder's token: a takeover writes a new one, so a process that lost its lease cannot bind a
+// payment. Its finished answer is still stored while the record is in progress for the same
+// request and the same payment: a takeover resumes that very operation, so the answers agree, and
+// throwing the first one away let every takeover re-run the whole wait — a livelock of 409s
+// while executions outlasted the lease (issue 19).
 
 import { and, eq, isNull, lte, sql } from 'drizzle-orm';
 import type { DbOrTx } from './db.ts';
@@ -21,6 +25,7 @@ export interface ClaimRequest {
 export interface HeldClaim {
   readonly merchantId: string;
   readonly key: string;
+  readonly fingerprint: string;
   readonly lease: Date;
   readonly createdAt: Date;
   readonly paymentId: string | null;
@@ -41,7 +46,15 @@ export class LeaseLostError extends Error {
 }
 
 function held(row: IdempotencyRecord, resumed: boolean): HeldClaim {
-  return { merchantId: row.merchantId, key: row.key, lease: row.lockedUntil!, createdAt: row.createdAt, paymentId: row.paymentId, resumed };
+  return { merchantId: row.merchantId, key: row.key, fingerprint: row.fingerprint, lease: row.lockedUntil!, createdAt: row.createdAt, paymentId: row.paymentId, resumed };
+}
+
+/** The payment each claim's execution bound to its key (a claim is a value; what it bound is learnt as it runs). */
+const boundByClaim = new WeakMap<HeldClaim, string>();
+
+/** The payment this execution's answer is about: the one the record had when claimed, or the one this execution bound. */
+export function boundPaymentOf(claim: HeldClaim): string | null {
+  return claim.paymentId ?? boundByClaim.get(claim) ?? null;
 }
 
 const thisKey = (merchantId: string, key: string) => and(eq(idempotencyRecords.merchantId, merchantId), eq(idempotencyRecords.key, key));
@@ -91,6 +104,7 @@ export async function attachPaymentToClaim(tx: DbOrTx, claim: HeldClaim, payment
     .where(and(thisKey(claim.merchantId, claim.key), eq(idempotencyRecords.lockedUntil, claim.lease), isNull(idempotencyRecords.paymentId)))
     .returning({ key: idempotencyRecords.key });
   if (rows.length === 0) throw new LeaseLostError(claim.key);
+  boundByClaim.set(claim, paymentId);
 }
 
 /**
@@ -104,14 +118,35 @@ export async function bindClaimToPayment(db: DbOrTx, claim: HeldClaim, paymentId
   await attachPaymentToClaim(db, claim, paymentId);
 }
 
-/** Stores the answer; false when the lease was lost (the new holder stores its own). */
-export async function completeClaim(db: DbOrTx, claim: HeldClaim, response: { status: number; body: Buffer; headers: Record<string, string> }): Promise<boolean> {
+export type Completion =
+  | { readonly kind: 'stored' }
+  /** Another execution stored its answer first: send that one, so every answer for the key is the same. */
+  | { readonly kind: 'already'; readonly status: number; readonly body: Buffer; readonly headers: Readonly<Record<string, string>> }
+  /** The record is gone or about another payment (a takeover created its own): nothing stored. */
+  | { readonly kind: 'lost' };
+
+/**
+ * Stores the answer while the record is in progress with this request's fingerprint and the
+ * payment this execution is about — whoever holds the lease now (the holder resumes the same
+ * operation). A 5xx is never stored: it says nothing about the operation, and the retry must run.
+ */
+export async function completeClaim(db: DbOrTx, claim: HeldClaim, response: { status: number; body: Buffer; headers: Record<string, string> }): Promise<Completion> {
+  if (response.status >= 500) throw new RangeError(`a ${response.status} answer is never stored`);
+  const paymentId = boundPaymentOf(claim);
   const rows = await db
     .update(idempotencyRecords)
     .set({ status: 'completed', lockedUntil: null, responseStatus: response.status, responseBody: response.body, responseHeaders: response.headers })
-    .where(and(thisKey(claim.merchantId, claim.key), eq(idempotencyRecords.lockedUntil, claim.lease), eq(idempotencyRecords.status, 'in_progress')))
+    .where(and(
+      thisKey(claim.merchantId, claim.key), eq(idempotencyRecords.status, 'in_progress'), eq(idempotencyRecords.fingerprint, claim.fingerprint),
+      paymentId === null ? isNull(idempotencyRecords.paymentId) : eq(idempotencyRecords.paymentId, paymentId),
+    ))
     .returning({ key: idempotencyRecords.key });
-  return rows.length > 0;
+  if (rows.length > 0) return { kind: 'stored' };
+  const [row] = await db.select().from(idempotencyRecords).where(thisKey(claim.merchantId, claim.key));
+  if (row?.status === 'completed' && row.fingerprint === claim.fingerprint) {
+    return { kind: 'already', status: row.responseStatus!, body: row.responseBody ?? Buffer.alloc(0), headers: row.responseHeaders ?? {} };
+  }
+  return { kind: 'lost' };
 }
 
 /** After an unexpected failure: forget a key that committed nothing; otherwise let the next retry resume at once. */

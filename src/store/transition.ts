@@ -81,6 +81,12 @@ export interface TransitionOptions {
   readonly alsoWrite?: SQL;
   readonly hooks?: TransitionHooks;
   /**
+   * Judges the input inside the transaction, before step() sees it, against rows this callback
+   * reads and locks there (the worker judges a refusal against its outbox row's claim as it is
+   * when the answer is applied). Returns the input to apply and what to log as the provider's answer.
+   */
+  readonly judgeInput?: (tx: DbOrTx, input: PaymentInput) => Promise<{ readonly input: PaymentInput; readonly rawProvider?: unknown }>;
+  /**
    * The aggregate the caller read moments ago: the first try runs step() on it instead of reading
    * it again. A stale one is caught like any concurrent change — the guarded write (WHERE version =
    * its version) or, for an ignored input, a version check — and the retry reads afresh.
@@ -209,6 +215,8 @@ async function attemptOnce(
 ): Promise<TransitionResult> {
   return db.transaction(async (tx) => {
     const now = opts.now?.() ?? new Date();
+    const judged = opts.judgeInput === undefined ? { input } : await opts.judgeInput(tx, input);
+    input = judged.input;
     // First try is optimistic (no lock while step() runs). After a conflict we lock the row, so the
     // retry queues behind the current writer instead of racing it again: one retry always suffices.
     const given = opts.loaded;
@@ -226,7 +234,7 @@ async function attemptOnce(
       input,
       origin,
       attemptId: opts.attemptId ?? attemptIdOf(input),
-      rawProvider: opts.rawProvider ?? null,
+      rawProvider: judged.rawProvider ?? opts.rawProvider ?? null,
       at: now,
     };
 

@@ -5,7 +5,7 @@
 import { Worker } from 'bullmq';
 import { sql } from 'drizzle-orm';
 import type { ConnectionOptions, Job } from 'bullmq';
-import { markOutboxDead } from '../jobs/outbox-claims.ts';
+import { executionToken, markOutboxDead } from '../jobs/outbox-claims.ts';
 import type { OutboxJobData } from '../jobs/queues.ts';
 import { settleInboundEvent } from './inbound/inbox.ts';
 import { processInboundEvent } from './inbound/inbound-processor.ts';
@@ -40,7 +40,8 @@ export class WebhookWorkers {
   private add(queue: string, handler: Handler, concurrency: number): void {
     const s = this.services;
     const process = async (job: Job<OutboxJobData>): Promise<unknown> => {
-      const result = await handler(s, job.data.outboxId, job.id ?? `job-${job.data.outboxId}`);
+      // Each execution claims with a token of its own: a stalled job's twin carries the same job id.
+      const result = await handler(s, job.data.outboxId, executionToken(job.id ?? `job-${job.data.outboxId}`));
       this.opts.onProcessed?.(queue, job.data.outboxId, result);
       return result;
     };

@@ -165,7 +165,7 @@ describe('idempotency', () => {
         [idem, new Date(Date.now() + 60_000)],
       )
     ).rows[0]!;
-    await releaseClaim(api.gw.db.db, { merchantId: api.merchantId, key: idem, lease: rec.locked_until, createdAt: rec.created_at, paymentId: rec.payment_id, resumed: false }, new Date());
+    await releaseClaim(api.gw.db.db, { merchantId: api.merchantId, key: idem, fingerprint: '', lease: rec.locked_until, createdAt: rec.created_at, paymentId: rec.payment_id, resumed: false }, new Date());
     const retry = await api.call('POST', `/v1/payments/${p.id}/refunds`, { idem, body: { amount: 1000 } });
     expect(retry.status).toBe(201);
     expect(retry.json.id).toBe(first.json.id);

@@ -61,7 +61,7 @@ describe('ApiProblem', () => {
 
 describe('operationIdFor', () => {
   it('is fixed by merchant, key and record creation, and is a valid id', () => {
-    const claim = { merchantId: 'mer_1', key: 'k1', lease: new Date(), createdAt: new Date(1_700_000_000_000), paymentId: null, resumed: false };
+    const claim = { merchantId: 'mer_1', key: 'k1', fingerprint: 'f1', lease: new Date(), createdAt: new Date(1_700_000_000_000), paymentId: null, resumed: false };
     const a = operationIdFor('capture', claim);
     expect(a).toMatch(/^cap_[0-9a-z]{26}$/);
     expect(operationIdFor('capture', { ...claim, lease: new Date(0), resumed: true })).toBe(a);
