@@ -67,7 +67,7 @@ describe('payment store', () => {
       `SELECT type, payload FROM merchant_events WHERE payment_id = $1`,
       [created.payment.id],
     );
-    expect(events.rows).toMatchObject([{ type: 'payment.failed', payload: { type: 'payment.failed', data: { payment: { status: 'failed', version: 1 } } } }]);
+    expect(events.rows).toMatchObject([{ type: 'payment.failed', payload: { type: 'payment.failed', data: { payment: { object: 'payment', status: 'failed', id: created.payment.id } } } }]);
     const queued = await t.pool.query(`SELECT 1 FROM outbox WHERE payment_id = $1 AND kind = 'merchant_event'`, [created.payment.id]);
     expect(queued.rowCount).toBe(0);
   });
