@@ -287,7 +287,10 @@ export class Driver {
           const [c, v] = await Promise.all([this.post(m, `/v1/payments/${id}/capture`, {}, `${key}-capture`), this.post(m, `/v1/payments/${id}/void`, {}, `${key}-void`)]);
           const ok = (x: Answer): boolean => x.status === 200 || x.status === 202;
           if (ok(c) && ok(v)) this.flag('legal_edges', plan, id, `capture (${c.status}) and void (${v.status}) of one authorization were both accepted`);
-          if (c.status === 409 && v.status === 409) this.flag('legal_edges', plan, id, `capture (${c.status}) and void (${v.status}) were both refused`);
+          // Both refused by the state machine (invalid_state) is wrong: one of them must win. A 409
+          // capture_rejected / void_rejected is the provider's answer to the winner, not a refusal of both.
+          const stateRefusal = (x: Answer): boolean => x.status === 409 && parse(x.body)['code'] === 'invalid_state';
+          if (stateRefusal(c) && stateRefusal(v)) this.flag('legal_edges', plan, id, `capture (${c.status}) and void (${v.status}) were both refused`);
           break;
         }
         case 'reuse_key': {
