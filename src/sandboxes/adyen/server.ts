@@ -151,6 +151,7 @@ export async function startAdyenSandbox(options: AdyenSandboxOptions): Promise<A
     ledger: async (): Promise<readonly SandboxLedgerEntry[]> => adyenStateOf(await store.allObjects(), [], {}).state.ledger(),
     configureWebhooks: (settings) => dispatcher.configure(settings),
     advanceClock: (seconds) => store.advanceClock(seconds),
+    setKeyLifetime: (ms) => store.updateSettings({ key_ttl_ms: ms }),
     setWebhookEndpoint: (endpoint) => notifications.setEndpoint(endpoint),
     configureNotificationBatching: async (batching) => {
       const current = ((await store.refresh()).settings as AdyenAccountSettings).batching ?? { maxItems: 1, windowMs: 0 };

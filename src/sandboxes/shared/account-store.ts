@@ -102,9 +102,13 @@ interface ClaimJson {
   reply: StoredReply | null;
 }
 
+// The account's own key lifetime when one is set (control API `POST /_sandbox/{account}/idempotency`:
+// the chaos harness's key_expiry gives an account a lifetime of seconds), else the provider's ($7).
+const KEY_TTL = `coalesce((SELECT (a.settings->>'key_ttl_ms')::bigint FROM sandbox_accounts a WHERE a.account = $1), $7::bigint)`;
+
 // ON CONFLICT cannot name a computed column, so "expired" is spelled out where it is used: a done
-// key older than the retention ($7), or an in-flight key whose holder's lease ran out (it died).
-const EXPIRED = `((k.state = 'done' AND EXCLUDED.first_seen_ms - k.first_seen_ms >= $7::bigint) OR (k.state = 'in_flight' AND k.lease_until < now()))`;
+// key older than the retention (KEY_TTL), or an in-flight key whose holder's lease ran out (it died).
+const EXPIRED = `((k.state = 'done' AND EXCLUDED.first_seen_ms - k.first_seen_ms >= ${KEY_TTL}) OR (k.state = 'in_flight' AND k.lease_until < now()))`;
 
 // Always inserts or updates (a no-op update when the key is live), so RETURNING shows the latest
 // committed row and the row stays locked to the end of the transaction.

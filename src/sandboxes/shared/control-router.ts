@@ -32,6 +32,9 @@ const webhooksBody = z
 
 const clockBody = z.object({ advance_s: z.number().min(0) }).strict();
 
+/** null: back to the provider's own key lifetime (Stripe 24 h, Adyen 7 days). */
+const idempotencyBody = z.object({ key_ttl_s: z.number().positive().nullable() }).strict();
+
 class BadBody extends Error {
   constructor(
     readonly field: string | null,
@@ -119,6 +122,14 @@ export function createControlRouter(sandboxes: readonly SandboxControl[]): Route
     const { advance_s } = parse(clockBody, req.body);
     await sandbox.advanceClock(advance_s);
     res.json({ advanced_s: advance_s });
+  });
+
+  router.post('/_sandbox/:account/idempotency', async (req, res) => {
+    const sandbox = sandboxOf(req, res);
+    if (!sandbox) return;
+    const { key_ttl_s } = parse(idempotencyBody, req.body);
+    await sandbox.setKeyLifetime(key_ttl_s === null ? null : Math.round(key_ttl_s * 1000));
+    res.json({ key_ttl_s });
   });
 
   router.get('/_sandbox/:account/ca.pem', (req, res) => {

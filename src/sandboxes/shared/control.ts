@@ -64,6 +64,8 @@ export interface SandboxControl {
   configureWebhooks(settings: Partial<WebhookSettings>): Promise<void>;
   /** Ages idempotency keys, holds and reports (the account's clock, shared by every process). */
   advanceClock(seconds: number): Promise<void>;
+  /** How long this account keeps a finished idempotency key, in ms (null: the provider's own lifetime). */
+  setKeyLifetime(ms: number | null): Promise<void>;
   /** PEM of the TLS certificate, for sandboxes that serve HTTPS. */
   readonly caPem?: string;
   close(): Promise<void>;

@@ -131,6 +131,7 @@ export async function startStripeSandbox(options: StripeSandboxOptions): Promise
     ledger: async (): Promise<readonly SandboxLedgerEntry[]> => stateOf(await store.allObjects()).state.ledger(),
     configureWebhooks: (settings) => dispatcher.configure(settings),
     advanceClock: (seconds) => store.advanceClock(seconds),
+    setKeyLifetime: (ms) => store.updateSettings({ key_ttl_ms: ms }),
     failRefund: (refundId, failureReason = 'expired_or_canceled_card') => fromCode({ aliases: [refundId] }, (ctx) => failRefund(ctx, refundId, failureReason)),
     createDispute: (paymentIntentId, disputeOptions = {}) => fromCode({ ids: [paymentIntentId] }, (ctx) => openDispute(ctx, paymentIntentId, disputeOptions)),
     closeDispute: (disputeId, outcome) => fromCode({ aliases: [disputeId] }, (ctx) => closeDispute(ctx, disputeId, outcome)),

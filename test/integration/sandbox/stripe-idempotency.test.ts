@@ -117,4 +117,21 @@ describe('idempotency', () => {
     expect((await own.ledger()).filter((entry) => entry.reference === 'att_ttl')).toHaveLength(2);
     await own.close();
   });
+
+  it('keeps keys for the lifetime the control API gives the account, then forgets them (chaos key_expiry)', async () => {
+    const own = await startSandbox();
+    const client = stripeFor(own);
+    await own.setKeyLifetime(60_000);
+    const first = await client.paymentIntents.create(params('att_short'), { idempotencyKey: 'key-short' });
+    await own.advanceClock(59);
+    expect((await client.paymentIntents.create(params('att_short'), { idempotencyKey: 'key-short' })).id).toBe(first.id);
+    await own.advanceClock(2);
+    const after = await client.paymentIntents.create(params('att_short'), { idempotencyKey: 'key-short' });
+    expect(after.id).not.toBe(first.id);
+    // Back to Stripe's 24 hours: the new key is kept again past a minute.
+    await own.setKeyLifetime(null);
+    await own.advanceClock(120);
+    expect((await client.paymentIntents.create(params('att_short'), { idempotencyKey: 'key-short' })).id).toBe(after.id);
+    await own.close();
+  });
 });
