@@ -32,5 +32,7 @@ export const idempotencyKeyTooLong = (): AdyenServiceError => new AdyenServiceEr
 /** A same-key request while the first is still running: retry later with the same key. */
 export const requestInProgress = (): AdyenServiceError =>
   new AdyenServiceError(409, '704', 'request already processed or in progress', 'validation', { 'transient-error': 'true' });
+/** Adyen's rate limiter: nothing processed. */
+export const rateLimited = (): AdyenServiceError => new AdyenServiceError(429, '429', 'Too Many Requests (sandbox fault)', 'security');
 export const unavailable = (): AdyenServiceError => new AdyenServiceError(503, '905', 'Service unavailable (sandbox fault)', 'internal');
 export const internalError = (detail: string): AdyenServiceError => new AdyenServiceError(500, '905', `Internal error: ${detail}`, 'internal');

@@ -15,7 +15,7 @@ import { adyenStateOf, batchingDelayMs, changesOf, loadOf } from './aggregates.t
 import type { AdyenAccountSettings } from './aggregates.ts';
 import type { AdyenOperationContext, JsonObject } from './context.ts';
 import { isObject } from './context.ts';
-import { AdyenServiceError, idempotencyKeyTooLong, internalError, malformedJson, notFound, requestInProgress, unauthorized, unavailable } from './errors.ts';
+import { AdyenServiceError, idempotencyKeyTooLong, internalError, malformedJson, notFound, rateLimited, requestInProgress, unauthorized, unavailable } from './errors.ts';
 import { cancelPayment, capturePayment, refundPayment, reversePayment, technicalCancel } from './modifications.ts';
 import type { NotificationItem } from './notifications.ts';
 import { createPayment } from './payments.ts';
@@ -91,6 +91,10 @@ export class AdyenProtocol implements ProviderProtocol {
 
   unavailableReply(req: ProviderRequest): ProviderReply {
     return this.reply(req, errorAnswer(unavailable()));
+  }
+
+  rateLimitedReply(req: ProviderRequest): ProviderReply {
+    return this.reply(req, errorAnswer(rateLimited()));
   }
 
   async process(req: ProviderRequest, options: ExecutionOptions): Promise<ProviderReply> {

@@ -147,6 +147,7 @@ export async function startAdyenSandbox(options: AdyenSandboxOptions): Promise<A
     reportDelayMs,
     scheduleFault: (spec) => faults.schedule(spec),
     clearFaults: () => faults.clear(),
+    faults: () => faults.list(),
     outage: (seconds) => listener.outage(seconds),
     ledger: async (): Promise<readonly SandboxLedgerEntry[]> => adyenStateOf(await store.allObjects(), [], {}).state.ledger(),
     configureWebhooks: (settings) => dispatcher.configure(settings),

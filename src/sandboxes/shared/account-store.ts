@@ -77,6 +77,15 @@ export interface Loaded {
   readonly fences: readonly string[];
 }
 
+/** A queued fault as the control API lists it: `hitKeys` are the idempotency keys of the requests it hit ('' for none). */
+export interface FaultRecord {
+  readonly id: number;
+  readonly op: string;
+  readonly mode: string;
+  readonly remaining: number;
+  readonly hitKeys: readonly string[];
+}
+
 export interface FiredFaultRow {
   readonly op: FaultOp;
   readonly mode: string;
@@ -279,16 +288,24 @@ export class AccountStore {
   }
 
   /** Consumes one firing of the oldest fault for `op` (null: a read, only `any` faults hit it). */
-  async takeFault(op: FaultOp | null): Promise<FiredFaultRow | null> {
+  async takeFault(op: FaultOp | null, idempotencyKey: string | null): Promise<FiredFaultRow | null> {
     const { rows } = await this.db.pool.query<{ op: FaultOp; mode: string; latency_ms: number; process: 'before' | 'after' }>({
       name: 'sbx_take_fault',
-      text: `UPDATE sandbox_faults SET remaining = remaining - 1
+      text: `UPDATE sandbox_faults SET remaining = remaining - 1, hit_keys = hit_keys || coalesce($3::text, '')
              WHERE id = (SELECT id FROM sandbox_faults WHERE account = $1 AND remaining > 0 AND (op = 'any' OR op = $2::text) ORDER BY id LIMIT 1) AND remaining > 0
              RETURNING op, mode, latency_ms, process`,
-      values: [this.account, op],
+      values: [this.account, op, idempotencyKey],
     });
     const row = rows[0];
     return row === undefined ? null : { op: row.op, mode: row.mode, latencyMs: row.latency_ms, process: row.process };
+  }
+
+  async listFaults(): Promise<FaultRecord[]> {
+    const { rows } = await this.db.pool.query<{ id: string; op: string; mode: string; remaining: number; hit_keys: string[] }>(
+      'SELECT id, op, mode, remaining, hit_keys FROM sandbox_faults WHERE account = $1 ORDER BY id',
+      [this.account],
+    );
+    return rows.map((r) => ({ id: Number(r.id), op: r.op, mode: r.mode, remaining: r.remaining, hitKeys: r.hit_keys }));
   }
 
   /** Drops every queued fault; returns how many firings were still pending. */

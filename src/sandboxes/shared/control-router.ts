@@ -11,7 +11,7 @@ import type { FaultSpec, SandboxControl, WebhookSettings } from './control.ts';
 const faultBody = z
   .object({
     op: z.enum(['create', 'authorize', 'capture', 'refund', 'void', 'any']),
-    mode: z.enum(['error_503', 'reset_before_processing', 'accept_then_drop', 'latency']),
+    mode: z.enum(['error_503', 'reset_before_processing', 'accept_then_drop', 'latency', 'rate_limited']),
     count: z.number().int().min(1).default(1),
     latency_ms: z.number().int().min(0).optional(),
     process: z.enum(['before', 'after']).optional(),
@@ -80,6 +80,12 @@ export function createControlRouter(sandboxes: readonly SandboxControl[]): Route
       ...(body.process !== undefined && { process: body.process }),
     };
     res.json({ scheduled: await sandbox.scheduleFault(spec) });
+  });
+
+  router.get('/_sandbox/:account/faults', async (req, res) => {
+    const sandbox = sandboxOf(req, res);
+    if (!sandbox) return;
+    res.json({ faults: (await sandbox.faults()).map((f) => ({ op: f.op, mode: f.mode, remaining: f.remaining, hit_keys: f.hitKeys })) });
   });
 
   router.delete('/_sandbox/:account/faults', async (req, res) => {

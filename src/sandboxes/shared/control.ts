@@ -1,7 +1,8 @@
 // What every provider sandbox exposes to the shared control API (docs/sandbox.md).
 
 export type FaultOp = 'create' | 'authorize' | 'capture' | 'refund' | 'void' | 'any';
-export type FaultMode = 'error_503' | 'reset_before_processing' | 'accept_then_drop' | 'latency';
+/** `rate_limited`: the provider's 429, sent before anything is processed (after `latencyMs`, when given). */
+export type FaultMode = 'error_503' | 'reset_before_processing' | 'accept_then_drop' | 'latency' | 'rate_limited';
 
 export interface FaultSpec {
   readonly op: FaultOp;
@@ -58,6 +59,8 @@ export interface SandboxControl {
   scheduleFault(spec: FaultSpec): Promise<number>;
   /** Drops every queued fault; returns the firings that were still pending. */
   clearFaults(): Promise<number>;
+  /** The queued faults, fired or not, with the idempotency keys of the requests each one hit. */
+  faults(): Promise<readonly { readonly op: string; readonly mode: string; readonly remaining: number; readonly hitKeys: readonly string[] }[]>;
   /** Closes this process's provider listener and destroys open connections for `seconds`; 0 ends an outage. */
   outage(seconds: number): Promise<void>;
   ledger(): Promise<readonly SandboxLedgerEntry[]>;

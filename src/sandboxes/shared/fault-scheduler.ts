@@ -3,7 +3,7 @@
 // serves it. A fault is consumed per HTTP request that reaches the sandbox for its op (a client's
 // own retry is a second request and consumes a second firing).
 
-import type { AccountStore } from './account-store.ts';
+import type { AccountStore, FaultRecord } from './account-store.ts';
 import type { FaultMode, FaultOp, FaultSpec } from './control.ts';
 
 /**
@@ -39,9 +39,14 @@ export class FaultScheduler {
    * Consumes one firing of the oldest fault matching this request. `op` null means the request is
    * not one of the money operations (a read): only `any` faults hit it.
    */
-  async take(op: FaultOp | null): Promise<FiredFault | null> {
-    const row = await this.store.takeFault(op);
+  async take(op: FaultOp | null, idempotencyKey: string | null = null): Promise<FiredFault | null> {
+    const row = await this.store.takeFault(op, idempotencyKey);
     return row === null ? null : { op: row.op, mode: row.mode as SandboxFaultMode, latencyMs: row.latencyMs, process: row.process };
+  }
+
+  /** Every fault still queued or fired, with the idempotency keys of the requests it hit (oldest first). */
+  list(): Promise<readonly FaultRecord[]> {
+    return this.store.listFaults();
   }
 
   pendingCount(): Promise<number> {

@@ -38,6 +38,8 @@ export interface ProviderProtocol {
   process(req: ProviderRequest, options: ExecutionOptions): Promise<ProviderReply>;
   /** The provider's own 503 answer, sent before anything is processed. */
   unavailableReply(req: ProviderRequest): ProviderReply;
+  /** The provider's 429 answer, sent before anything is processed (the key is not stored). */
+  rateLimitedReply(req: ProviderRequest): ProviderReply;
 }
 
 export interface ProviderListenerOptions {
@@ -147,7 +149,8 @@ export class ProviderListener {
       const url = new URL(req.url ?? '/', 'http://sandbox.invalid');
       const request: ProviderRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, rawBody };
       const { protocol, faults } = this.options;
-      const fault = await faults.take(protocol.faultOpOf(request));
+      const key = req.headers['idempotency-key'];
+      const fault = await faults.take(protocol.faultOpOf(request), typeof key === 'string' ? key : null);
       await this.answer(request, fault, res);
     } catch (err) {
       if (!res.headersSent && !res.destroyed) {
@@ -163,6 +166,9 @@ export class ProviderListener {
     switch (fault.mode) {
       case 'error_503':
         return send(res, protocol.unavailableReply(request));
+      case 'rate_limited':
+        if (fault.latencyMs > 0) await sleep(fault.latencyMs);
+        return send(res, protocol.rateLimitedReply(request));
       case 'reset_before_processing':
         res.socket?.destroy();
         return;

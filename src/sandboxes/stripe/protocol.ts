@@ -59,6 +59,12 @@ export class StripeProtocol implements ProviderProtocol {
     return this.reply(req, newRequestId(), { status: failure.status, body: errorBody(failure), storable: false });
   }
 
+  rateLimitedReply(req: ProviderRequest): ProviderReply {
+    // Stripe's rate limiter answers before the request is processed or its key is stored.
+    const failure = new StripeRequestFailure(429, { type: 'invalid_request_error', code: 'rate_limit', message: 'Too many requests hit the API too quickly (sandbox fault).' }, false);
+    return this.reply(req, newRequestId(), { status: failure.status, body: errorBody(failure), storable: false });
+  }
+
   async process(req: ProviderRequest, options: ExecutionOptions): Promise<ProviderReply> {
     const requestId = newRequestId();
     const key = req.method === 'POST' ? idempotencyKeyOf(req) : null;

@@ -127,6 +127,7 @@ export async function startStripeSandbox(options: StripeSandboxOptions): Promise
     clock,
     scheduleFault: (spec) => faults.schedule(spec),
     clearFaults: () => faults.clear(),
+    faults: () => faults.list(),
     outage: (seconds) => listener.outage(seconds),
     ledger: async (): Promise<readonly SandboxLedgerEntry[]> => stateOf(await store.allObjects()).state.ledger(),
     configureWebhooks: (settings) => dispatcher.configure(settings),

@@ -45,6 +45,20 @@ describe('fault modes', () => {
     expect((await authorize('att_503')).status).toBe('requires_capture');
   });
 
+  it('rate_limited answers 429 after its latency, processing nothing, and lists the key it hit', async () => {
+    await sandbox.scheduleFault({ op: 'authorize', mode: 'rate_limited', count: 1, latencyMs: 300 });
+    const started = Date.now();
+    const err = await rejectionOf(authorize('att_429'));
+    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    expect(err).toBeInstanceOf(Stripe.errors.StripeRateLimitError);
+    expect(err).toMatchObject({ statusCode: 429, code: 'rate_limit' });
+    expect(await withReference('att_429')).toHaveLength(0);
+    const fired = (await sandbox.faults()).filter((f) => f.mode === 'rate_limited');
+    expect(fired.at(-1)).toMatchObject({ op: 'authorize', remaining: 0, hitKeys: ['key-att_429'] });
+    // Nothing stored under the key: the same request now executes.
+    expect((await authorize('att_429')).status).toBe('requires_capture');
+  });
+
   it('reset_before_processing destroys the socket on every request it hits, recording nothing', async () => {
     const client = stripeFor(sandbox);
     const attempts = countAttempts(client);
