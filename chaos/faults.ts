@@ -1,14 +1,24 @@
 // Fires the planned faults as the driver's operation counter passes them, and records what was
 // actually executed and when (the seed fixes the plan; process timing does not).
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { FaultEvent, FaultKind, ProviderOp } from './plan.ts';
+import type { SecondProcess } from './second-process.ts';
 import type { Topology } from './topology.ts';
 
 export interface ExecutedFault extends FaultEvent {
   /** Milliseconds since the run started. */
   readonly firedAtMs: number;
   readonly result: string;
+}
+
+interface SandboxFault {
+  readonly id: number;
+  readonly op: string;
+  readonly mode: string;
+  readonly remaining: number;
+  readonly hit_keys: string[];
 }
 
 type WebhookKnob = 'duplicate' | 'reorder' | 'delay_ms';
@@ -26,6 +36,8 @@ export class FaultInjector {
     private readonly databaseUrl: string,
     private readonly startedAt: number,
     private readonly log: (line: string) => void,
+    /** The harness's own gateway process (duplicate_execution, key_expiry). */
+    private readonly second: SecondProcess,
   ) {}
 
   /** Called by the driver as operation `op` starts: fires every fault planned up to it. */
@@ -35,8 +47,11 @@ export class FaultInjector {
       this.track(this.fire(f).then(
         (result) => this.executed.push({ ...f, firedAtMs: Date.now() - this.startedAt, result }),
         (err: unknown) => {
-          this.log(`fault ${f.kind} at op ${f.atOp} failed: ${(err as Error).message}`);
-          this.executed.push({ ...f, firedAtMs: Date.now() - this.startedAt, result: `error: ${(err as Error).message}` });
+          // A database error's own words are in its cause (drizzle's message is the query).
+          const e = err as Error & { cause?: Error };
+          const why = e.cause?.message ?? e.message.slice(0, 300);
+          this.log(`fault ${f.kind} at op ${f.atOp} failed: ${why}`);
+          this.executed.push({ ...f, firedAtMs: Date.now() - this.startedAt, result: `error: ${why}` });
         },
       ));
     }
@@ -137,6 +152,10 @@ export class FaultInjector {
       case 'redis_restart':
         await this.topology.redis.restart();
         return 'redis-server killed (-9) and started again, empty';
+      case 'duplicate_execution':
+        return this.duplicateExecution(account, this.sandboxOp(account, f.op ?? 'authorize'), f.latencyMs ?? 1_000);
+      case 'key_expiry':
+        return this.keyExpiry(account, f.seconds ?? 30);
       case 'pg_terminate': {
         const client = new pg.Client({ connectionString: this.databaseUrl, application_name: 'chaos-terminator' });
         await client.connect();
@@ -151,5 +170,70 @@ export class FaultInjector {
         }
       }
     }
+  }
+
+  /** The account's queued faults (fired ones too), oldest first. */
+  private async faultsAt(account: string): Promise<SandboxFault[]> {
+    const res = await fetch(`${this.topology.controlUrl}/_sandbox/${account}/faults`);
+    return ((await res.json()) as { faults: SandboxFault[] }).faults;
+  }
+
+  /** Schedules a fault and waits until a request carrying an idempotency key hits it; that key, or null on timeout. */
+  private async faultHit(account: string, spec: Record<string, unknown>, timeoutMs: number): Promise<string | null> {
+    const { id } = JSON.parse(await this.control(`/_sandbox/${account}/faults`, spec)) as { id: number };
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const mine = (await this.faultsAt(account)).find((x) => x.id === id);
+      const key = mine?.hit_keys.find((k) => k !== '');
+      if (key !== undefined) return key;
+      await sleep(20);
+    }
+    return null;
+  }
+
+  /**
+   * One outbox row executed twice at once, answered differently: the first execution's request is
+   * held and then refused (429, nothing processed); meanwhile its lease runs out, as a stalled
+   * process's would, and a second execution (the harness's own gateway process) claims the row and
+   * gets the provider's real answer, which it applies only after the refusal has been applied.
+   * The refusal then proves nothing: another execution claimed the row since.
+   */
+  private async duplicateExecution(account: string, op: string, holdMs: number): Promise<string> {
+    const key = await this.faultHit(account, { op, mode: 'rate_limited', count: 1, latency_ms: holdMs }, 30_000);
+    if (key === null) return `no ${op} hit the refusal`;
+    const row = await this.second.rowWithKey(key);
+    if (row === null || row.status !== 'pending') return `row of key ${key} already ${row?.status ?? 'gone'}`;
+    if (!(await this.second.expireLease(row.id))) return `row ${row.id} not claimed`;
+    const result = await this.second.executeTwin(row.id, holdMs + 1_000);
+    return `row ${row.id} (${op}) executed twice: the first refused after ${holdMs} ms, the second ${result.kind}${'outcome' in result && result.outcome !== undefined ? ` (${result.outcome})` : ''}`;
+  }
+
+  /**
+   * A refund's answer is lost after the provider refunded; the same-key resend the gateway decides
+   * dead-letters, and an operator replays it once the key is past the account's retention (which the
+   * sandbox then no longer keeps). The account's webhooks are held meanwhile, so the lost refund is
+   * not settled by its notification before the replay runs.
+   */
+  private async keyExpiry(account: string, retentionS: number): Promise<string> {
+    const stripe = account.startsWith('stripe');
+    const holdMs = (retentionS + 12) * 1000;
+    await this.webhooks(account, { delay_ms: holdMs });
+    // Stripe's SDK retries a dropped connection once with the same key: both answers are lost.
+    const key = await this.faultHit(account, { op: 'refund', mode: 'accept_then_drop', count: stripe ? 2 : 1 }, 60_000).finally(() => {
+      if (!this.windows.some((w) => w.account === account && w.knob === 'delay_ms')) this.track(this.webhooks(account, { delay_ms: 0 }));
+    });
+    const firstSeen = Date.now();
+    if (key === null) return 'no refund hit the lost answer';
+    // The resend the core decides after the unknown answer: caught before a worker runs it.
+    let dead: { id: number; connector: string } | null = null;
+    for (const deadline = Date.now() + 15_000; dead === null && Date.now() < deadline; ) {
+      const row = await this.second.rowWithKey(key);
+      if (row !== null && row.status === 'pending' && row.attempts === 0 && row.connector !== null && (await this.second.deadLetter(row.id))) dead = { id: row.id, connector: row.connector };
+      else await sleep(25);
+    }
+    if (dead === null) return `the resend of ${key} was not caught before it ran`;
+    await sleep(Math.max(0, firstSeen + (retentionS + 2) * 1000 - Date.now()));
+    const replayed = await this.second.replay(dead.id, dead.connector);
+    return `refund row ${dead.id} dead-lettered and replayed ${Math.round((Date.now() - firstSeen) / 1000)} s after its key was first used (retention ${retentionS} s): ${replayed ? 'replayed' : 'not replayed'}`;
   }
 }

@@ -12,11 +12,12 @@ import { FaultInjector } from './faults.ts';
 import type { ExecutedFault } from './faults.ts';
 import { checkInvariants, INVARIANTS } from './invariants.ts';
 import type { Invariant, Violation } from './invariants.ts';
-import { FAULT_KINDS, makePlan } from './plan.ts';
+import { FAULT_KINDS, KEY_EXPIRY_RETENTION_S, makePlan } from './plan.ts';
 import type { FaultEvent, FaultKind, ProviderOp } from './plan.ts';
 import type { PlantedBug } from './planted-bugs.ts';
 import { total, waitForQuiescence } from './quiesce.ts';
 import { loadRunData } from './run-data.ts';
+import { SecondProcess } from './second-process.ts';
 import { ACCOUNTS, Topology } from './topology.ts';
 
 export interface ChaosOptions {
@@ -103,16 +104,19 @@ export async function runChaos(o: ChaosOptions, shared?: Topology): Promise<Chao
   const progress = { paymentsDone: 0, payments: o.payments, operations: 0, faults: 0 };
   o.onProgress?.({ phase: 'starting', ...progress });
 
+  let second: SecondProcess | undefined;
   const topology = shared ?? (await Topology.boot({ databaseUrl: o.databaseUrl, processes: o.processes, runDir: o.runDir, clientTimeoutMs, apiWaitMs: 2_000 }));
   try {
-    await topology.startGateway(o.plant ?? null);
+    // Accounts keep keys for seconds only when the run has key_expiry faults to reach past them.
+    await topology.startGateway(o.plant ?? null, faults.some((f) => f.kind === 'key_expiry') ? KEY_EXPIRY_RETENTION_S : null);
     if (o.webhookDelayMs !== undefined) {
       for (const account of ACCOUNTS) {
         await fetch(`${topology.controlUrl}/_sandbox/${account}/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ delay_ms: o.webhookDelayMs }) });
       }
     }
     const merchants = await createMerchants(o.databaseUrl, o.merchants ?? 6, `${o.seed}-${randomBytes(3).toString('hex')}`);
-    const injector = new FaultInjector(topology, faults, o.databaseUrl, started, log);
+    second = new SecondProcess(topology, o.databaseUrl, log);
+    const injector = new FaultInjector(topology, faults, o.databaseUrl, started, log, second);
     const driver = new Driver({
       baseUrl: topology.url, apiKeys: merchants.keys, seed: o.seed, concurrency: o.concurrency ?? 24,
       settleTimeoutMs: 30_000, requestTimeoutMs: 60_000,
@@ -160,6 +164,7 @@ export async function runChaos(o: ChaosOptions, shared?: Topology): Promise<Chao
       details: { violations, executed: [...injector.executed].sort((a, b) => a.firedAtMs - b.firedAtMs), plant: o.plant ?? null },
     };
   } finally {
+    await second?.close();
     if (shared === undefined) await topology.close();
     else await topology.stopGateway();
   }

@@ -65,6 +65,13 @@ export function checkInvariants(data: RunData, driver: DriverFacts): Violation[]
       if (a.proof === null) v('failover_proof', p.id, `attempt ${a.no} (${a.connector}, ${a.status}) has no not-charged proof, yet attempt ${a.no + 1} exists`);
       const chargedThere = sandbox.filter((e) => e.reference === a.id && charged(e));
       if (chargedThere.length > 0) v('failover_proof', p.id, `attempt ${a.no} was failed over with proof ${a.proof ?? 'none'}, but ${a.connector} holds ${chargedThere.map((e) => `${e.id} (${e.status})`).join(', ')}`);
+      // A refusal or a decline says the provider never authorized: one it did authorize (released
+      // since, so not charged now) shows the proof was false when it was taken. A fence may cancel
+      // an authorization it finds, so its proof is judged by what is charged alone.
+      const authorizedThere = sandbox.filter((e) => e.reference === a.id && e.authorized > 0 && !charged(e));
+      if ((a.proof === 'not_sent' || a.proof === 'declined') && authorizedThere.length > 0) {
+        v('failover_proof', p.id, `attempt ${a.no} was failed over with proof ${a.proof}, but ${a.connector} had authorized it (${authorizedThere.map((e) => `${e.id}, ${e.status}`).join('; ')}): the proof was false`);
+      }
     }
 
     // 3. Legal edges only, a continuous log, terminal states left only by the reversal edges.

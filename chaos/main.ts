@@ -7,7 +7,8 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { databaseUrlFromEnv, withDatabase } from '../src/store/database-url.ts';
 import { passed, runChaos, reportJson } from './harness.ts';
 import type { ChaosReport, Progress } from './harness.ts';
-import type { FaultEvent } from './plan.ts';
+import { FAULT_KINDS } from './plan.ts';
+import type { FaultEvent, FaultKind, ProviderOp } from './plan.ts';
 import { PLANTED_BUGS } from './planted-bugs.ts';
 import type { PlantedBug } from './planted-bugs.ts';
 import { ROOT } from './processes.ts';
@@ -29,6 +30,18 @@ interface Cli {
   concurrency: number;
   faultRate: number;
   quiesce: number;
+  kinds?: FaultKind[];
+  ops?: ProviderOp[];
+}
+
+/** A comma-separated list whose every item is one of `allowed`. */
+function listOf<T extends string>(flag: string, allowed: readonly T[]): (v: string) => T[] {
+  return (v) => {
+    const items = v.split(',').map((x) => x.trim()).filter((x) => x !== '');
+    const bad = items.find((x) => !(allowed as readonly string[]).includes(x));
+    if (bad !== undefined || items.length === 0) throw new InvalidArgumentError(`${flag} takes a comma-separated list of: ${allowed.join(', ')}${bad === undefined ? '' : ` (not ${bad})`}`);
+    return items as T[];
+  };
 }
 
 function bar(p: Progress): string {
@@ -72,6 +85,8 @@ const program = new Command('chaos')
     if (!(n >= 0 && n <= 2)) throw new InvalidArgumentError('--fault-rate must be a number from 0 to 2');
     return n;
   }, 0.25)
+  .option('--kinds <list>', 'only these fault kinds (comma-separated; default all)', listOf('--kinds', FAULT_KINDS))
+  .option('--ops <list>', 'sandbox faults only on these provider operations (comma-separated)', listOf('--ops', ['create', 'authorize', 'capture', 'refund', 'void'] as const))
   .option('--quiesce <seconds>', 'how long to wait for quiescence after the faults stop', positive('--quiesce'), 180)
   .action(async (o: Cli) => {
     const seed = o.seed ?? Math.floor(Math.random() * 0xffffffff);
@@ -90,6 +105,8 @@ const program = new Command('chaos')
       concurrency: o.concurrency, faultRate: o.faultRate, quiesceMs: o.quiesce * 1000,
       ...(replay === undefined ? {} : { replay }),
       ...(o.plant === undefined ? {} : { plant: o.plant }),
+      ...(o.kinds === undefined ? {} : { kinds: o.kinds }),
+      ...(o.ops === undefined ? {} : { faultOps: o.ops }),
       onProgress: (p) => {
         if (showBar) process.stderr.write(bar(p));
         else if (o.json !== true && p.phase !== 'driving') process.stderr.write(`chaos: ${p.phase}\n`);

@@ -18,6 +18,8 @@ export const FAULT_KINDS = [
   'kill_worker',
   'redis_restart',
   'pg_terminate',
+  'duplicate_execution',
+  'key_expiry',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -207,7 +209,17 @@ const WEIGHTS: Readonly<Record<FaultKind, number>> = {
   kill_worker: 5,
   redis_restart: 2,
   pg_terminate: 4,
+  duplicate_execution: 5,
+  key_expiry: 2,
 };
+
+/**
+ * The idempotency-key retention the run's connector accounts declare, and their sandboxes keep keys
+ * for, when the plan has key_expiry faults: seconds, so that a call delayed past it is reachable in
+ * a run (the gateway's own clock is not jumped: that would also fire deadlines, leases and webhook
+ * tolerances). Resends are decided inside retention minus a margin of at most half of it.
+ */
+export const KEY_EXPIRY_RETENTION_S = 30;
 
 function faultEvent(rng: Rng, atOp: number, kind: FaultKind, o: PlanOptions): FaultEvent {
   const account = rng.pick(o.accounts);
@@ -226,6 +238,16 @@ function faultEvent(rng: Rng, atOp: number, kind: FaultKind, o: PlanOptions): Fa
     case 'kill_api':
     case 'kill_worker':
       return { atOp, kind, processIndex: rng.int(0, 1000) };
+    case 'duplicate_execution': {
+      // The first execution is refused after latencyMs (inside the client timeout, so it is a refusal,
+      // not a timeout) while a second execution of the same row gets the provider's real answer.
+      const aimed = (o.ops ?? []).filter((x) => x === 'authorize' || x === 'capture' || x === 'refund');
+      const op = aimed.length > 0 ? rng.pick(aimed) : rng.weighted<ProviderOp>({ authorize: 70, capture: 15, refund: 15, create: 0, void: 0 });
+      return { atOp, kind, account, op, latencyMs: Math.max(300, Math.min(1_000, o.clientTimeoutMs - 500)) };
+    }
+    case 'key_expiry':
+      // A refund's answer is lost, its same-key resend dead-letters and is replayed past retention.
+      return { atOp, kind, account, op: 'refund', seconds: KEY_EXPIRY_RETENTION_S };
     default:
       return { atOp, kind };
   }

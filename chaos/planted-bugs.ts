@@ -5,13 +5,17 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { GatewaySeams } from '../src/app/runtime.ts';
 import type { Payment } from '../src/core/payment.ts';
+import { judgeAnswerAgainstClaim } from '../src/core/execution-claim.ts';
 import { step } from '../src/core/step.ts';
 import { actionForEvent } from '../src/webhooks/inbound/event-mapping.ts';
 import { payments } from '../src/store/schema.ts';
 import type { Invariant } from './invariants.ts';
 import { isoUnitsOnAdyenWire } from './planted-exponents.ts';
 
-export const PLANTED_BUGS = ['failover_on_timeout', 'new_key_per_retry', 'stale_webhook', 'skip_version_check', 'refund_without_amount_check', 'adyen_amounts_in_iso_units'] as const;
+export const PLANTED_BUGS = [
+  'failover_on_timeout', 'new_key_per_retry', 'stale_webhook', 'skip_version_check', 'refund_without_amount_check', 'adyen_amounts_in_iso_units',
+  'retention_not_checked_at_execution', 'superseded_refusal_as_proof',
+] as const;
 export type PlantedBug = (typeof PLANTED_BUGS)[number];
 
 /**
@@ -28,6 +32,11 @@ export const EXPECTED_INVARIANTS: Readonly<Record<PlantedBug, readonly Invariant
   refund_without_amount_check: ['amounts'],
   // Adyen charges what it reads with its own decimals: the sandbox ledger (ISO units) disagrees with the gateway.
   adyen_amounts_in_iso_units: ['amounts'],
+  // A replayed refund sent with a key the provider forgot: it refunds a second time.
+  retention_not_checked_at_execution: ['amounts'],
+  // The refused execution's answer taken as proof while its twin was authorizing: a failover over a
+  // live authorization (released later, or still held).
+  superseded_refusal_as_proof: ['failover_proof', 'no_double_charge'],
 };
 
 export function isPlantedBug(name: string): name is PlantedBug {
@@ -95,6 +104,13 @@ export function plantedSeams(bug: PlantedBug): GatewaySeams {
           },
         },
       };
+    case 'retention_not_checked_at_execution':
+      // The issue-19 bug: retention checked only where a resend is decided, never when the row runs.
+      return { checks: { keyExpired: () => null } };
+    case 'superseded_refusal_as_proof':
+      // The issue-19 bug: a refusal judged by this execution's own snapshot of the claim, blind to
+      // the executions that claimed the row since.
+      return { checks: { judgeAnswer: (outcome, op, claim) => judgeAnswerAgainstClaim(outcome, op, { mine: claim.mine, now: claim.mine }) } };
     case 'adyen_amounts_in_iso_units':
       // The issue-21 bug: Adyen amounts in ISO minor units, both ways (IDR 12,345.00 goes out as
       // 1,234,500 rupiah, and Adyen's values come back unconverted).

@@ -27,7 +27,16 @@ export interface TopologyOptions {
   readonly apiWaitMs: number;
 }
 
-function configYaml(stripePort: number, adyenPort: number, certDir: string, timeoutMs: number): string {
+interface ConfigPorts {
+  readonly stripePort: number;
+  readonly adyenPort: number;
+  readonly certDir: string;
+  readonly timeoutMs: number;
+}
+
+/** `retentionS`: the accounts' declared key retention (key_expiry runs); null: each provider's own. */
+function configYaml({ stripePort, adyenPort, certDir, timeoutMs }: ConfigPorts, retentionS: number | null = null): string {
+  const idempotency = retentionS === null ? '' : `\n    idempotency: { retention: "${retentionS}s" }`;
   const breaker = '{ error_threshold_pct: 50, volume_threshold: 5, reset_ms: 2000 }';
   const queue = '{ concurrency: 16, rate_per_s: 2000 }';
   return `# Written by the chaos harness for one run.
@@ -39,7 +48,7 @@ connectors:
     webhook_secrets: ["${STRIPE_WEBHOOK_SECRET}"]
     timeout_ms: ${timeoutMs}
     breaker: ${breaker}
-    queue: ${queue}
+    queue: ${queue}${idempotency}
   ${ADYEN_ACCOUNT}:
     type: adyen
     endpoint: "https://127.0.0.1:${adyenPort}"
@@ -50,7 +59,7 @@ connectors:
     certificate_dir: "${certDir}"
     timeout_ms: ${timeoutMs}
     breaker: ${breaker}
-    queue: ${queue}
+    queue: ${queue}${idempotency}
 routing:
   rules:
     - name: eur
@@ -86,6 +95,7 @@ export class Topology {
     readonly controlUrl: string,
     readonly proxy: Proxy,
     readonly configFile: string,
+    private readonly ports: ConfigPorts,
   ) {}
 
   static async boot(opts: TopologyOptions): Promise<Topology> {
@@ -96,7 +106,8 @@ export class Topology {
     try {
       const [stripePort, adyenPort, controlPort] = [await freePort(), await freePort(), await freePort()];
       const configFile = join(opts.runDir, 'switchyard.yaml');
-      writeFileSync(configFile, configYaml(stripePort, adyenPort, join(opts.runDir, 'certs'), opts.clientTimeoutMs));
+      const ports: ConfigPorts = { stripePort, adyenPort, certDir: join(opts.runDir, 'certs'), timeoutMs: opts.clientTimeoutMs };
+      writeFileSync(configFile, configYaml(ports));
       let topology: Topology | null = null;
       const proxy = await startProxy(() => topology?.apis ?? []);
       cleanup.push(() => proxy.close());
@@ -111,7 +122,7 @@ export class Topology {
       });
       cleanup.push(() => sandboxes.stop());
       await sandboxes.start();
-      topology = new Topology(opts, redis, sandboxes, controlUrl, proxy, configFile);
+      topology = new Topology(opts, redis, sandboxes, controlUrl, proxy, configFile, ports);
       return topology;
     } catch (err) {
       for (const c of cleanup.reverse()) await c().catch(() => undefined);
@@ -144,9 +155,20 @@ export class Topology {
     });
   }
 
-  /** Starts K API and K worker processes (with a planted bug when named). */
-  async startGateway(plant: string | null = null): Promise<void> {
+  /**
+   * Starts K API and K worker processes (with a planted bug when named). `keyRetentionS`: the
+   * accounts declare this key retention and their sandboxes keep keys this long (key_expiry runs);
+   * null: each provider's own.
+   */
+  async startGateway(plant: string | null = null, keyRetentionS: number | null = null): Promise<void> {
     this.generation += 1;
+    writeFileSync(this.configFile, configYaml(this.ports, keyRetentionS));
+    for (const account of ACCOUNTS) {
+      const res = await fetch(`${this.controlUrl}/_sandbox/${account}/idempotency`, {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ key_ttl_s: keyRetentionS }),
+      });
+      if (res.status !== 200) throw new Error(`sandbox ${account} key lifetime: ${res.status} ${await res.text()}`);
+    }
     const k = this.opts.processes;
     this.apis = await Promise.all(Array.from({ length: k }, (_, i) => this.spec('api', i, plant)));
     this.workers = await Promise.all(Array.from({ length: k }, (_, i) => this.spec('worker', i, plant)));

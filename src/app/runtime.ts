@@ -40,6 +40,8 @@ export interface GatewaySeams {
   readonly transition?: TransitionSeams;
   readonly aroundCall?: ProcessorDeps['aroundCall'];
   readonly mapEvent?: WebhookServices['mapEvent'];
+  /** The worker's execution-time checks (key retention, how a refusal is judged against the claim). */
+  readonly checks?: ProcessorDeps['checks'];
 }
 
 export type Role = 'api' | 'worker' | 'all';
@@ -197,6 +199,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
         {
           db: database.db, connectors: set.connectors, breakers, envs, kick: (ids?: readonly number[]) => relay.kick(ids), now,
           aroundCall: metrics.aroundCall(aroundCall),
+          ...(opts.seams?.checks === undefined ? {} : { checks: opts.seams.checks }),
         },
         { connection: workerConnection, prefix, accounts: limits, log, ...(opts.onProcessed === undefined ? {} : { onProcessed: opts.onProcessed }) },
       );

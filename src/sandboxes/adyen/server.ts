@@ -146,6 +146,7 @@ export async function startAdyenSandbox(options: AdyenSandboxOptions): Promise<A
     merchantAccount: options.merchantAccount,
     reportDelayMs,
     scheduleFault: (spec) => faults.schedule(spec),
+    scheduleFaultTracked: (spec) => faults.scheduleTracked(spec),
     clearFaults: () => faults.clear(),
     faults: () => faults.list(),
     outage: (seconds) => listener.outage(seconds),

@@ -280,11 +280,12 @@ export class AccountStore {
     await this.db.pool.query('UPDATE sandbox_accounts SET settings = settings || $2::jsonb WHERE account = $1', [this.account, JSON.stringify(patch)]);
   }
 
+  /** Returns the fault's id (GET .../faults lists it under that id). */
   async scheduleFault(spec: { op: FaultOp; mode: string; count: number; latencyMs?: number; process?: 'before' | 'after' }): Promise<number> {
-    await this.db.pool.query('INSERT INTO sandbox_faults (account, op, mode, latency_ms, process, remaining) VALUES ($1, $2, $3, $4, $5, $6)', [
+    const { rows } = await this.db.pool.query<{ id: string }>('INSERT INTO sandbox_faults (account, op, mode, latency_ms, process, remaining) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id', [
       this.account, spec.op, spec.mode, spec.latencyMs ?? 0, spec.process ?? 'before', spec.count,
     ]);
-    return spec.count;
+    return Number(rows[0]!.id);
   }
 
   /** Consumes one firing of the oldest fault for `op` (null: a read, only `any` faults hit it). */

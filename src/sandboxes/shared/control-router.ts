@@ -79,13 +79,13 @@ export function createControlRouter(sandboxes: readonly SandboxControl[]): Route
       ...(body.latency_ms !== undefined && { latencyMs: body.latency_ms }),
       ...(body.process !== undefined && { process: body.process }),
     };
-    res.json({ scheduled: await sandbox.scheduleFault(spec) });
+    res.json(await sandbox.scheduleFaultTracked(spec));
   });
 
   router.get('/_sandbox/:account/faults', async (req, res) => {
     const sandbox = sandboxOf(req, res);
     if (!sandbox) return;
-    res.json({ faults: (await sandbox.faults()).map((f) => ({ op: f.op, mode: f.mode, remaining: f.remaining, hit_keys: f.hitKeys })) });
+    res.json({ faults: (await sandbox.faults()).map((f) => ({ id: f.id, op: f.op, mode: f.mode, remaining: f.remaining, hit_keys: f.hitKeys })) });
   });
 
   router.delete('/_sandbox/:account/faults', async (req, res) => {

@@ -57,10 +57,12 @@ export interface SandboxControl {
   readonly url: string;
   /** Queued in the sandbox database: the next matching request gets it, whichever process serves it. */
   scheduleFault(spec: FaultSpec): Promise<number>;
+  /** scheduleFault, saying the fault's id too (GET .../faults lists it under that id). */
+  scheduleFaultTracked(spec: FaultSpec): Promise<{ readonly scheduled: number; readonly id: number }>;
   /** Drops every queued fault; returns the firings that were still pending. */
   clearFaults(): Promise<number>;
   /** The queued faults, fired or not, with the idempotency keys of the requests each one hit. */
-  faults(): Promise<readonly { readonly op: string; readonly mode: string; readonly remaining: number; readonly hitKeys: readonly string[] }[]>;
+  faults(): Promise<readonly { readonly id: number; readonly op: string; readonly mode: string; readonly remaining: number; readonly hitKeys: readonly string[] }[]>;
   /** Closes this process's provider listener and destroys open connections for `seconds`; 0 ends an outage. */
   outage(seconds: number): Promise<void>;
   ledger(): Promise<readonly SandboxLedgerEntry[]>;

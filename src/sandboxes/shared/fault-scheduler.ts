@@ -28,11 +28,16 @@ export class FaultScheduler {
 
   /** Returns the number of firings scheduled (the spec's count). */
   async schedule(spec: SandboxFaultSpec): Promise<number> {
+    return (await this.scheduleTracked(spec)).scheduled;
+  }
+
+  /** Also says the fault's id, which GET .../faults lists with the requests it hit. */
+  async scheduleTracked(spec: SandboxFaultSpec): Promise<{ scheduled: number; id: number }> {
     if (!Number.isInteger(spec.count) || spec.count < 1) throw new RangeError(`fault count must be a positive integer, got ${spec.count}`);
     if (spec.mode === 'latency' && (spec.latencyMs === undefined || spec.latencyMs < 0)) {
       throw new RangeError('a latency fault needs latencyMs >= 0');
     }
-    return this.store.scheduleFault(spec);
+    return { scheduled: spec.count, id: await this.store.scheduleFault(spec) };
   }
 
   /**

@@ -126,6 +126,7 @@ export async function startStripeSandbox(options: StripeSandboxOptions): Promise
     },
     clock,
     scheduleFault: (spec) => faults.schedule(spec),
+    scheduleFaultTracked: (spec) => faults.scheduleTracked(spec),
     clearFaults: () => faults.clear(),
     faults: () => faults.list(),
     outage: (seconds) => listener.outage(seconds),
