@@ -109,6 +109,8 @@ export async function runChaos(o: ChaosOptions, shared?: Topology): Promise<Chao
   try {
     // Accounts keep keys for seconds only when the run has key_expiry faults to reach past them.
     await topology.startGateway(o.plant ?? null, faults.some((f) => f.kind === 'key_expiry') ? KEY_EXPIRY_RETENTION_S : null);
+    // A shared topology's sandboxes may still queue faults an earlier run scheduled and never met.
+    for (const account of ACCOUNTS) await fetch(`${topology.controlUrl}/_sandbox/${account}/faults`, { method: 'DELETE' });
     if (o.webhookDelayMs !== undefined) {
       for (const account of ACCOUNTS) {
         await fetch(`${topology.controlUrl}/_sandbox/${account}/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ delay_ms: o.webhookDelayMs }) });

@@ -219,7 +219,7 @@ const WEIGHTS: Readonly<Record<FaultKind, number>> = {
  * a run (the gateway's own clock is not jumped: that would also fire deadlines, leases and webhook
  * tolerances). Resends are decided inside retention minus a margin of at most half of it.
  */
-export const KEY_EXPIRY_RETENTION_S = 30;
+export const KEY_EXPIRY_RETENTION_S = 20;
 
 function faultEvent(rng: Rng, atOp: number, kind: FaultKind, o: PlanOptions): FaultEvent {
   const account = rng.pick(o.accounts);
