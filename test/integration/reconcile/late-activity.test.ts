@@ -13,6 +13,7 @@ import { reconcile, storeFinding } from '../../../src/reconcile/run.ts';
 import type { ReconcileSummary } from '../../../src/reconcile/run.ts';
 import type { AdyenSandbox } from '../../../src/sandboxes/adyen/index.ts';
 import type { StripeSandbox } from '../../../src/sandboxes/stripe/index.ts';
+import { transition } from '../../../src/store/transition.ts';
 import { settled } from '../helpers/runtime.ts';
 import type { TestGateway } from '../helpers/runtime.ts';
 import { startShippedGateway } from '../helpers/shipped-gateway.ts';
@@ -158,5 +159,22 @@ describe('late activity on old payments', () => {
     await stripe.advanceClock(31 * DAY_S);
     expect((await sdk.events.list({ created: since })).data).toEqual([]);
     expect((await sdk.balanceTransactions.list({ created: since })).data).toHaveLength(3);
+  });
+
+  it('a parked pending refund swept again keeps one open refund_unresolved row', async () => {
+    const p = await captured(140_000);
+    await adyen.configureWebhooks({ enabled: false });
+    const pending = await refund(p, 10_000, false);
+    const r = pending.refunds[0]!;
+    // Its resends are used up (as after a long outage): each sweep now finds it unresolved again.
+    await gw.db.pool.query(`UPDATE refunds SET calls = 99 WHERE id = $1`, [r.id]);
+    const stalled = { type: 'call_result', ref: { op: 'refund', refundId: r.id }, outcome: { kind: 'unknown', reason: 'stalled', detail: 'recovery: no answer' } } as const;
+    for (let sweep = 0; sweep < 3; sweep++) {
+      const now = await gw.waitFor(p.id, () => true);
+      await transition(gw.rt.database.db, p.id, stalled, 'poll', await gw.rt.envs.forSnapshot(gw.rt.database.db, now.routing.snapshot), { attemptId: now.attempts[0]!.id });
+    }
+    const rows = await gw.db.pool.query<{ kind: string; status: string }>(`SELECT kind, status FROM discrepancies WHERE payment_id = $1`, [p.id]);
+    expect(rows.rows).toEqual([{ kind: 'refund_unresolved', status: 'open' }]);
+    await adyen.configureWebhooks({ enabled: true });
   });
 });
