@@ -188,7 +188,7 @@ export function createStripeConnector(account: string, options: StripeConnectorO
   async function fetchReconciliationRecords(window: ReconciliationWindow): Promise<readonly ReconciliationRecord[]> {
     const created = { gte: Math.floor(window.from.getTime() / 1000), lt: Math.ceil(window.to.getTime() / 1000) };
     const records = new Map<string, ReconciliationRecord>();
-    const created_ = await listAll('PaymentIntent', (after) => stripe.paymentIntents.list({ created, limit: 100, expand: ['data.latest_charge'], ...(after !== undefined ? { starting_after: after } : {}) }));
+    const created_ = await listAll('PaymentIntent', (after) => stripe.paymentIntents.list({ created, limit: 100, expand: ['data.latest_charge.refunds'], ...(after !== undefined ? { starting_after: after } : {}) }));
     for (const pi of created_) records.set(pi.id, reconciliationRecord(pi, await unexpandedCharge(pi)));
     const touched = new Set<string>();
     const balance = await listAll('balance transaction', (after) => stripe.balanceTransactions.list({ created, limit: 100, expand: ['data.source'], ...(after !== undefined ? { starting_after: after } : {}) }));
@@ -203,7 +203,7 @@ export function createStripeConnector(account: string, options: StripeConnectorO
     }
     for (const id of touched) {
       if (records.has(id)) continue;
-      const r = await recordAttempts(() => stripe.paymentIntents.retrieve(id, { expand: ['latest_charge'] }));
+      const r = await recordAttempts(() => stripe.paymentIntents.retrieve(id, { expand: ['latest_charge.refunds'] }));
       if (!r.ok) {
         if (isMissingResource(r.error)) continue;
         throw new ReconciliationFetchError(`Stripe PaymentIntent ${id} could not be read: ${String((r.error as Error).message)}`, { cause: r.error });

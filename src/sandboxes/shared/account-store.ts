@@ -314,11 +314,12 @@ export class AccountStore {
     return { objects: row.objects.map(objectOf), fences: row.fences };
   }
 
-  /** Stripe: the bodies of the events emitted at or after `sinceMs` (sandbox clock), newest first. */
-  async loggedEvents(sinceMs: number): Promise<{ id: string; created: number; type: string; body: string }[]> {
+  /** Stripe: the bodies of the events emitted in [sinceMs, untilMs] (sandbox clock), newest first. */
+  async loggedEvents(sinceMs: number, untilMs: number | null = null): Promise<{ id: string; created: number; type: string; body: string }[]> {
     const { rows } = await this.db.pool.query<{ event_id: string; type: string; body: string; created_ms: string }>(
-      `SELECT event_id, type, body, created_ms FROM sandbox_events WHERE account = $1 AND body IS NOT NULL AND created_ms >= $2 ORDER BY created_ms DESC, id DESC`,
-      [this.account, sinceMs],
+      `SELECT event_id, type, body, created_ms FROM sandbox_events
+       WHERE account = $1 AND body IS NOT NULL AND created_ms >= $2 AND ($3::bigint IS NULL OR created_ms <= $3) ORDER BY created_ms DESC, id DESC`,
+      [this.account, sinceMs, untilMs],
     );
     return rows.map((r) => ({ id: r.event_id, created: Math.floor(Number(r.created_ms) / 1000), type: r.type, body: r.body }));
   }

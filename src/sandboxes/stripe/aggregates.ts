@@ -78,7 +78,7 @@ export function loadSpecOf(kind: 'create' | 'list' | 'payment_intent' | 'child' 
       // A balance transaction on an old PaymentIntent is newer than the PaymentIntent: every aggregate is read.
       return { all: true };
     case 'events':
-      return {};
+      return createdRange(params);
     case 'create': {
       // POST /v1/refunds names its PaymentIntent or its charge.
       const pi = params['payment_intent'];

@@ -42,7 +42,7 @@ function renderBalanceTransaction(t: BalanceTransactionRecord, ctx: OperationCon
     fee_details: [],
     net: t.amount,
     reporting_category: t.reportingCategory,
-    source: expand.includes('data.source') || expand.includes('source') ? renderSource(t.source, ctx) : t.source,
+    source: expand.includes('source') ? renderSource(t.source, ctx) : t.source,
     status: 'pending',
     type: t.type,
   };
@@ -98,7 +98,8 @@ export function listBalanceTransactions(ctx: OperationContext, params: FormParam
     .sort((a, b) => b.created - a.created)
     .filter((t) => matches(t.created) && (type === undefined || t.type === type) && (source === undefined || t.source === source));
   const { data, hasMore } = page(all, params, 'balance_transaction');
-  return renderList('/v1/balance_transactions', data.map((t) => renderBalanceTransaction(t, ctx, expand)), hasMore);
+  const itemExpand = expand.flatMap((e) => (e.startsWith('data.') ? [e.slice(5)] : []));
+  return renderList('/v1/balance_transactions', data.map((t) => renderBalanceTransaction(t, ctx, itemExpand)), hasMore);
 }
 
 export function retrieveBalanceTransaction(ctx: OperationContext, id: string, params: FormParams): StripeObject {

@@ -200,7 +200,9 @@ export function listPaymentIntents(ctx: OperationContext, params: FormParams): S
     if (index < 0) throw resourceMissing('payment_intent', startingAfter, 'starting_after');
     all = all.slice(index + 1);
   }
-  const page = all.slice(0, limit).map((pi) => renderPaymentIntent(pi, ctx.state, readExpand(params)));
+  // A list expands its items' fields as `data.<field>`.
+  const expand = readExpand(params).flatMap((e) => (e.startsWith('data.') ? [e.slice(5)] : []));
+  const page = all.slice(0, limit).map((pi) => renderPaymentIntent(pi, ctx.state, expand));
   return renderList('/v1/payment_intents', page, all.length > limit);
 }
 
