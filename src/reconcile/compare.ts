@@ -150,7 +150,8 @@ function compareAmounts(p: Payment, a: Attempt, r: ReconciliationRecord, knownDi
     out.push({
       ...base, aspect: 'refund_returned', category: 'provider_side_change',
       detail: `we refunded ${p.amountRefunded}, the provider shows ${r.refunded}: ${returned} of refunds returned or failed there`,
-      provider: { status, refunded: r.refunded, returned }, ours: { refunded: p.amountRefunded },
+      // Not the provider's refunded total: a later refund that succeeds changes it without changing this finding.
+      provider: { status, returned }, ours: { refunded: p.amountRefunded },
     });
   }
 

@@ -155,6 +155,11 @@ export async function storeFinding(db: Db, account: string, f: Finding, resoluti
     const [open] = await tx.select().from(discrepancies).where(and(eq(discrepancies.dedupeKey, key), eq(discrepancies.status, 'open')));
     const resolvedNow = resolution === null ? {} : { owner: 'reconcile', status: 'resolved', resolution, resolvedAt: now };
     if (open !== undefined) {
+      if (open.amounts === null && open.detail === f.detail && resolution === null) {
+        // Stored before amounts were recorded (migration 0011): recording them changes nothing else.
+        await tx.update(discrepancies).set({ amounts }).where(eq(discrepancies.id, open.id));
+        return 'unchanged';
+      }
       const changed = open.detail !== f.detail || !sameAmounts(open.amounts, amounts);
       if (!changed && resolution === null) return 'unchanged';
       await tx
@@ -185,7 +190,8 @@ export async function storeFinding(db: Db, account: string, f: Finding, resoluti
       .onConflictDoNothing()
       .returning({ id: discrepancies.id });
     if (rows.length === 0) return 'unchanged';
-    return last === undefined ? 'inserted' : 'reopened';
+    // An auto-applied finding linked to an earlier row is a new resolved row, not a reopened one.
+    return last === undefined || resolution !== null ? 'inserted' : 'reopened';
   });
 }
 

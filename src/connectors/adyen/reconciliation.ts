@@ -150,7 +150,7 @@ function recordOf(f: Fold): ReconciliationRecord {
   const authorized = Math.max(f.authorized, f.captured);
   return {
     providerRef: f.providerRef, attemptId: f.attemptId, status: f.status, amount: authorized, currency: f.currency, authorized, captured: f.captured, refunded: f.refunded, createdAt: f.createdAt,
-    ...(f.disputed ? { disputed: true } : {}), ...(f.failedCaptures.length > 0 ? { failedCaptures: f.failedCaptures } : {}), ...(f.returned > 0 ? { refundsReturned: f.returned } : {}),
+    ...(f.disputed ? { disputed: true } : {}), ...(f.failedCaptures.length > 0 ? { failedCaptures: f.failedCaptures } : {}), refundsReturned: f.returned,
   };
 }
 

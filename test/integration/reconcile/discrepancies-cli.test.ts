@@ -26,7 +26,7 @@ describe('a reopened finding', () => {
   it('lists with the resolved row it reopens, its amounts and history, and resolves like any other', async () => {
     const old = newId('discrepancy', Date.now() - 5_000);
     const reopened = newId('discrepancy', Date.now() - 4_000);
-    const amounts = (returned: number) => JSON.stringify({ provider: { status: 'succeeded', refunded: 0, returned }, ours: { refunded: returned } });
+    const amounts = (returned: number) => JSON.stringify({ provider: { status: 'succeeded', returned }, ours: { refunded: returned } });
     await db.pool.query(
       `INSERT INTO discrepancies (id, kind, category, detail, connector, provider_ref, dedupe_key, created_at, status, resolution, resolved_at, amounts)
        VALUES ($1, 'provider_side_change', 'provider_side_change', 'first', 'stripe_eu', 'pi_r', 'k_r', $2, 'resolved', 'paid by transfer', $2, $3)`,

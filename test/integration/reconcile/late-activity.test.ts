@@ -101,7 +101,7 @@ describe('late activity on old payments', () => {
     const rows = await rowsOf(returned.id);
     expect(rows.map((r) => [r.category, r.status])).toEqual([['provider_side_change', 'open']]);
     firstFinding = rows[0]!;
-    expect(firstFinding.amounts).toEqual({ provider: { status: 'succeeded', refunded: 0, returned: 400 }, ours: { refunded: 400 } });
+    expect(firstFinding.amounts).toEqual({ provider: { status: 'succeeded', returned: 400 }, ours: { refunded: 400 } });
 
     // A re-run of the unchanged window adds nothing and changes nothing.
     const again = await daily('stripe_eu');
@@ -115,6 +115,9 @@ describe('late activity on old payments', () => {
     await stripe.configureWebhooks({ enabled: true });
     const second = await refund(returned, 1_000, true);
     expect(second.amountRefunded).toBe(1_400);
+    // The second refund succeeding changes nothing the resolved finding rests on: it stays resolved.
+    const between = await daily('stripe_eu');
+    expect([between.new, between.reopened]).toEqual([0, 0]);
     await stripe.configureWebhooks({ enabled: false });
     await stripe.advanceClock(DAY_S);
     await stripe.failRefund(String(second.refunds[1]!.providerRef));
@@ -123,7 +126,7 @@ describe('late activity on old payments', () => {
     expect([run.new, run.reopened]).toEqual([1, 1]);
     const rows = await rowsOf(returned.id);
     expect(rows.map((r) => [r.status, r.reopens])).toEqual([['resolved', null], ['open', firstFinding.id]]);
-    expect(rows[1]!.amounts).toEqual({ provider: { status: 'succeeded', refunded: 0, returned: 1_400 }, ours: { refunded: 1_400 } });
+    expect(rows[1]!.amounts).toEqual({ provider: { status: 'succeeded', returned: 1_400 }, ours: { refunded: 1_400 } });
     expect(rows[0]!.amounts).toEqual(firstFinding.amounts); // what was recorded when it was resolved
 
     const again = await daily('stripe_eu');
@@ -137,7 +140,7 @@ describe('late activity on old payments', () => {
     const finding = {
       category: 'provider_side_change' as const, paymentId: returned.id, attemptId: null, providerRef: String(returned.attempts.find((a) => a.status === 'authorized')!.providerRef),
       aspect: 'refund_returned', detail: 'we refunded 1400, the provider shows 100: 1300 of refunds returned or failed there',
-      provider: { status: 'succeeded', refunded: 100, returned: 1_300 }, ours: { refunded: 1_400 },
+      provider: { status: 'succeeded', returned: 1_300 }, ours: { refunded: 1_400 },
     };
     expect(await storeFinding(gw.rt.database.db, 'stripe_eu', finding, null, new Date())).toBe('updated');
     expect(await storeFinding(gw.rt.database.db, 'stripe_eu', finding, null, new Date())).toBe('unchanged');
