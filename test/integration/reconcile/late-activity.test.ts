@@ -162,6 +162,13 @@ describe('late activity on old payments', () => {
     await stripe.advanceClock(31 * DAY_S);
     expect((await sdk.events.list({ created: since })).data).toEqual([]);
     expect((await sdk.balanceTransactions.list({ created: since })).data).toHaveLength(3);
+    // Past 30 days the balance transactions alone still show the refund that failed in that window.
+    const failedAt = txns[0]!.created * 1000;
+    const old = await reconcile(
+      { db: gw.rt.database.db, connectors: gw.rt.connectors, envs: gw.rt.envs, now: () => stripe.clock.now() },
+      { window: { from: new Date(failedAt - 3_600_000), to: new Date(failedAt + 3_600_000) }, connector: 'stripe_eu' },
+    );
+    expect([old.by_category.provider_side_change, old.new]).toEqual([1, 0]);
   });
 
   it('a parked pending refund swept again keeps one open refund_unresolved row', async () => {
