@@ -35,7 +35,15 @@ function view(r: DiscrepancyRow) {
   return {
     id: r.id, category: r.category, kind: r.kind, status: r.status, owner: r.owner, connector: r.connector, payment_id: r.paymentId, attempt_id: r.attemptId,
     provider_ref: r.providerRef, detail: r.detail, resolution: r.resolution, created_at: r.createdAt.toISOString(), resolved_at: r.resolvedAt?.toISOString() ?? null,
+    amounts: r.amounts, history: r.history, updated_at: r.updatedAt?.toISOString() ?? null, reopens: r.reopens,
   };
+}
+
+/** The detail, what it reopens (a resolved finding whose provider side changed since), how it was resolved. */
+function detailOf(r: DiscrepancyRow): string {
+  const reopens = r.reopens === null ? '' : ` (reopens ${r.reopens})`;
+  const changes = r.history.length === 0 ? '' : ` [changed ${r.history.length}×]`;
+  return `${r.detail}${reopens}${changes}${r.status === 'resolved' ? ` — resolved: ${r.resolution ?? ''}` : ''}`;
 }
 
 export async function discrepanciesListCommand(databaseUrl: string, input: ListInput): Promise<string> {
@@ -47,7 +55,7 @@ export async function discrepanciesListCommand(databaseUrl: string, input: ListI
     const what = `${o.status === 'all' ? '' : `${o.status} `}discrepanc${count === 1 ? 'y' : 'ies'}${o.category === undefined ? '' : ` in ${o.category}`}`;
     if (count === 0) return `no ${what}`;
     const lines = rows.map((r) =>
-      [r.id, r.category ?? r.kind, r.status, r.owner, r.connector ?? '-', r.paymentId ?? '-', r.providerRef ?? '-', r.createdAt.toISOString(), r.status === 'resolved' ? `${r.detail} — resolved: ${r.resolution ?? ''}` : r.detail].join('\t'),
+      [r.id, r.category ?? r.kind, r.status, r.owner, r.connector ?? '-', r.paymentId ?? '-', r.providerRef ?? '-', r.createdAt.toISOString(), detailOf(r)].join('\t'),
     );
     return [`${count} ${what}${rows.length < count ? ` (newest ${rows.length} shown)` : ''}`, ...lines].join('\n');
   });

@@ -112,6 +112,8 @@ export interface ReconciliationRecord {
   readonly disputed?: boolean;
   /** Modification references of captures the provider reports failed after success (Adyen CAPTURE_FAILED). */
   readonly failedCaptures?: readonly string[];
+  /** Refunds the provider took back after they succeeded (returned, failed late), in total; already out of `refunded`. */
+  readonly refundsReturned?: number;
 }
 
 /** One money-moving row of a provider's settlement report, in minor units. */

@@ -65,6 +65,12 @@ export interface DiscrepancyEffect {
   readonly type: 'discrepancy';
   readonly kind: DiscrepancyKind;
   readonly attemptId?: string;
+  /**
+   * What the finding is about (a capture or refund id) when the same condition may be met again
+   * (a parked operation swept again): with it the row has a dedupe key, so one open row stands
+   * for it however many times it is found.
+   */
+  readonly subject?: string;
   readonly detail: string;
 }
 

@@ -144,7 +144,7 @@ export function onCaptureOutcome(d: Draft, captureId: string, o: CallOutcome): S
         captureFailed(d, c, `not sent: ${o.reason}`, notSentFailure(o));
         return null;
       }
-      d.emit({ type: 'discrepancy', kind: 'capture_unresolved', attemptId: attempt.id, detail: `capture ${c.no} outcome unknown after ${c.calls} calls` });
+      d.emit({ type: 'discrepancy', kind: 'capture_unresolved', attemptId: attempt.id, subject: c.id, detail: `capture ${c.no} outcome unknown after ${c.calls} calls` });
       d.setState('needs_review', `capture ${c.no} unresolved`);
       return null;
     }
@@ -333,7 +333,7 @@ export function onRefundOutcome(d: Draft, refundId: string, o: CallOutcome): Ste
       }
       // It may have gone through: keep the amount reserved and hand it to reconciliation.
       d.updateRefund(r.id, { status: 'pending' });
-      d.emit({ type: 'discrepancy', kind: 'refund_unresolved', attemptId: attempt.id, detail: `refund ${r.no} outcome unknown after ${r.calls} calls` });
+      d.emit({ type: 'discrepancy', kind: 'refund_unresolved', attemptId: attempt.id, subject: r.id, detail: `refund ${r.no} outcome unknown after ${r.calls} calls` });
       return null;
     }
   }

@@ -7,6 +7,7 @@
 import type { ReconciliationRecord } from '../connectors/contract.ts';
 import type { PaymentInput } from '../core/inputs.ts';
 import type { Attempt, Payment } from '../core/payment.ts';
+import type { DiscrepancyFacts } from '../store/schema.ts';
 
 export const DISCREPANCY_CATEGORIES = ['missed_notification', 'unapplied_event', 'provider_side_change', 'no_counterpart', 'amount_mismatch'] as const;
 export type DiscrepancyCategory = (typeof DISCREPANCY_CATEGORIES)[number];
@@ -20,6 +21,13 @@ export interface Finding {
   /** Which side of the reference (authorization, capture:<id>, refund, dispute…): several findings may share one reference. */
   readonly aspect: string;
   readonly detail: string;
+  /**
+   * The provider-side facts the finding rests on (amounts, status). A resolved finding whose key is
+   * found again reopens only when these differ from the ones recorded when it was resolved.
+   */
+  readonly provider: DiscrepancyFacts;
+  /** Our side of it (shown with the finding, updated on a re-run; not compared on reopening). */
+  readonly ours: DiscrepancyFacts;
   /** Set only when the fix is safe to apply through transition() with origin 'reconcile'. */
   readonly apply?: { readonly input: PaymentInput; readonly attemptId: string };
 }
@@ -38,8 +46,13 @@ export interface UnappliedInboxRow {
 export interface CompareInput {
   readonly account: string;
   readonly records: readonly ReconciliationRecord[];
-  /** Our payments with an attempt on this account created in the window. */
+  /**
+   * Our payments with an attempt on this account that the window concerns: created in it, changed
+   * in it, with a capture or refund in flight, or named by one of the records.
+   */
   readonly payments: readonly Payment[];
+  /** The window's start: an attempt created before it may have had no activity in the window, so its missing record is no finding. */
+  readonly windowFrom: Date;
   /** Payment id → provider references of the disputes we already know about. */
   readonly disputes: ReadonlyMap<string, readonly string[]>;
   readonly unapplied: readonly UnappliedInboxRow[];
@@ -71,12 +84,16 @@ function expectedAtProvider(a: Attempt): boolean {
 function compareAmounts(p: Payment, a: Attempt, r: ReconciliationRecord, knownDisputes: readonly string[]): Finding[] {
   const base = { paymentId: p.id, attemptId: a.id, providerRef: r.providerRef };
   const out: Finding[] = [];
+  const status = r.status;
   // Before any capture the provider's `authorized` is the measure; after one, Stripe's shrinks to
   // the captured amount on a final partial capture, so the authorization's own amount is.
   const providerAuthorized = r.captured === 0 ? r.authorized : r.amount;
   const comparable = a.amountAuthorized > 0 && (r.authorized > 0 || r.captured > 0);
   if (r.currency !== p.currency || (comparable && providerAuthorized !== a.amountAuthorized)) {
-    out.push({ ...base, aspect: 'authorization', category: 'amount_mismatch', detail: `provider authorized ${providerAuthorized} ${r.currency}, we hold ${a.amountAuthorized} ${p.currency}` });
+    out.push({
+      ...base, aspect: 'authorization', category: 'amount_mismatch', detail: `provider authorized ${providerAuthorized} ${r.currency}, we hold ${a.amountAuthorized} ${p.currency}`,
+      provider: { status, authorized: providerAuthorized, currency: r.currency }, ours: { authorized: a.amountAuthorized, currency: p.currency },
+    });
     return out; // amounts in another currency or of another size make the comparisons below meaningless
   }
   if (moneyAttempt(p, a.connector)?.id !== a.id) return out;
@@ -92,6 +109,7 @@ function compareAmounts(p: Payment, a: Attempt, r: ReconciliationRecord, knownDi
     out.push({
       ...base, aspect: `capture_failed:${c.id}`, category: 'missed_notification',
       detail: `capture ${c.no} of ${c.amount} (${c.providerRef}) failed at the provider after it succeeded; the CAPTURE_FAILED notification never arrived`,
+      provider: { status, failed_capture: c.providerRef }, ours: { captured: p.amountCaptured, capture: c.amount },
       apply: { input: { type: 'provider_fact', fact: { fact: 'capture_reversed', captureId: c.id } }, attemptId: a.id },
     });
   }
@@ -101,11 +119,15 @@ function compareAmounts(p: Payment, a: Attempt, r: ReconciliationRecord, knownDi
     const c = p.captures.find((x) => inFlight(x.status) && x.amount === missing);
     out.push(
       c === undefined
-        ? { ...base, aspect: 'capture', category: 'provider_side_change', detail: `provider captured ${r.captured}, we captured ${ourCaptured} and asked for nothing matching` }
-        : { ...base, aspect: `capture:${c.id}`, category: 'missed_notification', detail: `capture ${c.no} of ${c.amount} succeeded at the provider; its notification never arrived`, apply: { input: { type: 'provider_fact', fact: { fact: 'capture_succeeded', captureId: c.id } }, attemptId: a.id } },
+        ? { ...base, aspect: 'capture', category: 'provider_side_change', detail: `provider captured ${r.captured}, we captured ${ourCaptured} and asked for nothing matching`, provider: { status, captured: r.captured }, ours: { captured: ourCaptured } }
+        : {
+          ...base, aspect: `capture:${c.id}`, category: 'missed_notification', detail: `capture ${c.no} of ${c.amount} succeeded at the provider; its notification never arrived`,
+          provider: { status, captured: r.captured }, ours: { captured: ourCaptured, capture: c.amount },
+          apply: { input: { type: 'provider_fact', fact: { fact: 'capture_succeeded', captureId: c.id } }, attemptId: a.id },
+        },
     );
   } else if (r.captured < ourCaptured) {
-    out.push({ ...base, aspect: 'capture', category: 'no_counterpart', detail: `we captured ${ourCaptured}, the provider shows ${r.captured}` });
+    out.push({ ...base, aspect: 'capture', category: 'no_counterpart', detail: `we captured ${ourCaptured}, the provider shows ${r.captured}`, provider: { status, captured: r.captured }, ours: { captured: ourCaptured } });
   }
 
   if (r.refunded > p.amountRefunded) {
@@ -113,16 +135,28 @@ function compareAmounts(p: Payment, a: Attempt, r: ReconciliationRecord, knownDi
     const f = p.refunds.find((x) => inFlight(x.status) && x.amount === missing);
     out.push(
       f === undefined
-        ? { ...base, aspect: 'refund', category: 'provider_side_change', detail: `provider refunded ${r.refunded}, we refunded ${p.amountRefunded} and asked for nothing matching` }
-        : { ...base, aspect: `refund:${f.id}`, category: 'missed_notification', detail: `refund ${f.no} of ${f.amount} succeeded at the provider; its notification never arrived`, apply: { input: { type: 'provider_fact', fact: { fact: 'refund_succeeded', refundId: f.id } }, attemptId: a.id } },
+        ? { ...base, aspect: 'refund', category: 'provider_side_change', detail: `provider refunded ${r.refunded}, we refunded ${p.amountRefunded} and asked for nothing matching`, provider: { status, refunded: r.refunded }, ours: { refunded: p.amountRefunded } }
+        : {
+          ...base, aspect: `refund:${f.id}`, category: 'missed_notification', detail: `refund ${f.no} of ${f.amount} succeeded at the provider; its notification never arrived`,
+          provider: { status, refunded: r.refunded }, ours: { refunded: p.amountRefunded, refund: f.amount },
+          apply: { input: { type: 'provider_fact', fact: { fact: 'refund_succeeded', refundId: f.id } }, attemptId: a.id },
+        },
     );
   } else if (r.refunded < p.amountRefunded) {
     // A refund only comes back by the issuer's or the provider's doing (returned, failed late).
-    out.push({ ...base, aspect: 'refund_returned', category: 'provider_side_change', detail: `we refunded ${p.amountRefunded}, the provider shows ${r.refunded}: a refund was returned or failed there` });
+    // What the provider returned is the fact the finding rests on: a refund returned later (a
+    // second one, a larger one) is a new fact even where an operator settled the first.
+    const returned = r.refundsReturned ?? p.amountRefunded - r.refunded;
+    out.push({
+      ...base, aspect: 'refund_returned', category: 'provider_side_change',
+      detail: `we refunded ${p.amountRefunded}, the provider shows ${r.refunded}: ${returned} of refunds returned or failed there`,
+      // Not the provider's refunded total: a later refund that succeeds changes it without changing this finding.
+      provider: { status, returned }, ours: { refunded: p.amountRefunded },
+    });
   }
 
   if (r.disputed === true && knownDisputes.length === 0) {
-    out.push({ ...base, aspect: 'dispute', category: 'provider_side_change', detail: 'the provider shows a dispute we were never notified about' });
+    out.push({ ...base, aspect: 'dispute', category: 'provider_side_change', detail: 'the provider shows a dispute we were never notified about', provider: { status, disputed: true }, ours: { disputes: 0 } });
   }
   return out;
 }
@@ -141,8 +175,14 @@ export function compare(input: CompareInput): CompareResult {
       // Our reference first; the attempt id the provider echoes only when we never learned one.
       const r = a.providerRef !== null ? byRef.get(a.providerRef) : byAttempt.get(a.id);
       if (r === undefined) {
-        if (new Date(a.createdAt) < input.visibleBefore) {
-          findings.push({ category: 'no_counterpart', paymentId: p.id, attemptId: a.id, providerRef: a.providerRef ?? `attempt:${a.id}`, aspect: 'authorization', detail: `attempt ${a.no} is ${a.status} here; the provider has no record of it` });
+        // Only an attempt made in the window must have provider activity in it; an older one in
+        // here for something in flight may simply have had none.
+        const created = new Date(a.createdAt);
+        if (created >= input.windowFrom && created < input.visibleBefore) {
+          findings.push({
+            category: 'no_counterpart', paymentId: p.id, attemptId: a.id, providerRef: a.providerRef ?? `attempt:${a.id}`, aspect: 'authorization', detail: `attempt ${a.no} is ${a.status} here; the provider has no record of it`,
+            provider: { record: false }, ours: { status: a.status, authorized: a.amountAuthorized },
+          });
         }
         continue;
       }
@@ -155,8 +195,13 @@ export function compare(input: CompareInput): CompareResult {
   for (const r of input.records) {
     if (claimed.has(r.providerRef)) continue;
     checked++;
-    if (r.authorized === 0 && r.captured === 0) continue;
-    findings.push({ category: 'missed_notification', paymentId: null, attemptId: r.attemptId, providerRef: r.providerRef, aspect: 'record', detail: `provider record ${r.status} (authorized ${r.authorized}, captured ${r.captured} ${r.currency}) matches no attempt of ours` });
+    // Rows of every kind count: a record built from a refund or a chargeback alone moved money too.
+    if (r.authorized === 0 && r.captured === 0 && r.refunded === 0 && r.disputed !== true && (r.failedCaptures ?? []).length === 0) continue;
+    findings.push({
+      category: 'missed_notification', paymentId: null, attemptId: r.attemptId, providerRef: r.providerRef, aspect: 'record',
+      detail: `provider record ${r.status} (authorized ${r.authorized}, captured ${r.captured}, refunded ${r.refunded} ${r.currency}) matches no attempt of ours`,
+      provider: { status: r.status, authorized: r.authorized, captured: r.captured, refunded: r.refunded, currency: r.currency }, ours: {},
+    });
   }
 
   for (const row of input.unapplied) {
@@ -164,6 +209,7 @@ export function compare(input: CompareInput): CompareResult {
     findings.push({
       category: 'unapplied_event', paymentId: row.paymentId, attemptId: row.attemptId, providerRef: `inbox:${row.id}`, aspect: 'event',
       detail: `${row.rawType} (${row.providerRef ?? 'no provider ref'}) received, ${row.outcome}: ${row.reason ?? 'not applied'}`,
+      provider: { event: row.rawType }, ours: { outcome: row.outcome },
     });
   }
   return { checked, findings };

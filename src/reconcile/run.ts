@@ -1,10 +1,11 @@
 // Reconciliation, the I/O half: for each connector account, read the provider's records for the
 // window, load our side, compare (compare.ts), apply the safe findings through transition() with
-// origin 'reconcile', and store every finding once (dedupe_key), auto-applied ones as resolved.
+// origin 'reconcile', and store every finding under its dedupe key (one open row per key; see
+// storeFinding), auto-applied ones as resolved.
 // Then the account's settlement rows for the window are imported into the ledger (once per row).
 
-import { and, eq, gte, inArray, lt, or, sql } from 'drizzle-orm';
-import type { Connector, NormalizedEvent, ReconciliationWindow } from '../connectors/contract.ts';
+import { and, desc, eq, gte, inArray, lt, or, sql } from 'drizzle-orm';
+import type { Connector, NormalizedEvent, ReconciliationRecord, ReconciliationWindow } from '../connectors/contract.ts';
 import { newId } from '../core/ids.ts';
 import type { Payment } from '../core/payment.ts';
 import type { StepEnvFactory } from '../jobs/step-env.ts';
@@ -12,7 +13,8 @@ import { importSettlement } from '../ledger/settlement.ts';
 import type { SettlementImport } from '../ledger/settlement.ts';
 import type { Db } from '../store/db.ts';
 import { loadAggregate } from '../store/payment-load.ts';
-import { discrepancies, disputes, inboundEvents, paymentAttempts } from '../store/schema.ts';
+import { discrepancies, disputes, inboundEvents } from '../store/schema.ts';
+import type { DiscrepancyAmounts, DiscrepancyFacts } from '../store/schema.ts';
 import { transition } from '../store/transition.ts';
 import { compare, dedupeKey, DISCREPANCY_CATEGORIES } from './compare.ts';
 import type { DiscrepancyCategory, Finding, UnappliedInboxRow } from './compare.ts';
@@ -42,8 +44,12 @@ export interface ReconcileSummary {
   readonly discrepancies: number;
   readonly by_category: Record<DiscrepancyCategory, number>;
   readonly auto_resolved: number;
-  /** Discrepancies stored by this run (a re-run of the same window stores none). */
+  /** Discrepancy rows stored by this run, reopened ones included (a re-run of an unchanged window stores none). */
   readonly new: number;
+  /** Of `new`, rows that reopen a resolved finding whose provider side changed since. */
+  readonly reopened: number;
+  /** Open rows whose detail or amounts this run changed (the previous state is in their history). */
+  readonly updated: number;
   /** Settlement rows read, posted by this run, and naming none of our attempts, over all accounts. */
   readonly settlement: SettlementImport;
 }
@@ -52,14 +58,32 @@ export class UnknownConnectorError extends Error {
   override readonly name = 'UnknownConnectorError';
 }
 
-async function ourPayments(db: Db, account: string, w: ReconciliationWindow): Promise<Payment[]> {
-  const rows = await db
-    .selectDistinct({ paymentId: paymentAttempts.paymentId })
-    .from(paymentAttempts)
-    .where(and(eq(paymentAttempts.connector, account), gte(paymentAttempts.createdAt, w.from), lt(paymentAttempts.createdAt, w.to)));
+/** Payment states with something in flight (the provider may have moved on without telling us). */
+const IN_FLIGHT_STATES = ['authorizing', 'auth_unknown', 'requires_action', 'capturing', 'voiding', 'needs_review'];
+
+/**
+ * Our side of the window, whatever the payments' creation dates: every payment with an attempt on
+ * this account that was created in the window, changed in or since it, has a payment, capture or
+ * refund in flight, or that one of the provider's records (activity in the window) names.
+ */
+async function ourPayments(db: Db, account: string, w: ReconciliationWindow, records: readonly ReconciliationRecord[]): Promise<Payment[]> {
+  const refs = [...new Set(records.map((r) => r.providerRef))];
+  const attemptIds = [...new Set(records.flatMap((r) => (r.attemptId === null ? [] : [r.attemptId])))];
+  const list = (xs: readonly string[]) => sql`(SELECT jsonb_array_elements_text(${JSON.stringify(xs)}::jsonb))`;
+  const { rows } = await db.execute<{ payment_id: string }>(sql`
+    SELECT DISTINCT a.payment_id FROM payment_attempts a JOIN payments p ON p.id = a.payment_id
+    WHERE a.connector = ${account} AND (
+      (a.created_at >= ${w.from} AND a.created_at < ${w.to})
+      OR p.updated_at >= ${w.from}
+      OR p.state IN ${list(IN_FLIGHT_STATES)}
+      OR EXISTS (SELECT 1 FROM captures c WHERE c.payment_id = p.id AND c.status IN ('requested', 'pending'))
+      OR EXISTS (SELECT 1 FROM refunds r WHERE r.payment_id = p.id AND r.status IN ('requested', 'pending'))
+      OR a.provider_ref IN ${list(refs)}
+      OR a.id IN ${list(attemptIds)})
+    ORDER BY a.payment_id`);
   const out: Payment[] = [];
   for (const r of rows) {
-    const p = await loadAggregate(db, r.paymentId);
+    const p = await loadAggregate(db, r.payment_id);
     if (p !== null) out.push(p);
   }
   return out;
@@ -106,18 +130,69 @@ async function applyFinding(deps: ReconcileDeps, f: Finding, payments: ReadonlyM
   return r.kind === 'applied' ? `applied by reconciliation: ${r.from} -> ${r.to}` : null;
 }
 
-/** Stores a finding unless the same (category, payment, provider ref, aspect) is already stored; true when new. */
-async function store(db: Db, account: string, f: Finding, resolution: string | null, now: Date): Promise<boolean> {
-  const rows = await db
-    .insert(discrepancies)
-    .values({
-      id: newId('discrepancy', now.getTime()), paymentId: f.paymentId, attemptId: f.attemptId, kind: f.category, category: f.category, detail: f.detail,
-      connector: account, providerRef: f.providerRef, dedupeKey: dedupeKey(f), createdAt: now,
-      ...(resolution === null ? { owner: 'operations', status: 'open' } : { owner: 'reconcile', status: 'resolved', resolution, resolvedAt: now }),
-    })
-    .onConflictDoNothing({ target: discrepancies.dedupeKey })
-    .returning({ id: discrepancies.id });
-  return rows.length > 0;
+function canonical(facts: DiscrepancyFacts | undefined | null): string {
+  if (facts === undefined || facts === null) return 'null';
+  return JSON.stringify(Object.keys(facts).sort().map((k) => [k, facts[k]]));
+}
+
+const sameAmounts = (a: DiscrepancyAmounts | null, b: DiscrepancyAmounts): boolean => a !== null && canonical(a.provider) === canonical(b.provider) && canonical(a.ours) === canonical(b.ours);
+
+export type StoreOutcome = 'inserted' | 'reopened' | 'updated' | 'unchanged';
+
+/**
+ * One open row per dedupe key (category, payment, provider reference, aspect). Found again while
+ * open: its detail and amounts are updated when they changed, the state they replace appended to
+ * its history. Found again after it was resolved: nothing, unless the provider's side (amounts,
+ * status) differs from what was recorded at resolution — then a new open row reopens it, linked
+ * to the resolved one. Auto-applied findings are stored (or close their open row) as resolved.
+ */
+export async function storeFinding(db: Db, account: string, f: Finding, resolution: string | null, now: Date): Promise<StoreOutcome> {
+  const key = dedupeKey(f);
+  const amounts: DiscrepancyAmounts = { provider: f.provider, ours: f.ours };
+  return db.transaction(async (tx) => {
+    // Two runs storing the same key take turns (the partial unique index would refuse the second open row anyway).
+    await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`discrepancy:${key}`}, 0))`);
+    const [open] = await tx.select().from(discrepancies).where(and(eq(discrepancies.dedupeKey, key), eq(discrepancies.status, 'open')));
+    const resolvedNow = resolution === null ? {} : { owner: 'reconcile', status: 'resolved', resolution, resolvedAt: now };
+    if (open !== undefined) {
+      if (open.amounts === null && open.detail === f.detail && resolution === null) {
+        // Stored before amounts were recorded (migration 0011): recording them changes nothing else.
+        await tx.update(discrepancies).set({ amounts }).where(eq(discrepancies.id, open.id));
+        return 'unchanged';
+      }
+      const changed = open.detail !== f.detail || !sameAmounts(open.amounts, amounts);
+      if (!changed && resolution === null) return 'unchanged';
+      await tx
+        .update(discrepancies)
+        .set({
+          detail: f.detail, amounts, updatedAt: now, ...resolvedNow,
+          ...(changed ? { history: sql`${discrepancies.history} || ${JSON.stringify([{ at: now.toISOString(), detail: open.detail, amounts: open.amounts }])}::jsonb` } : {}),
+        })
+        .where(eq(discrepancies.id, open.id));
+      return 'updated';
+    }
+    const [last] = await tx.select().from(discrepancies).where(eq(discrepancies.dedupeKey, key)).orderBy(desc(discrepancies.createdAt), desc(discrepancies.id)).limit(1);
+    if (last !== undefined) {
+      if (last.amounts === null) {
+        // Resolved before amounts were recorded (migration 0011): what is seen now stands for what was seen then.
+        await tx.update(discrepancies).set({ amounts }).where(eq(discrepancies.id, last.id));
+        return 'unchanged';
+      }
+      if (canonical(last.amounts.provider) === canonical(amounts.provider)) return 'unchanged';
+    }
+    const rows = await tx
+      .insert(discrepancies)
+      .values({
+        id: newId('discrepancy', now.getTime()), paymentId: f.paymentId, attemptId: f.attemptId, kind: f.category, category: f.category, detail: f.detail,
+        connector: account, providerRef: f.providerRef, dedupeKey: key, createdAt: now, amounts, reopens: last?.id ?? null,
+        ...(resolution === null ? { owner: 'operations', status: 'open' } : resolvedNow),
+      })
+      .onConflictDoNothing()
+      .returning({ id: discrepancies.id });
+    if (rows.length === 0) return 'unchanged';
+    // An auto-applied finding linked to an earlier row is a new resolved row, not a reopened one.
+    return last === undefined || resolution !== null ? 'inserted' : 'reopened';
+  });
 }
 
 export async function reconcile(deps: ReconcileDeps, opts: ReconcileOptions): Promise<ReconcileSummary> {
@@ -127,15 +202,17 @@ export async function reconcile(deps: ReconcileDeps, opts: ReconcileOptions): Pr
   let found = 0;
   let autoResolved = 0;
   let stored = 0;
+  let reopened = 0;
+  let updated = 0;
   const settlement = { lines: 0, posted: 0, unmatched: 0 };
   for (const [i, account] of accounts.entries()) {
     const connector = deps.connectors.get(account);
     if (connector === undefined) throw new UnknownConnectorError(`no connector account "${account}" (configured: ${[...deps.connectors.keys()].join(', ')})`);
     const now = deps.now();
     const records = await connector.fetchReconciliationRecords(opts.window);
-    const payments = await ourPayments(deps.db, account, opts.window);
+    const payments = await ourPayments(deps.db, account, opts.window, records);
     const result = compare({
-      account, records, payments,
+      account, records, payments, windowFrom: opts.window.from,
       disputes: await knownDisputes(deps.db, payments.map((p) => p.id)),
       unapplied: await unappliedInbox(deps.db, account, opts.window, new Date(now.getTime() - (opts.inboxGraceMs ?? 10 * 60_000))),
       visibleBefore: new Date(now.getTime() - connector.reconciliationDelayMs),
@@ -147,7 +224,10 @@ export async function reconcile(deps: ReconcileDeps, opts: ReconcileOptions): Pr
       byCategory[f.category]++;
       const resolution = await applyFinding(deps, f, byId);
       if (resolution !== null) autoResolved++;
-      if (await store(deps.db, account, f, resolution, deps.now())) stored++;
+      const outcome = await storeFinding(deps.db, account, f, resolution, deps.now());
+      if (outcome === 'inserted' || outcome === 'reopened') stored++;
+      if (outcome === 'reopened') reopened++;
+      if (outcome === 'updated') updated++;
     }
     const imported = await importSettlement(deps.db, account, connector, opts.window, deps.now());
     settlement.lines += imported.lines;
@@ -155,7 +235,7 @@ export async function reconcile(deps: ReconcileDeps, opts: ReconcileOptions): Pr
     settlement.unmatched += imported.unmatched;
     deps.onProgress?.(account, i + 1, accounts.length);
   }
-  return { window: { from: opts.window.from.toISOString(), to: opts.window.to.toISOString() }, checked, discrepancies: found, by_category: byCategory, auto_resolved: autoResolved, new: stored, settlement };
+  return { window: { from: opts.window.from.toISOString(), to: opts.window.to.toISOString() }, checked, discrepancies: found, by_category: byCategory, auto_resolved: autoResolved, new: stored, reopened, updated, settlement };
 }
 
 /** Open discrepancies found by reconciliation, oldest first (for operators and tests). */

@@ -61,7 +61,9 @@ export function effectParts(
       const lines = posting.lines.map((l) => ({ account: l.account, direction: l.direction, amount: l.amount, currency: l.currency, transactionId: id }));
       parts.push({ name: `${prefix}_le${i}`, body: tx.insert(ledgerEntries).values(lines).getSQL() });
     } else if (e.type === 'discrepancy') {
-      found.push({ id: ctx.newId('discrepancy'), paymentId: ctx.payment.id, attemptId: e.attemptId ?? null, kind: e.kind, detail: e.detail, createdAt: ctx.now });
+      // Keyed like reconciliation's findings (kind:payment:attempt:subject): one open row per key.
+      const dedupeKey = e.subject === undefined ? null : `${e.kind}:${ctx.payment.id}:${e.attemptId ?? '-'}:${e.subject}`;
+      found.push({ id: ctx.newId('discrepancy'), paymentId: ctx.payment.id, attemptId: e.attemptId ?? null, kind: e.kind, detail: e.detail, createdAt: ctx.now, dedupeKey });
     } else if (e.type === 'merchant_event') {
       // The event describes the payment as it was at this version, not as it is when delivered.
       parts.push(...merchantEventParts(`${prefix}_me${i}`, { ...e, payment: ctx.payment }, ctx.now).parts);
@@ -69,7 +71,8 @@ export function effectParts(
       rows.push(outboxRow(e, ctx.payment, ctx.transitionId, ctx.now));
     }
   });
-  if (found.length > 0) parts.push({ name: `${prefix}_dsc`, body: tx.insert(discrepancies).values(found).getSQL() });
+  // A parked operation swept again finds the same condition: its open row already says so.
+  if (found.length > 0) parts.push({ name: `${prefix}_dsc`, body: tx.insert(discrepancies).values(found).onConflictDoNothing().getSQL() });
   if (rows.length > 0) parts.push({ name: `${prefix}_ob`, body: tx.insert(outbox).values(rows).returning({ id: outbox.id }).getSQL(), outboxIds: true });
   return parts;
 }

@@ -16,6 +16,7 @@ import {
   text,
   timestamp,
   unique,
+  uniqueIndex,
 } from 'drizzle-orm/pg-core';
 import type { OperationFailure, RoutingDecision, VoidOperation } from '../core/payment.ts';
 import { safeBigint } from './safe-bigint.ts';
@@ -362,6 +363,18 @@ export const ledgerEntries = pgTable(
   ],
 );
 
+export type DiscrepancyFacts = Readonly<Record<string, string | number | boolean | null>>;
+export interface DiscrepancyAmounts {
+  readonly provider: DiscrepancyFacts;
+  readonly ours: DiscrepancyFacts;
+}
+export interface DiscrepancyHistoryEntry {
+  /** When this state was replaced. */
+  readonly at: string;
+  readonly detail: string;
+  readonly amounts: DiscrepancyAmounts | null;
+}
+
 export const discrepancies = pgTable(
   'discrepancies',
   {
@@ -379,10 +392,19 @@ export const discrepancies = pgTable(
     providerRef: text('provider_ref'),
     owner: text('owner').notNull().default('operations'),
     dedupeKey: text('dedupe_key'),
+    /** What the last run saw: the provider's side (compared on reopening) and ours (migration 0011). */
+    amounts: jsonb('amounts').$type<DiscrepancyAmounts>(),
+    /** Earlier states of an open finding, oldest first: each re-run that changed its detail or amounts appends one. */
+    history: jsonb('history').$type<DiscrepancyHistoryEntry[]>().notNull().default([]),
+    updatedAt: ts('updated_at'),
+    /** The resolved row this one reopens (the provider's side changed after it was resolved). */
+    reopens: text('reopens'),
   },
   (t) => [
     index('discrepancies_open_idx').on(t.createdAt).where(sql`status = 'open'`),
-    unique('discrepancies_dedupe_key_key').on(t.dedupeKey),
+    // One open row per key; resolved rows of the same key stay as they were.
+    uniqueIndex('discrepancies_open_dedupe_key').on(t.dedupeKey).where(sql`status = 'open'`),
+    index('discrepancies_dedupe_key_idx').on(t.dedupeKey, t.createdAt).where(sql`dedupe_key IS NOT NULL`),
   ],
 );
 

@@ -31,6 +31,12 @@ const AdyenSettings = z.strictObject({
   reportBaseUrl: z.string().regex(/^https:\/\/[^/\s]+$/, 'an https origin without a path').optional(),
   /** How long after the fact a settlement row is in the report. */
   reportDelayMs: z.number().int().min(0).default(15 * 60_000),
+  /**
+   * Reconciliation reads a payment's whole history: when a payment has rows in the window but its
+   * authorisation is not among them (a refund, a chargeback, a later capture), the reports of up to
+   * this many days before the window are read for its earlier rows.
+   */
+  reportHistoryDays: z.number().int().min(0).max(400).default(35),
   /** PaymentRequest.returnUrl is required even for card payments that never redirect. */
   returnUrl: z.string().url().default('https://switchyard.invalid/adyen/return'),
 });

@@ -135,7 +135,7 @@ export function createAdyenConnector(account: string, options: AdyenConnectorOpt
 
   function fetchReconciliationRecords(window: ReconciliationWindow): Promise<readonly ReconciliationRecord[]> {
     const baseUrl = options.reportBaseUrl ?? options.baseUrl ?? (options.environment === 'LIVE' ? 'https://ca-live.adyen.com' : 'https://ca-test.adyen.com');
-    return fetchSettlementRecords({ baseUrl, merchantAccount, apiKey: options.apiKey, ca: options.caPem, timeoutMs: options.timeoutMs }, window);
+    return fetchSettlementRecords({ baseUrl, merchantAccount, apiKey: options.apiKey, ca: options.caPem, timeoutMs: options.timeoutMs }, window, options.reportHistoryDays);
   }
 
   function fetchReportLines(window: ReconciliationWindow): Promise<readonly SettlementLine[]> {

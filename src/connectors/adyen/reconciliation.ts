@@ -73,6 +73,11 @@ interface Fold {
   createdAt: string;
   disputed: boolean;
   failedCaptures: string[];
+  returned: number;
+  /** A row of the payment is booked in the window: the window concerns it. */
+  inWindow: boolean;
+  /** Its authorisation row was read: the fold holds the payment's whole history. */
+  hasStart: boolean;
 }
 
 /** A column's index by its header; a missing column throws: a report we misread is worse than none. */
@@ -84,8 +89,23 @@ function columnOf(head: readonly string[]): (name: string) => number {
   };
 }
 
-/** Folds report rows into one record per pspReference. Unreadable rows throw: a report we misread is worse than none. */
+/**
+ * Folds report rows into one record per pspReference, for every payment with a row (of any type)
+ * booked in the window; rows outside the window (earlier reports read for a payment's history)
+ * count toward the record's amounts. Unreadable rows throw: a report we misread is worse than none.
+ */
 export function recordsFromSettlementReports(csvs: readonly string[], window: ReconciliationWindow): ReconciliationRecord[] {
+  return [...foldReports(csvs, window).values()].filter((f) => f.inWindow).map(recordOf);
+}
+
+/** pspReferences with rows in the window whose authorisation row is not among the rows read: their history starts earlier. */
+export function refsMissingHistory(csvs: readonly string[], window: ReconciliationWindow): Set<string> {
+  return new Set([...foldReports(csvs, window).values()].filter((f) => f.inWindow && !f.hasStart).map((f) => f.providerRef));
+}
+
+function foldReports(csvs: readonly string[], window: ReconciliationWindow): Map<string, Fold> {
+  const from = window.from.toISOString();
+  const to = window.to.toISOString();
   const folds = new Map<string, Fold>();
   for (const csv of csvs) {
     const [head, ...lines] = parseCsv(csv);
@@ -99,35 +119,39 @@ export function recordsFromSettlementReports(csvs: readonly string[], window: Re
       const credit = minorUnits(line[c.credit] ?? '', currency);
       if (psp === '' || debit === null || credit === null) throw new ReconciliationFetchError(`unreadable settlement row: ${line.join(',')}`);
       const createdAt = new Date(`${(line[c.created] ?? '').replace(' ', 'T')}Z`).toISOString();
-      const fold = folds.get(psp) ?? { providerRef: psp, attemptId: line[c.ref] || null, status: '', currency, authorized: 0, captured: 0, refunded: 0, createdAt, disputed: false, failedCaptures: [] };
+      const fold = folds.get(psp) ?? { providerRef: psp, attemptId: line[c.ref] || null, status: '', currency, authorized: 0, captured: 0, refunded: 0, createdAt, disputed: false, failedCaptures: [], returned: 0, inWindow: false, hasStart: false };
       const type = line[c.type] ?? '';
-      if (type === 'Authorised') fold.authorized += credit;
-      else if (type === 'Settled') fold.captured += credit;
+      if (type === 'Authorised') {
+        fold.authorized += credit;
+        fold.hasStart = true;
+      } else if (type === 'Settled') fold.captured += credit;
       else if (type === 'CaptureFailed') {
         fold.captured -= debit;
         fold.failedCaptures.push(line[c.modification] ?? '');
       }
       else if (type === 'Refunded') fold.refunded += debit;
-      else if (type === 'RefundedReversed') fold.refunded -= credit;
+      else if (type === 'RefundedReversed') {
+        fold.refunded -= credit;
+        fold.returned += credit;
+      }
       else if (type === 'Chargeback') fold.disputed = true;
       else if (type === 'ChargebackReversed') fold.disputed = false;
       fold.status = type;
       if (createdAt < fold.createdAt) fold.createdAt = createdAt;
+      if (createdAt >= from && createdAt < to) fold.inWindow = true;
       folds.set(psp, fold);
     }
   }
-  const from = window.from.toISOString();
-  const to = window.to.toISOString();
-  return [...folds.values()]
-    .filter((f) => f.createdAt >= from && f.createdAt < to)
-    .map((f) => {
-      // A settlement without an Authorised row (a live report) still proves the amount was authorised.
-      const authorized = Math.max(f.authorized, f.captured);
-      return {
-        providerRef: f.providerRef, attemptId: f.attemptId, status: f.status, amount: authorized, currency: f.currency, authorized, captured: f.captured, refunded: f.refunded, createdAt: f.createdAt,
-        ...(f.disputed ? { disputed: true } : {}), ...(f.failedCaptures.length > 0 ? { failedCaptures: f.failedCaptures } : {}),
-      };
-    });
+  return folds;
+}
+
+function recordOf(f: Fold): ReconciliationRecord {
+  // A settlement without an Authorised row (a live report) still proves the amount was authorised.
+  const authorized = Math.max(f.authorized, f.captured);
+  return {
+    providerRef: f.providerRef, attemptId: f.attemptId, status: f.status, amount: authorized, currency: f.currency, authorized, captured: f.captured, refunded: f.refunded, createdAt: f.createdAt,
+    ...(f.disputed ? { disputed: true } : {}), ...(f.failedCaptures.length > 0 ? { failedCaptures: f.failedCaptures } : {}), refundsReturned: f.returned,
+  };
 }
 
 export interface ReportSource {
@@ -161,10 +185,10 @@ export function reportFileName(dayStartMs: number): string {
   return `settlement_detail_report_${iso.slice(0, 4)}_${iso.slice(5, 7)}_${iso.slice(8, 10)}.csv`;
 }
 
-/** The reports of every UTC day the window touches; a day not generated yet contributes nothing. */
-async function downloadReports(source: ReportSource, window: ReconciliationWindow): Promise<string[]> {
+/** The reports of every UTC day in [fromMs, toMs); a day not generated yet contributes nothing. */
+async function downloadDays(source: ReportSource, fromMs: number, toMs: number): Promise<string[]> {
   const csvs: string[] = [];
-  for (let day = Math.floor(window.from.getTime() / DAY_MS) * DAY_MS; day < window.to.getTime(); day += DAY_MS) {
+  for (let day = Math.floor(fromMs / DAY_MS) * DAY_MS; day < toMs; day += DAY_MS) {
     const url = `${source.baseUrl}/reports/download/MerchantAccount/${encodeURIComponent(source.merchantAccount)}/${reportFileName(day)}`;
     const csv = await download(url, source);
     if (csv !== null) csvs.push(csv);
@@ -172,8 +196,24 @@ async function downloadReports(source: ReportSource, window: ReconciliationWindo
   return csvs;
 }
 
-export async function fetchSettlementRecords(source: ReportSource, window: ReconciliationWindow): Promise<ReconciliationRecord[]> {
-  return recordsFromSettlementReports(await downloadReports(source, window), window);
+/** The reports of every UTC day the window touches. */
+function downloadReports(source: ReportSource, window: ReconciliationWindow): Promise<string[]> {
+  return downloadDays(source, window.from.getTime(), window.to.getTime());
+}
+
+/**
+ * One record per payment with a row in the window, each with its whole history: when one of them
+ * has no authorisation row among the window's reports, the `historyDays` days before the window
+ * are read too (only then), so a refund, chargeback or capture booked days after the payment is
+ * compared with the payment's totals, not with the window's rows alone.
+ */
+export async function fetchSettlementRecords(source: ReportSource, window: ReconciliationWindow, historyDays = 0): Promise<ReconciliationRecord[]> {
+  const csvs = await downloadReports(source, window);
+  if (historyDays > 0 && refsMissingHistory(csvs, window).size > 0) {
+    const startOfWindowDay = Math.floor(window.from.getTime() / DAY_MS) * DAY_MS;
+    csvs.unshift(...(await downloadDays(source, startOfWindowDay - historyDays * DAY_MS, startOfWindowDay)));
+  }
+  return recordsFromSettlementReports(csvs, window);
 }
 
 export async function fetchSettlementLines(source: ReportSource, window: ReconciliationWindow): Promise<SettlementLine[]> {

@@ -149,24 +149,68 @@ export function createStripeConnector(account: string, options: StripeConnectorO
   async function unexpandedCharge(pi: Stripe.PaymentIntent): Promise<Stripe.Charge | null> {
     const id = pi.latest_charge;
     if (typeof id !== 'string' || pi.amount_received === 0) return null;
-    const ch = await recordAttempts(() => stripe.charges.retrieve(id));
+    const ch = await recordAttempts(() => stripe.charges.retrieve(id, { expand: ['refunds'] }));
     if (!ch.ok) throw new ReconciliationFetchError(`Stripe charge ${id} could not be read: ${String((ch.error as Error).message)}`, { cause: ch.error });
     return ch.value;
   }
 
-  async function fetchReconciliationRecords(window: ReconciliationWindow): Promise<readonly ReconciliationRecord[]> {
-    const created = { gte: Math.floor(window.from.getTime() / 1000), lt: Math.ceil(window.to.getTime() / 1000) };
-    const records: ReconciliationRecord[] = [];
+  /** Every page of a list, newest first, following starting_after while has_more. */
+  async function listAll<T extends { id: string }>(what: string, page: (startingAfter: string | undefined) => Promise<Stripe.ApiList<T>>): Promise<T[]> {
+    const out: T[] = [];
     let startingAfter: string | undefined;
     for (;;) {
-      const params: Stripe.PaymentIntentListParams = { created, limit: 100, expand: ['data.latest_charge'], ...(startingAfter !== undefined ? { starting_after: startingAfter } : {}) };
-      const page = await recordAttempts(() => stripe.paymentIntents.list(params));
-      if (!page.ok) throw new ReconciliationFetchError(`Stripe list failed: ${String((page.error as Error).message)}`, { cause: page.error });
-      for (const pi of page.value.data) records.push(reconciliationRecord(pi, await unexpandedCharge(pi)));
-      const last = page.value.data[page.value.data.length - 1];
-      if (!page.value.has_more || last === undefined) return records;
+      const r = await recordAttempts(() => page(startingAfter));
+      if (!r.ok) throw new ReconciliationFetchError(`Stripe ${what} list failed: ${String((r.error as Error).message)}`, { cause: r.error });
+      out.push(...r.value.data);
+      const last = r.value.data[r.value.data.length - 1];
+      if (!r.value.has_more || last === undefined) return out;
       startingAfter = last.id;
     }
+  }
+
+  /** The PaymentIntent a charge, refund or dispute (or a PaymentIntent itself) belongs to. */
+  function paymentIntentOf(object: unknown): string | null {
+    const o = object as { object?: unknown; id?: unknown; payment_intent?: unknown } | null;
+    if (o === null || typeof o !== 'object') return null;
+    if (o.object === 'payment_intent' && typeof o.id === 'string') return o.id;
+    if (typeof o.payment_intent === 'string') return o.payment_intent;
+    const nested = o.payment_intent as { id?: unknown } | null | undefined;
+    return typeof nested?.id === 'string' ? nested.id : null;
+  }
+
+  /**
+   * The window selects activity, not creation: PaymentIntents created in it, those a balance
+   * transaction booked in it belongs to (a capture, a refund, a refund that failed later, a
+   * dispute's withdrawal or reinstatement: each carries its own time), and those an event of the
+   * window is about (Stripe keeps events 30 days; past that the balance transactions alone). Each
+   * record is the PaymentIntent as it is now, with its charge.
+   */
+  async function fetchReconciliationRecords(window: ReconciliationWindow): Promise<readonly ReconciliationRecord[]> {
+    const created = { gte: Math.floor(window.from.getTime() / 1000), lt: Math.ceil(window.to.getTime() / 1000) };
+    const records = new Map<string, ReconciliationRecord>();
+    const created_ = await listAll('PaymentIntent', (after) => stripe.paymentIntents.list({ created, limit: 100, expand: ['data.latest_charge.refunds'], ...(after !== undefined ? { starting_after: after } : {}) }));
+    for (const pi of created_) records.set(pi.id, reconciliationRecord(pi, await unexpandedCharge(pi)));
+    const touched = new Set<string>();
+    const balance = await listAll('balance transaction', (after) => stripe.balanceTransactions.list({ created, limit: 100, expand: ['data.source'], ...(after !== undefined ? { starting_after: after } : {}) }));
+    for (const t of balance) {
+      const id = paymentIntentOf(t.source);
+      if (id !== null) touched.add(id);
+    }
+    const events = await listAll('event', (after) => stripe.events.list({ created, limit: 100, ...(after !== undefined ? { starting_after: after } : {}) }));
+    for (const e of events) {
+      const id = paymentIntentOf(e.data.object);
+      if (id !== null) touched.add(id);
+    }
+    for (const id of touched) {
+      if (records.has(id)) continue;
+      const r = await recordAttempts(() => stripe.paymentIntents.retrieve(id, { expand: ['latest_charge.refunds'] }));
+      if (!r.ok) {
+        if (isMissingResource(r.error)) continue;
+        throw new ReconciliationFetchError(`Stripe PaymentIntent ${id} could not be read: ${String((r.error as Error).message)}`, { cause: r.error });
+      }
+      records.set(id, reconciliationRecord(r.value, await unexpandedCharge(r.value)));
+    }
+    return [...records.values()];
   }
 
   return {

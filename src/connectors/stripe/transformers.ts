@@ -145,6 +145,13 @@ function toMinor(wire: number, wireCurrency: string): number {
 }
 
 /** `charge`: the PaymentIntent's latest charge when it was fetched separately (not expanded). */
+/** Refunds that failed after they were made (Stripe's refund.failed: the money came back), when the charge lists its refunds. */
+function refundsReturnedOf(charge: Stripe.Charge | null, currency: string): { refundsReturned?: number } {
+  const refunds = charge?.refunds?.data;
+  if (refunds === undefined) return {};
+  return { refundsReturned: toMinor(refunds.filter((r) => r.status === 'failed').reduce((sum, r) => sum + r.amount, 0), currency) };
+}
+
 export function reconciliationRecord(pi: Stripe.PaymentIntent, fetchedCharge: Stripe.Charge | null = null): ReconciliationRecord {
   const charge = typeof pi.latest_charge === 'object' && pi.latest_charge !== null ? pi.latest_charge : fetchedCharge;
   const captured = toMinor(pi.amount_received, pi.currency);
@@ -158,6 +165,7 @@ export function reconciliationRecord(pi: Stripe.PaymentIntent, fetchedCharge: St
     authorized: captured + capturable,
     captured,
     refunded: charge === null ? 0 : toMinor(charge.amount_refunded, pi.currency),
+    ...refundsReturnedOf(charge, pi.currency),
     createdAt: new Date(pi.created * 1000).toISOString(),
     ...(charge?.disputed === true ? { disputed: true } : {}),
   };

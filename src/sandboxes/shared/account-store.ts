@@ -169,15 +169,16 @@ const SAVE = `
     INSERT INTO sandbox_bookings (account, booked_ms, doc)
     SELECT $1, (b.v->>'booked_ms')::bigint, b.v->'doc' FROM jsonb_array_elements($5::jsonb) WITH ORDINALITY AS b(v, n) ORDER BY b.n RETURNING 1),
   events AS (
-    INSERT INTO sandbox_events (account, event_id, type, body, items, due_at)
-    SELECT $1, e.v->>'event_id', e.v->>'type', e.v->>'body', nullif(e.v->'items', 'null'::jsonb), now() + $6::bigint * interval '1 millisecond'
+    INSERT INTO sandbox_events (account, event_id, type, body, items, due_at, done_at, created_ms)
+    SELECT $1, e.v->>'event_id', e.v->>'type', e.v->>'body', nullif(e.v->'items', 'null'::jsonb), now() + $6::bigint * interval '1 millisecond',
+           CASE WHEN $11::boolean THEN now() END, $12::bigint
     FROM jsonb_array_elements($7::jsonb) WITH ORDINALITY AS e(v, n) ORDER BY e.n RETURNING 1),
   stored AS (
     UPDATE sandbox_idempotency_keys SET state = 'done', reply = $9::jsonb, lease_until = NULL
     WHERE account = $1 AND key = $8::text AND $10::text = 'store' RETURNING 1),
   released AS (
     DELETE FROM sandbox_idempotency_keys WHERE account = $1 AND key = $8::text AND $10::text = 'release' AND state = 'in_flight' RETURNING 1)
-  SELECT CASE WHEN EXISTS (SELECT 1 FROM events) THEN pg_notify('${EVENTS_CHANNEL}', $1) END AS notified`;
+  SELECT CASE WHEN NOT $11::boolean AND EXISTS (SELECT 1 FROM events) THEN pg_notify('${EVENTS_CHANNEL}', $1) END AS notified`;
 
 /** A 64-bit advisory lock id for one thing this account's requests must not do at the same time. */
 function lockId(account: string, name: string): string {
@@ -335,6 +336,16 @@ export class AccountStore {
     return { objects: row.objects.map(objectOf), fences: row.fences };
   }
 
+  /** Stripe: the bodies of the events emitted in [sinceMs, untilMs] (sandbox clock), newest first. */
+  async loggedEvents(sinceMs: number, untilMs: number | null = null): Promise<{ id: string; created: number; type: string; body: string }[]> {
+    const { rows } = await this.db.pool.query<{ event_id: string; type: string; body: string; created_ms: string }>(
+      `SELECT event_id, type, body, created_ms FROM sandbox_events
+       WHERE account = $1 AND body IS NOT NULL AND created_ms >= $2 AND ($3::bigint IS NULL OR created_ms <= $3) ORDER BY created_ms DESC, id DESC`,
+      [this.account, sinceMs, untilMs],
+    );
+    return rows.map((r) => ({ id: r.event_id, created: Math.floor(Number(r.created_ms) / 1000), type: r.type, body: r.body }));
+  }
+
   async bookingsBetween(fromMs: number, toMs: number): Promise<unknown[]> {
     const { rows } = await this.db.pool.query<{ doc: unknown }>('SELECT doc FROM sandbox_bookings WHERE account = $1 AND booked_ms >= $2 AND booked_ms < $3 ORDER BY id', [
       this.account, fromMs, toMs,
@@ -412,7 +423,10 @@ export class AccountStore {
         const key = changes.key;
         const empty = (changes.objects?.length ?? 0) + (changes.aliases?.length ?? 0) + (changes.fences?.length ?? 0) + (changes.bookings?.length ?? 0) + (changes.events?.length ?? 0) === 0;
         if (empty && key === undefined) return;
-        const events = account.webhookSettings.enabled === false ? [] : (changes.events ?? []);
+        // Events are kept whether or not they are delivered (the provider lists them: Stripe's
+        // GET /v1/events); with webhooks off they are written as done, never sent.
+        const events = changes.events ?? [];
+        const undelivered = account.webhookSettings.enabled === false;
         await client.query({
           name: 'sbx_save',
           text: SAVE,
@@ -427,6 +441,8 @@ export class AccountStore {
             key?.key ?? null,
             key !== undefined && 'store' in key ? JSON.stringify(key.store) : null,
             key === undefined ? 'none' : 'store' in key ? 'store' : 'release',
+            undelivered,
+            nowMs,
           ],
         });
       },

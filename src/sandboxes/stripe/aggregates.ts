@@ -7,13 +7,15 @@
 import type { Changes, LoadSpec, StoredObject } from '../shared/account-store.ts';
 import type { FormParams } from './form-encoding.ts';
 import { StripeSandboxState } from './state.ts';
-import type { ChargeRecord, DisputeRecord, PaymentIntentRecord, RefundRecord } from './state.ts';
+import type { BalanceTransactionRecord, ChargeRecord, DisputeRecord, PaymentIntentRecord, RefundRecord } from './state.ts';
 
 interface PaymentIntentDocument {
   readonly pi: PaymentIntentRecord;
   readonly charges: readonly ChargeRecord[];
   readonly refunds: readonly RefundRecord[];
   readonly disputes: readonly DisputeRecord[];
+  /** Absent in documents written before the sandbox booked balance transactions. */
+  readonly balanceTransactions?: readonly BalanceTransactionRecord[];
 }
 
 /** A state holding the loaded aggregates, and what they looked like (to write back only changes). */
@@ -33,6 +35,7 @@ export function stateOf(objects: readonly StoredObject[]): LoadedState {
     for (const c of doc.charges) state.charges.set(c.id, c);
     for (const r of doc.refunds) state.refunds.set(r.id, r);
     for (const d of doc.disputes) state.disputes.set(d.id, d);
+    for (const t of doc.balanceTransactions ?? []) state.balanceTransactions.set(t.id, t);
     before.set(doc.pi.id, JSON.stringify(documentOf(state, doc.pi)));
     createdMs.set(doc.pi.id, object.createdMs);
   }
@@ -41,7 +44,11 @@ export function stateOf(objects: readonly StoredObject[]): LoadedState {
 
 function documentOf(state: StripeSandboxState, pi: PaymentIntentRecord): PaymentIntentDocument {
   const mine = <T extends { paymentIntent: string }>(records: Iterable<T>): T[] => [...records].filter((r) => r.paymentIntent === pi.id);
-  return { pi, charges: mine(state.charges.values()), refunds: mine(state.refunds.values()), disputes: mine(state.disputes.values()) };
+  const balanceTransactions = mine(state.balanceTransactions.values());
+  return {
+    pi, charges: mine(state.charges.values()), refunds: mine(state.refunds.values()), disputes: mine(state.disputes.values()),
+    ...(balanceTransactions.length > 0 && { balanceTransactions }),
+  };
 }
 
 /** The aggregates that are new or changed, and the aliases of children that are new. */
@@ -57,16 +64,21 @@ export function changedAggregates(loaded: LoadedState, nowMs: number): Pick<Chan
     const known = new Set<string>();
     if (was !== undefined) {
       const old = JSON.parse(was) as PaymentIntentDocument;
-      for (const child of [...old.charges, ...old.refunds, ...old.disputes]) known.add(child.id);
+      for (const child of [...old.charges, ...old.refunds, ...old.disputes, ...(old.balanceTransactions ?? [])]) known.add(child.id);
     }
-    for (const child of [...doc.charges, ...doc.refunds, ...doc.disputes]) if (!known.has(child.id)) aliases.push({ alias: child.id, objectId: pi.id });
+    for (const child of [...doc.charges, ...doc.refunds, ...doc.disputes, ...(doc.balanceTransactions ?? [])]) if (!known.has(child.id)) aliases.push({ alias: child.id, objectId: pi.id });
   }
   return { objects, aliases };
 }
 
 /** What a request on this route reads: the PaymentIntent it names, or the one owning the named child. */
-export function loadSpecOf(kind: 'create' | 'list' | 'payment_intent' | 'child', id: string, params: FormParams): LoadSpec & { all?: boolean; fromMs?: number; toMs?: number } {
+export function loadSpecOf(kind: 'create' | 'list' | 'payment_intent' | 'child' | 'balance' | 'events', id: string, params: FormParams): LoadSpec & { all?: boolean; fromMs?: number; toMs?: number } {
   switch (kind) {
+    case 'balance':
+      // A balance transaction on an old PaymentIntent is newer than the PaymentIntent: every aggregate is read.
+      return { all: true };
+    case 'events':
+      return createdRange(params);
     case 'create': {
       // POST /v1/refunds names its PaymentIntent or its charge.
       const pi = params['payment_intent'];

@@ -33,7 +33,7 @@ export function renderPaymentIntent(pi: PaymentIntentRecord, state: StripeSandbo
     description: pi.description,
     excluded_payment_method_types: null,
     last_payment_error: pi.lastPaymentError,
-    latest_charge: expand.includes('latest_charge') && latestCharge ? renderCharge(latestCharge, state) : pi.latestCharge,
+    latest_charge: expand.some((e) => e === 'latest_charge' || e.startsWith('latest_charge.')) && latestCharge ? renderCharge(latestCharge, state) : pi.latestCharge,
     livemode: false,
     managed_payments: null,
     metadata: { ...pi.metadata },

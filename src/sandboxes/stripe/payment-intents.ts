@@ -8,6 +8,7 @@ import type { FormParams } from './form-encoding.ts';
 import { stripeId } from './ids.ts';
 import { renderCharge, renderList, renderPaymentIntent } from './objects.ts';
 import type { StripeObject } from './objects.ts';
+import { bookBalanceTransaction } from './balance.ts';
 import { assertWholeUnits } from './currencies.ts';
 import {
   assertKnownParams, readAmount, readBoolean, readCardOption, readCurrency, readEnum, readExpand, readInteger, readMetadata, readString, required,
@@ -124,6 +125,7 @@ function authorize(ctx: OperationContext, pi: PaymentIntentRecord, pm: TestPayme
     throw new StripeRequestFailure(402, { ...error, payment_intent: renderPaymentIntent(pi, ctx.state) }, true);
   }
   pi.lastPaymentError = null;
+  if (automatic) bookBalanceTransaction(ctx, { id: `txn_${charge.id.slice(3)}`, paymentIntent: pi.id, source: charge.id, type: 'charge', reportingCategory: 'charge', amount: authorized, currency: charge.currency });
   ctx.emit('charge.succeeded', renderCharge(charge, ctx.state));
   if (automatic) {
     pi.status = 'succeeded';
@@ -159,6 +161,9 @@ export function capturePaymentIntent(ctx: OperationContext, id: string, params: 
   charge.captured = true;
   charge.captureCount += 1;
   pi.amountReceived += amount;
+  bookBalanceTransaction(ctx, {
+    ...(charge.captureCount === 1 && { id: `txn_${charge.id.slice(3)}` }), paymentIntent: pi.id, source: charge.id, type: 'charge', reportingCategory: 'charge', amount, currency: charge.currency,
+  });
   // A final capture releases whatever was not captured.
   pi.amountCapturable = final ? 0 : pi.amountCapturable - amount;
   if (pi.amountCapturable === 0) pi.status = 'succeeded';
@@ -195,7 +200,9 @@ export function listPaymentIntents(ctx: OperationContext, params: FormParams): S
     if (index < 0) throw resourceMissing('payment_intent', startingAfter, 'starting_after');
     all = all.slice(index + 1);
   }
-  const page = all.slice(0, limit).map((pi) => renderPaymentIntent(pi, ctx.state, readExpand(params)));
+  // A list expands its items' fields as `data.<field>`.
+  const expand = readExpand(params).flatMap((e) => (e.startsWith('data.') ? [e.slice(5)] : []));
+  const page = all.slice(0, limit).map((pi) => renderPaymentIntent(pi, ctx.state, expand));
   return renderList('/v1/payment_intents', page, all.length > limit);
 }
 

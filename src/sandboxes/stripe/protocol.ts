@@ -10,6 +10,7 @@ import type { AccountStore, KeyClaim, KeyVerdict } from '../shared/account-store
 import type { SandboxClock } from '../shared/clock.ts';
 import type { FaultOp } from '../shared/control.ts';
 import type { ExecutionOptions, ProviderProtocol, ProviderReply, ProviderRequest } from '../shared/provider-listener.ts';
+import { EVENT_RETENTION_SECONDS } from './balance.ts';
 import { changedAggregates, loadSpecOf, stateOf } from './aggregates.ts';
 import type { OperationContext } from './context.ts';
 import { authenticationFailure, idempotencyKeyInUse, idempotencyMismatch, invalidParam, serverError, StripeRequestFailure, unrecognizedUrl } from './errors.ts';
@@ -90,6 +91,11 @@ export class StripeProtocol implements ProviderProtocol {
       // Reads change nothing: no transaction, one statement.
       if (options.executionDelayMs > 0) await sleep(options.executionDelayMs);
       const { state } = stateOf((await store.read(spec)).objects);
+      if (route.loads === 'events') {
+        // Kept 30 days; the `created` range narrows the read (the handler applies the exact filter).
+        const retained = this.deps.clock.nowMs() - EVENT_RETENTION_SECONDS * 1000;
+        state.events = await store.loggedEvents(Math.max(retained, spec.fromMs ?? 0), spec.toMs ?? null);
+      }
       return this.reply(req, requestId, this.execute(route, id, params, origin, options, state, this.deps.clock.nowMs()).outcome);
     }
     const claim: KeyClaim | null = key === null ? null : { key, fingerprint: `${req.method} ${req.path} ${canonicalParams(params)}` };

@@ -1,6 +1,7 @@
 // Refunds (create, retrieve, fail later), charges (retrieve) and disputes (open from code): the
 // money that comes back after a capture.
 
+import { bookBalanceTransaction } from './balance.ts';
 import type { OperationContext } from './context.ts';
 import { invalidParam, missingParam, resourceMissing, stateError } from './errors.ts';
 import type { FormParams } from './form-encoding.ts';
@@ -49,6 +50,7 @@ export function createRefund(ctx: OperationContext, params: FormParams): StripeO
   ctx.state.refunds.set(refund.id, refund);
   charge.refunds.push(refund.id);
   charge.amountRefunded += amount;
+  bookBalanceTransaction(ctx, { id: `txn_${refund.id.slice(3)}`, paymentIntent: refund.paymentIntent, source: refund.id, type: 'refund', reportingCategory: 'refund', amount: -amount, currency: refund.currency });
   ctx.emit('refund.created', renderRefund(refund));
   ctx.emit('charge.refunded', renderCharge(charge, ctx.state));
   return renderRefund(refund);
@@ -81,6 +83,8 @@ export function failRefund(ctx: OperationContext, refundId: string, failureReaso
   refund.status = 'failed';
   refund.failureReason = failureReason;
   charge.amountRefunded -= refund.amount;
+  // The money comes back to the balance when the refund fails, booked at that time.
+  bookBalanceTransaction(ctx, { paymentIntent: refund.paymentIntent, source: refund.id, type: 'refund_failure', reportingCategory: 'refund_failure', amount: refund.amount, currency: refund.currency });
   ctx.emit('refund.updated', renderRefund(refund));
   ctx.emit('refund.failed', renderRefund(refund));
   return renderRefund(refund);
@@ -104,6 +108,7 @@ export function openDispute(ctx: OperationContext, paymentIntentId: string, opti
   };
   ctx.state.disputes.set(dispute.id, dispute);
   charge.disputed = true;
+  bookBalanceTransaction(ctx, { paymentIntent: paymentIntentId, source: dispute.id, type: 'adjustment', reportingCategory: 'dispute', amount: -amount, currency: dispute.currency });
   const rendered = renderDispute(dispute, ctx.state);
   ctx.emit('charge.dispute.created', rendered);
   return rendered;
@@ -115,6 +120,9 @@ export function closeDispute(ctx: OperationContext, disputeId: string, outcome: 
   if (dispute === undefined) throw resourceMissing('dispute', disputeId);
   if (dispute.status === 'won' || dispute.status === 'lost') throw stateError('dispute_already_closed', `Dispute ${disputeId} is already ${dispute.status}.`);
   dispute.status = outcome;
+  if (outcome === 'won') {
+    bookBalanceTransaction(ctx, { paymentIntent: dispute.paymentIntent, source: dispute.id, type: 'adjustment', reportingCategory: 'dispute_reversal', amount: dispute.amount, currency: dispute.currency });
+  }
   const rendered = renderDispute(dispute, ctx.state);
   ctx.emit('charge.dispute.closed', rendered);
   return rendered;

@@ -1,6 +1,7 @@
 // The Stripe v1 endpoints the sandbox serves and the fault op each one counts as.
 
 import type { FaultOp } from '../shared/control.ts';
+import { listBalanceTransactions, listEvents, retrieveBalanceTransaction } from './balance.ts';
 import type { OperationContext } from './context.ts';
 import type { FormParams } from './form-encoding.ts';
 import type { StripeObject } from './objects.ts';
@@ -13,7 +14,7 @@ export interface StripeRoute {
   readonly method: 'GET' | 'POST';
   readonly pattern: RegExp;
   /** What the request reads from the sandbox database (aggregates.ts loadSpecOf). */
-  readonly loads: 'create' | 'list' | 'payment_intent' | 'child';
+  readonly loads: 'create' | 'list' | 'payment_intent' | 'child' | 'balance' | 'events';
   faultOp(params: FormParams): FaultOp | null;
   run(ctx: OperationContext, id: string, params: FormParams): StripeObject;
 }
@@ -39,6 +40,9 @@ export const STRIPE_ROUTES: readonly StripeRoute[] = [
   { method: 'GET', pattern: new RegExp(`^/v1/refunds/${ID}$`), loads: 'child', faultOp: none, run: retrieveRefund },
   { method: 'GET', pattern: new RegExp(`^/v1/charges/${ID}$`), loads: 'child', faultOp: none, run: retrieveCharge },
   { method: 'GET', pattern: new RegExp(`^/v1/disputes/${ID}$`), loads: 'child', faultOp: none, run: (ctx, id) => retrieveDispute(ctx, id) },
+  { method: 'GET', pattern: /^\/v1\/balance_transactions$/, loads: 'balance', faultOp: none, run: (ctx, _id, params) => listBalanceTransactions(ctx, params) },
+  { method: 'GET', pattern: new RegExp(`^/v1/balance_transactions/${ID}$`), loads: 'child', faultOp: none, run: retrieveBalanceTransaction },
+  { method: 'GET', pattern: /^\/v1\/events$/, loads: 'events', faultOp: none, run: (ctx, _id, params) => listEvents(ctx, params) },
 ];
 
 export function matchStripeRoute(method: string, path: string): { route: StripeRoute; id: string } | null {

@@ -84,11 +84,36 @@ export interface DisputeRecord {
   status: string;
 }
 
+/** A movement of the account's balance (GET /v1/balance_transactions): what Stripe books, at the time it books it. */
+export interface BalanceTransactionRecord {
+  readonly id: string;
+  readonly created: number;
+  readonly paymentIntent: string;
+  /** The charge, refund or dispute that moved the balance. */
+  readonly source: string;
+  readonly type: 'charge' | 'refund' | 'refund_failure' | 'adjustment';
+  readonly reportingCategory: 'charge' | 'refund' | 'refund_failure' | 'dispute' | 'dispute_reversal';
+  /** Signed, in Stripe's units of the currency. */
+  readonly amount: number;
+  readonly currency: string;
+}
+
+/** An event as sent (GET /v1/events reads them back): its id, time and exact body. */
+export interface LoggedEvent {
+  readonly id: string;
+  readonly created: number;
+  readonly type: string;
+  readonly body: string;
+}
+
 export class StripeSandboxState {
   readonly paymentIntents = new Map<string, PaymentIntentRecord>();
   readonly charges = new Map<string, ChargeRecord>();
   readonly refunds = new Map<string, RefundRecord>();
   readonly disputes = new Map<string, DisputeRecord>();
+  readonly balanceTransactions = new Map<string, BalanceTransactionRecord>();
+  /** Loaded only for GET /v1/events, newest first. */
+  events: readonly LoggedEvent[] = [];
 
   chargesOf(paymentIntentId: string): ChargeRecord[] {
     return [...this.charges.values()].filter((c) => c.paymentIntent === paymentIntentId);

@@ -1,6 +1,7 @@
 // `switchyard discrepancies list|resolve` through the launcher against a real database: listing by
 // status and category (text and --json), resolving with a note and an owner (kept on the row),
-// and one clear line with exit code 1 for every kind of bad input.
+// and one clear line with exit code 1 for every kind of bad input; a finding that reopens a resolved
+// one names it, with its amounts and history.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../src/core/ids.ts';
 import { runCli } from '../helpers/cli.ts';
@@ -20,6 +21,34 @@ beforeAll(async () => {
   await db.pool.query(insert, [ids.late, 'late_approval', null, 'approval for an attempt we gave up on', null, null, null, new Date()]);
 });
 afterAll(async () => db?.drop());
+
+describe('a reopened finding', () => {
+  it('lists with the resolved row it reopens, its amounts and history, and resolves like any other', async () => {
+    const old = newId('discrepancy', Date.now() - 5_000);
+    const reopened = newId('discrepancy', Date.now() - 4_000);
+    const amounts = (returned: number) => JSON.stringify({ provider: { status: 'succeeded', returned }, ours: { refunded: returned } });
+    await db.pool.query(
+      `INSERT INTO discrepancies (id, kind, category, detail, connector, provider_ref, dedupe_key, created_at, status, resolution, resolved_at, amounts)
+       VALUES ($1, 'provider_side_change', 'provider_side_change', 'first', 'stripe_eu', 'pi_r', 'k_r', $2, 'resolved', 'paid by transfer', $2, $3)`,
+      [old, new Date(Date.now() - 5_000), amounts(400)],
+    );
+    await db.pool.query(
+      `INSERT INTO discrepancies (id, kind, category, detail, connector, provider_ref, dedupe_key, created_at, amounts, history, reopens)
+       VALUES ($1, 'provider_side_change', 'provider_side_change', 'second', 'stripe_eu', 'pi_r', 'k_r', $2, $3, $4, $5)`,
+      [reopened, new Date(Date.now() - 4_000), amounts(1_400), JSON.stringify([{ at: new Date().toISOString(), detail: 'earlier', amounts: null }]), old],
+    );
+    // One open row per key: a second open row with the same key is refused.
+    await expect(db.pool.query(`INSERT INTO discrepancies (id, kind, category, detail, dedupe_key) VALUES ($1, 'x', 'provider_side_change', 'dup', 'k_r')`, [newId('discrepancy')])).rejects.toThrow(/discrepancies_open_dedupe_key/);
+    const listed = JSON.parse((await cli(['list', '--status', 'all', '--json'])).stdout) as { discrepancies: { id: string; reopens: string | null; amounts: unknown; history: unknown[] }[] };
+    const row = listed.discrepancies.find((d) => d.id === reopened)!;
+    expect([row.reopens, row.amounts, row.history.length]).toEqual([old, JSON.parse(amounts(1_400)), 1]);
+    expect((await cli(['list'])).stdout).toContain(`second (reopens ${old}) [changed 1×]`);
+    const r = await cli(['resolve', reopened, '--note', 'second transfer']);
+    expect(r.code, r.stderr).toBe(0);
+    await db.pool.query(`DELETE FROM discrepancies WHERE dedupe_key = 'k_r' AND reopens IS NOT NULL`);
+    await db.pool.query(`DELETE FROM discrepancies WHERE dedupe_key = 'k_r'`);
+  }, 60_000);
+});
 
 const cli = (args: string[]): Promise<CliResult> => runCli(['discrepancies', ...args], { DATABASE_URL: db.url, REDIS_URL });
 const oneLine = (r: CliResult): [number, string[]] => [r.code, r.stderr.trim().split('\n')];

@@ -56,4 +56,16 @@ describe('response shapes match fixtures3.json', () => {
     expect(missingKeys('event', event)).toEqual([]);
     expect(missingKeys('payment_intent', event.data.object)).toEqual([]);
   });
+
+  it('balance_transaction (listed, retrieved) and a listed event carry every fixture key; a refund names its balance transaction', async () => {
+    const pi = await stripe.paymentIntents.create({ amount: 1000, currency: 'usd', confirm: true, payment_method: 'pm_card_visa' });
+    const refund = await stripe.refunds.create({ payment_intent: pi.id, amount: 100 });
+    const listed = await stripe.balanceTransactions.list({ created: { gte: pi.created }, limit: 100 });
+    const mine = listed.data.filter((t) => t.source === pi.latest_charge || t.source === refund.id);
+    expect(mine.map((t) => [t.type, t.amount, t.net])).toEqual([['refund', -100, -100], ['charge', 1000, 1000]]);
+    for (const t of mine) expect(missingKeys('balance_transaction', t)).toEqual([]);
+    expect(missingKeys('balance_transaction', await stripe.balanceTransactions.retrieve(refund.balance_transaction as string))).toEqual([]);
+    const [event] = (await stripe.events.list({ created: { gte: pi.created }, limit: 1 })).data;
+    expect(missingKeys('event', event)).toEqual([]);
+  });
 });

@@ -23,7 +23,7 @@ const record = (over: Partial<ReconciliationRecord> = {}): ReconciliationRecord 
 });
 
 const input = (payments: Payment[], records: ReconciliationRecord[], over: Partial<CompareInput> = {}): CompareInput => ({
-  account: 'acct', records, payments, disputes: new Map(), unapplied: [], visibleBefore: new Date('2026-01-02T00:00:00Z'), ...over,
+  account: 'acct', records, payments, windowFrom: new Date(T0), disputes: new Map(), unapplied: [], visibleBefore: new Date('2026-01-02T00:00:00Z'), ...over,
 });
 
 const categories = (i: CompareInput) => compare(i).findings.map((f) => f.category);
@@ -91,5 +91,16 @@ describe('compare', () => {
     const found = compare(i).findings;
     expect(found.map((f) => [f.category, f.providerRef])).toEqual([['missed_notification', 'pi_x'], ['unapplied_event', 'inbox:7']]);
     expect(found.map(dedupeKey)).toEqual(['missed_notification:-:pi_x:record', 'unapplied_event:-:inbox:7:event']);
+  });
+
+  it('window: an attempt made before the window (here for something in flight) may have had no activity; a refund-only record still moved money', () => {
+    expect(categories(input([payment()], [], { windowFrom: new Date('2026-01-01T12:00:00Z') }))).toEqual([]);
+    expect(categories(input([], [record({ providerRef: 'pi_x', attemptId: null, authorized: 0, captured: 0, refunded: 300 })]))).toEqual(['missed_notification']);
+  });
+
+  it('findings carry the provider-side facts they rest on: a returned refund names what was returned', () => {
+    const p = payment({ state: 'captured', amountCaptured: 1000, amountRefunded: 400 });
+    const [f] = compare(input([p], [record({ captured: 1000, refunded: 0, refundsReturned: 400, status: 'succeeded' })])).findings;
+    expect([f?.aspect, f?.provider, f?.ours]).toEqual(['refund_returned', { status: 'succeeded', returned: 400 }, { refunded: 400 }]);
   });
 });

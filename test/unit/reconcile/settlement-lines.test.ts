@@ -2,7 +2,7 @@
 // state and renderer produce the CSV, the connector's parser reads it back into SettlementLines
 // (signed gross, fee = gross - net, stable line ids) and folds CaptureFailed into its records.
 import { describe, expect, it } from 'vitest';
-import { recordsFromSettlementReports, settlementLinesFromReports } from '../../../src/connectors/adyen/reconciliation.ts';
+import { recordsFromSettlementReports, refsMissingHistory, settlementLinesFromReports } from '../../../src/connectors/adyen/reconciliation.ts';
 import { settlementReport } from '../../../src/sandboxes/adyen/settlement-report.ts';
 import { AdyenSandboxState } from '../../../src/sandboxes/adyen/state.ts';
 import type { PaymentRecord } from '../../../src/sandboxes/adyen/state.ts';
@@ -51,5 +51,28 @@ describe('settlement lines from the report', () => {
   it('the records fold a CaptureFailed row out of captured and name the failed capture', () => {
     const [r] = recordsFromSettlementReports([report()], window);
     expect([r?.captured, r?.refunded, r?.failedCaptures, r?.disputed]).toEqual([6_000, 1_500, ['CAP2'], true]);
+  });
+
+  it('a payment is in the window by any of its rows; rows of earlier reports count toward its record', () => {
+    const LATER = DAY + 10 * 86_400_000;
+    const dayReport = (book: (state: AdyenSandboxState) => void, dayStartMs: number): string => {
+      const state = new AdyenSandboxState();
+      book(state);
+      return settlementReport(state, { merchantAccount: 'Shop', dayStartMs }, dayStartMs + 86_400_000, 0)!;
+    };
+    const early = dayReport((st) => {
+      st.book({ bookedMs: DAY + 1_000, type: 'Authorised', payment, modificationReference: 'PSP1', amount: 10_000 });
+      st.book({ bookedMs: DAY + 2_000, type: 'Settled', payment, modificationReference: 'CAP1', amount: 10_000 });
+    }, DAY);
+    const late = dayReport((st) => st.book({ bookedMs: LATER + 1_000, type: 'Refunded', payment, modificationReference: 'REF1', amount: 2_500 }), LATER);
+    const window = { from: new Date(LATER), to: new Date(LATER + 86_400_000) };
+    // The window's report alone: a refund-only record, whose history is missing.
+    expect(refsMissingHistory([late], window)).toEqual(new Set(['PSP1']));
+    expect(recordsFromSettlementReports([late], window).map((r) => [r.captured, r.refunded])).toEqual([[0, 2_500]]);
+    // With the earlier report read too: the payment's totals.
+    expect(refsMissingHistory([early, late], window)).toEqual(new Set());
+    expect(recordsFromSettlementReports([early, late], window).map((r) => [r.authorized, r.captured, r.refunded])).toEqual([[10_000, 10_000, 2_500]]);
+    // A window with none of its rows: not in it.
+    expect(recordsFromSettlementReports([early, late], { from: new Date(DAY + 86_400_000), to: new Date(LATER) })).toEqual([]);
   });
 });
