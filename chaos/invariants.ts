@@ -127,8 +127,12 @@ export function checkInvariants(data: RunData, driver: DriverFacts): Violation[]
     // A refund whose outcome stayed unknown through every resend is parked for reconciliation (an open discrepancy).
     for (const m of [...captures, ...refunds]) if ((m.status === 'requested' || m.status === 'pending') && !parked) v('termination', p.id, `${m.id} still ${m.status} after quiescence`);
 
-    // 7. One execution per effect at the provider: one provider payment per attempt.
-    for (const [ref, list] of groupBy(sandbox, (e) => e.reference)) {
+    // 7. One execution per effect at the provider: one provider payment per attempt. A Stripe
+    // PaymentIntent created and never confirmed holds no money and is never charged (a prepare,
+    // which the execution-time retention check lets go out again, re-run after the provider forgot
+    // its key: key_expiry runs keep keys 20 s); only the ones sent for authorization count.
+    const sentForAuthorization = sandbox.filter((e) => !(e.authorized === 0 && (e.status === 'requires_confirmation' || e.status === 'requires_payment_method')));
+    for (const [ref, list] of groupBy(sentForAuthorization, (e) => e.reference)) {
       if (list.length > 1) v('outbox', p.id, `attempt ${attemptById.get(ref)?.no ?? ref} was executed ${list.length} times at ${list[0]!.account}: ${list.map((e) => e.id).join(', ')}`);
     }
   }

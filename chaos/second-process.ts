@@ -32,7 +32,7 @@ export class SecondProcess {
     this.runtime ??= startRuntime({
       role: 'api', databaseUrl: this.databaseUrl, redisUrl: this.topology.redis.url, configFile: this.topology.configFile,
       // Its transitions show in the database; only its warnings and errors reach the harness's log.
-      reconcileSchedule: false, log: (l) => {
+      reconcileSchedule: false, dbPoolMax: 4, log: (l) => {
         if (!/"level":"(info|debug|trace)"/.test(l)) this.log(`second process: ${l}`);
       },
     });
