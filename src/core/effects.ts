@@ -59,7 +59,8 @@ export type DiscrepancyKind =
   | 'release_failed' // voiding / refunding an unwanted approval did not succeed
   | 'refund_unresolved'
   | 'capture_unresolved'
-  | 'refunds_exceed_captured';
+  | 'refunds_exceed_captured'
+  | 'fence_after_approval'; // the provider confirmed our fence of an attempt after its approval, with money moved since
 
 export interface DiscrepancyEffect {
   readonly type: 'discrepancy';

@@ -171,6 +171,7 @@ export function fence(d: Draft, attempt: Attempt, why: string): void {
 }
 
 export function onFenceConfirmed(d: Draft, attempt: Attempt): void {
+  if (attempt.status === 'authorized' && attempt.fenceCalls > 0) return fenceAfterApproval(d, attempt);
   const parked = attempt.status === 'review' && d.p.state === 'needs_review';
   if (attempt.status !== 'fencing' && !parked) {
     d.note(`fence confirmation for attempt in ${attempt.status} ignored`);
@@ -234,6 +235,22 @@ function applyDecline(d: Draft, attempt: Attempt, o: Declined): void {
     providerRef: o.providerRef ?? attempt.providerRef,
   });
   if (isCurrent(d, attempt)) afterProof(d);
+}
+
+/**
+ * The fence's answers were lost (the payment was parked), the approval's notification arrived and
+ * settled it as authorized, and then the fence's own confirmation arrived: the provider cancelled
+ * this authorization. Found by the chaos quick pass (an Adyen TECHNICAL_CANCEL after a delayed
+ * AUTHORISATION): ignoring it left a payment `authorized` that no provider held. Nothing captured:
+ * the hold is gone, as when it expires. Anything captured meanwhile: reconciliation's to judge.
+ */
+function fenceAfterApproval(d: Draft, attempt: Attempt): void {
+  if (d.p.state === 'authorized' && d.p.amountCaptured === 0 && isCurrent(d, attempt)) {
+    d.updateAttempt(attempt.id, { status: 'released' });
+    d.setState('expired', `attempt ${attempt.no}'s authorization was cancelled by our fence (its answers were lost; the provider confirmed it after the approval)`);
+    return;
+  }
+  d.emit({ type: 'discrepancy', kind: 'fence_after_approval', attemptId: attempt.id, detail: `attempt ${attempt.no}: the provider confirmed our fence after the approval, while the payment is ${d.p.state}` });
 }
 
 /** An authorization outcome for an attempt, from the call's answer, a query, or a webhook. */

@@ -175,6 +175,24 @@ describe('submit and authorize', () => {
     expect(s.state).toBe('needs_review');
   });
 
+  it('a fence confirmed after a late approval settled the parked payment: the authorization is gone at the provider, so the payment says so (chaos quick pass)', () => {
+    const s = new Sim(makeEnv(), { routing: { snapshot: 'v', rule: 'r', candidates: ['adyen_b', 'stripe_a'], skipped: [] }, maxLifetimeMs: 30 * 24 * HOUR });
+    s.authorize(unknown());
+    s.advance(8 * 24 * HOUR);
+    s.authorize(unknown());
+    expect(s.attempt.status).toBe('fencing');
+    // The fence's answers are lost: parked for review.
+    for (let i = 0; i < 3; i++) s.apply({ type: 'call_result', ref: { op: 'fence', attemptId: s.attempt.id }, outcome: unknown() });
+    expect(s.state).toBe('needs_review');
+    // The authorization's (delayed) notification arrives first, then the fence's own.
+    s.apply({ type: 'provider_fact', fact: { fact: 'authorization', attemptId: s.attempt.id, outcome: approved(1000, 'psp_1') } });
+    expect(s.state).toBe('authorized');
+    s.apply({ type: 'provider_fact', fact: { fact: 'fence_confirmed', attemptId: s.attempt.id } });
+    expect(s.state).toBe('expired');
+    expect(s.attempt.status).toBe('released');
+    expect(s.payment.amountAuthorized).toBe(1000);
+  });
+
   it('Adyen-like (no query): unknown resolved by same-key resend; past retention fenced by reference (pending until confirmed)', () => {
     const s = new Sim(makeEnv(), { routing: { snapshot: 'v', rule: 'r', candidates: ['adyen_b', 'stripe_a'], skipped: [] }, maxLifetimeMs: 30 * 24 * HOUR });
     s.authorize(unknown());
