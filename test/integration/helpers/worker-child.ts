@@ -11,7 +11,8 @@ const rt = await startRuntime({
   queuePrefix: process.env.SWITCHYARD_QUEUE_PREFIX!,
   relaySweepMs: 300,
   relayRepublishMs: 2_000,
-  webhooks: { deliveryTimeoutMs: 1_000, deliverySchedule: { baseMs: 200, capMs: 1_000 } },
+  // SWITCHYARD_TEST_WEBHOOKS (JSON) overrides these for one test's workers.
+  webhooks: { deliveryTimeoutMs: 1_000, deliverySchedule: { baseMs: 200, capMs: 1_000 }, ...(JSON.parse(process.env.SWITCHYARD_TEST_WEBHOOKS ?? '{}') as object) },
   log: () => undefined,
 });
 process.stdout.write('ready\n');
