@@ -20,8 +20,18 @@ export interface WebhookOptions {
   readonly deliverySchedule?: Partial<DeliverySchedule>;
   /** Deliveries running at once per worker process, over all endpoints. */
   readonly deliveryConcurrency?: number;
-  /** Deliveries to one endpoint running at once per process: a slow endpoint cannot take every slot. */
+  /** Deliveries to one endpoint running at once, over every worker process (a lease each): a slow endpoint cannot take every slot. */
   readonly perEndpointInFlight?: number;
+  /** Deliveries of one merchant running at once, over every worker process. */
+  readonly perMerchantInFlight?: number;
+  /** Enabled endpoints one merchant may have; creating one more is refused (409 endpoint_limit_reached). */
+  readonly maxEndpointsPerMerchant?: number;
+  /** How long a delivery's claim and endpoint lease last unless renewed (renewed every third while it runs). */
+  readonly deliveryLeaseMs?: number;
+  /** How often an idle worker looks for due deliveries (it also looks whenever a slot frees or it commits some). */
+  readonly deliveryPollMs?: number;
+  /** Executions of a delivery's outbox row that fail on our side (database, bug) before it is dead-lettered. */
+  readonly deliveryMaxExecutions?: number;
   /** An event naming a payment we do not know yet is retried this many times (backoff from inboundRetryBaseMs), then dead-lettered. */
   readonly inboundMaxTries?: number;
   readonly inboundRetryBaseMs?: number;
@@ -37,6 +47,11 @@ export interface WebhookSettings {
   readonly deliverySchedule: DeliverySchedule;
   readonly deliveryConcurrency: number;
   readonly perEndpointInFlight: number;
+  readonly perMerchantInFlight: number;
+  readonly maxEndpointsPerMerchant: number;
+  readonly deliveryLeaseMs: number;
+  readonly deliveryPollMs: number;
+  readonly deliveryMaxExecutions: number;
   readonly inboundMaxTries: number;
   readonly inboundRetryBaseMs: number;
   readonly inboundBodyLimit: string;
@@ -45,11 +60,18 @@ export interface WebhookSettings {
 }
 
 export function webhookSettings(o: WebhookOptions = {}): WebhookSettings {
+  const deliveryTimeoutMs = o.deliveryTimeoutMs ?? 10_000;
   return {
-    deliveryTimeoutMs: o.deliveryTimeoutMs ?? 10_000,
+    deliveryTimeoutMs,
     deliverySchedule: { ...DEFAULT_DELIVERY_SCHEDULE, ...o.deliverySchedule },
     deliveryConcurrency: o.deliveryConcurrency ?? 32,
     perEndpointInFlight: o.perEndpointInFlight ?? 4,
+    perMerchantInFlight: o.perMerchantInFlight ?? 16,
+    maxEndpointsPerMerchant: o.maxEndpointsPerMerchant ?? 16,
+    // Renewed while the POST runs; short, so a killed worker's slot is free again soon.
+    deliveryLeaseMs: o.deliveryLeaseMs ?? Math.min(15_000, deliveryTimeoutMs + 5_000),
+    deliveryPollMs: o.deliveryPollMs ?? 200,
+    deliveryMaxExecutions: o.deliveryMaxExecutions ?? 8,
     inboundMaxTries: o.inboundMaxTries ?? 12,
     inboundRetryBaseMs: o.inboundRetryBaseMs ?? 1_000,
     inboundBodyLimit: o.inboundBodyLimit ?? '1mb',
