@@ -43,10 +43,30 @@ function endpointView(r: EndpointRow): EndpointView {
   };
 }
 
-export async function createEndpoint(db: DbOrTx, merchantId: string, url: string, events: readonly MerchantEventType[] | undefined, now: Date): Promise<EndpointView> {
+/** The merchant already has `limit` enabled endpoints: nothing was created. */
+export class EndpointLimitError extends Error {
+  override readonly name = 'EndpointLimitError';
+  constructor(readonly limit: number) {
+    super(`this merchant already has ${limit} enabled webhook endpoints, the most allowed; delete one (DELETE /v1/webhook_endpoints/{id}) before creating another`);
+  }
+}
+
+/**
+ * Creates an enabled endpoint, unless the merchant already has `limit` of them (EndpointLimitError;
+ * nothing written). The merchant's row is locked first, so concurrent creations count one another.
+ */
+export async function createEndpoint(db: DbOrTx, merchantId: string, url: string, events: readonly MerchantEventType[] | undefined, now: Date, limit = Number.POSITIVE_INFINITY): Promise<EndpointView> {
   const enabled = events === undefined || events.length === 0 ? [ALL_EVENTS] : [...new Set(events)];
-  const [row] = await db.insert(webhookEndpoints).values({ id: newId('endpoint', now.getTime()), merchantId, url, enabledEvents: enabled, status: 'enabled', createdAt: now }).returning();
-  return endpointView(row!);
+  return db.transaction(async (tx) => {
+    if (Number.isFinite(limit)) {
+      await tx.execute(sql`SELECT id FROM merchants WHERE id = ${merchantId} FOR UPDATE`);
+      const [count] = await tx.select({ n: sql<number>`count(*)::int` }).from(webhookEndpoints)
+        .where(and(eq(webhookEndpoints.merchantId, merchantId), eq(webhookEndpoints.status, 'enabled')));
+      if ((count?.n ?? 0) >= limit) throw new EndpointLimitError(limit);
+    }
+    const [row] = await tx.insert(webhookEndpoints).values({ id: newId('endpoint', now.getTime()), merchantId, url, enabledEvents: enabled, status: 'enabled', createdAt: now }).returning();
+    return endpointView(row!);
+  });
 }
 
 export async function listEndpoints(db: DbOrTx, merchantId: string): Promise<EndpointView[]> {
