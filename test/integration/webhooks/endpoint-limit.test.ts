@@ -32,7 +32,7 @@ describe('endpoints per merchant', () => {
     for (let i = 0; i < LIMIT; i++) {
       const r = await api.call('POST', '/v1/webhook_endpoints', { body: { url: `https://example.com/hook${i}` } });
       expect(r.status).toBe(201);
-      ids.push(r.json.id as string);
+      ids.push(String(r.json.id));
     }
     const endpoints = await count(api.gw.db.pool, 'webhook_endpoints');
     const records = await count(api.gw.db.pool, 'idempotency_records');
@@ -58,7 +58,7 @@ describe('endpoints per merchant', () => {
   it('concurrent creations stop at the cap (the webhooks router, without idempotency)', async () => {
     const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => gw.api('POST', '/v1/webhook_endpoints', { url: `https://example.com/c${i}` })));
     const statuses = answers.map((a) => a.status).sort();
-    expect(statuses).toEqual([...Array(LIMIT).fill(201), ...Array(8 - LIMIT).fill(409)]);
+    expect(statuses).toEqual([...Array.from({ length: LIMIT }, () => 201), ...Array.from({ length: 8 - LIMIT }, () => 409)]);
     const refused = answers.find((a) => a.status === 409)!;
     expect(refused.contentType).toMatch(/^application\/problem\+json/);
     expect(refused.body).toMatchObject({ code: 'endpoint_limit_reached', status: 409 });
