@@ -37,7 +37,7 @@ export class WebhookWorkers {
   ) {
     this.add(INBOUND_QUEUE, processInboundEvent, opts.inboundConcurrency ?? 8);
     this.add(MERCHANT_EVENT_QUEUE, fanOutMerchantEvent, 8);
-    this.deliveries = new DeliveryDispatcher(services, { onDone: (r) => opts.onProcessed?.(DELIVERY_QUEUE, 0, r) });
+    this.deliveries = new DeliveryDispatcher(services, { onDone: (id, r) => opts.onProcessed?.(DELIVERY_QUEUE, id, r) });
     this.deliveries.start();
   }
 

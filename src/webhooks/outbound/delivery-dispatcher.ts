@@ -21,7 +21,7 @@ import type { TakenDelivery } from './delivery-take.ts';
 
 export interface DispatcherOptions {
   /** Called with every attempt's result (metrics, tests). */
-  readonly onDone?: (result: DeliveryResult | { kind: 'error'; reason: string }) => void;
+  readonly onDone?: (outboxId: number, result: DeliveryResult | { kind: 'error'; reason: string }) => void;
 }
 
 export class DeliveryDispatcher {
@@ -85,11 +85,11 @@ export class DeliveryDispatcher {
   private run(t: TakenDelivery): void {
     this.running.set(t.outboxId, t);
     const done = deliverTaken(this.s, t)
-      .then((result) => this.opts.onDone?.(result))
+      .then((result) => this.opts.onDone?.(t.outboxId, result))
       .catch(async (err: unknown) => {
         const message = (err as Error).message;
         this.s.log(`webhooks: delivery outbox row ${t.outboxId} failed (execution ${t.executions}): ${message.slice(0, 200)}`);
-        this.opts.onDone?.({ kind: 'error', reason: message });
+        this.opts.onDone?.(t.outboxId, { kind: 'error', reason: message });
         // Infrastructure retries, as BullMQ gave other jobs: backoff, then the dead letter.
         if (t.executions >= this.s.settings.deliveryMaxExecutions) await markOutboxDead(this.s.db, t.outboxId, message).catch(() => undefined);
         const retryAt = new Date(this.s.now().getTime() + Math.min(30_000, 500 * 2 ** Math.max(0, t.executions - 1)));
