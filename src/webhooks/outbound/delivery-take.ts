@@ -45,6 +45,9 @@ export interface TakeLimits {
 /** Claims up to `limits.slots` due deliveries for `holder` (a process id; each claim gets a token of its own). */
 export async function takeDueDeliveries(db: Db, holder: string, now: Date, limits: TakeLimits): Promise<TakenDelivery[]> {
   if (limits.slots <= 0) return [];
+  // An idle fleet polls without taking the fleet-wide lock: one index probe says nothing is due.
+  const due = await db.execute<{ any: boolean }>(sql`SELECT EXISTS (SELECT 1 FROM event_deliveries WHERE status = 'pending' AND next_attempt_at <= ${now}) AS any`);
+  if (due.rows[0]?.any !== true) return [];
   const until = new Date(now.getTime() + limits.leaseMs);
   return db.transaction(async (tx) => {
     await tx.execute(sql`SELECT pg_advisory_xact_lock(${TAKE_LOCK_KEY})`);
