@@ -190,7 +190,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     };
     const webhooks: WebhookServices = {
       db: database.db, connectors: set.connectors, envs, now, log, kick,
-      keys: await loadSigningKeys(database.db, opts.env ?? process.env, log), endpointKeys: await loadEndpointKeys(database.db, opts.env ?? process.env, log), settings: webhookSettings(opts.webhooks), observe: metrics,
+      keys: await loadSigningKeys(database.db, opts.env ?? process.env, log), endpointKeys: await loadEndpointKeys(database.db, opts.env ?? process.env, log), settings: webhookSettings(opts.webhooks, opts.env ?? process.env), observe: metrics,
       ...(opts.seams?.mapEvent === undefined ? {} : { mapEvent: opts.seams.mapEvent }),
     };
 

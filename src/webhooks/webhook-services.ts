@@ -59,15 +59,31 @@ export interface WebhookSettings {
   readonly addressPolicy: AddressPolicy;
 }
 
-export function webhookSettings(o: WebhookOptions = {}): WebhookSettings {
+/** The limits an operator sets without code (docs/webhooks.md): the same in every process. */
+export const WEBHOOK_LIMIT_ENV = {
+  maxEndpointsPerMerchant: 'SWITCHYARD_WEBHOOK_MAX_ENDPOINTS',
+  perEndpointInFlight: 'SWITCHYARD_WEBHOOK_ENDPOINT_IN_FLIGHT',
+  perMerchantInFlight: 'SWITCHYARD_WEBHOOK_MERCHANT_IN_FLIGHT',
+} as const;
+
+function positiveIntFromEnv(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return undefined;
+  if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1 || !Number.isSafeInteger(Number(raw))) throw new Error(`${name} must be a positive integer, not "${raw.slice(0, 20)}"`);
+  return Number(raw);
+}
+
+/** Options win over the environment (WEBHOOK_LIMIT_ENV), which wins over the defaults. */
+export function webhookSettings(o: WebhookOptions = {}, env: NodeJS.ProcessEnv = {}): WebhookSettings {
   const deliveryTimeoutMs = o.deliveryTimeoutMs ?? 10_000;
+  const fromEnv = (k: keyof typeof WEBHOOK_LIMIT_ENV) => positiveIntFromEnv(env, WEBHOOK_LIMIT_ENV[k]);
   return {
     deliveryTimeoutMs,
     deliverySchedule: { ...DEFAULT_DELIVERY_SCHEDULE, ...o.deliverySchedule },
     deliveryConcurrency: o.deliveryConcurrency ?? 32,
-    perEndpointInFlight: o.perEndpointInFlight ?? 4,
-    perMerchantInFlight: o.perMerchantInFlight ?? 16,
-    maxEndpointsPerMerchant: o.maxEndpointsPerMerchant ?? 16,
+    perEndpointInFlight: o.perEndpointInFlight ?? fromEnv('perEndpointInFlight') ?? 4,
+    perMerchantInFlight: o.perMerchantInFlight ?? fromEnv('perMerchantInFlight') ?? 16,
+    maxEndpointsPerMerchant: o.maxEndpointsPerMerchant ?? fromEnv('maxEndpointsPerMerchant') ?? 16,
     // Renewed while the POST runs; short, so a killed worker's slot is free again soon.
     deliveryLeaseMs: o.deliveryLeaseMs ?? Math.min(15_000, deliveryTimeoutMs + 5_000),
     deliveryPollMs: o.deliveryPollMs ?? 200,
