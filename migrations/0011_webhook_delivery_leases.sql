@@ -18,3 +18,13 @@ CREATE INDEX webhook_endpoint_leases_endpoint_idx ON webhook_endpoint_leases (en
 CREATE INDEX event_deliveries_endpoint_due_idx ON event_deliveries (endpoint_id, next_attempt_at) WHERE status = 'pending';
 -- A delivery's pending job (its outbox row).
 CREATE INDEX outbox_delivery_pending_idx ON outbox ((payload->>'deliveryId')) WHERE kind = 'event_delivery' AND status = 'pending';
+
+-- Deliveries are taken for enabled endpoints only, and deleting an endpoint now ends its pending
+-- deliveries in the same transaction. Those left pending by deletions before this migration end here.
+WITH dl AS (
+  UPDATE event_deliveries d SET status = 'failed', next_attempt_at = NULL, last_error = 'endpoint deleted'
+    FROM webhook_endpoints w
+   WHERE w.id = d.endpoint_id AND w.status = 'disabled' AND d.status = 'pending' RETURNING d.id
+)
+UPDATE outbox SET status = 'done', done_at = now(), claimed_until = NULL, last_error = 'skipped: endpoint deleted'
+ WHERE kind = 'event_delivery' AND status = 'pending' AND payload->>'deliveryId' IN (SELECT id FROM dl);

@@ -97,12 +97,26 @@ export async function publishedEndpointVersions(db: DbOrTx, id: string, now: Dat
   return recent ? [row.v, row.v - 1] : [row.v];
 }
 
-/** Disables the endpoint; its pending deliveries stop at their next turn. False when not found. */
-export async function deleteEndpoint(db: DbOrTx, merchantId: string, id: string): Promise<boolean> {
-  const rows = await db.update(webhookEndpoints).set({ status: 'disabled' })
-    .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.merchantId, merchantId), eq(webhookEndpoints.status, 'enabled')))
-    .returning({ id: webhookEndpoints.id });
-  return rows.length === 1;
+/**
+ * Disables the endpoint and, in the same transaction, ends its pending deliveries (`failed`,
+ * "endpoint deleted") with their outbox rows: workers only take deliveries of enabled endpoints,
+ * so nothing else would. An attempt already in flight finishes and records nothing. False when not found.
+ */
+export async function deleteEndpoint(db: DbOrTx, merchantId: string, id: string, now: Date = new Date()): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const rows = await tx.update(webhookEndpoints).set({ status: 'disabled' })
+      .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.merchantId, merchantId), eq(webhookEndpoints.status, 'enabled')))
+      .returning({ id: webhookEndpoints.id });
+    if (rows.length !== 1) return false;
+    await tx.execute(sql`
+      WITH dl AS (
+        UPDATE event_deliveries SET status = 'failed', next_attempt_at = NULL, last_error = 'endpoint deleted'
+         WHERE endpoint_id = ${id} AND status = 'pending' RETURNING id
+      )
+      UPDATE outbox SET status = 'done', done_at = ${now}, claimed_until = NULL, last_error = 'skipped: endpoint deleted'
+       WHERE kind = 'event_delivery' AND status = 'pending' AND payload->>'deliveryId' IN (SELECT id FROM dl)`);
+    return true;
+  });
 }
 
 export interface DeliveryView {

@@ -98,7 +98,7 @@ export function createWebhookEndpointsRouter(s: WebhookServices, auth?: RequestH
   }));
   router.delete('/v1/webhook_endpoints/:id', route(s, async (req, res, merchantId) => {
     const id = String(req.params['id']);
-    if (!(await deleteEndpoint(s.db, merchantId, id))) return problem(res, 'not_found', `no webhook endpoint ${id}`);
+    if (!(await deleteEndpoint(s.db, merchantId, id, s.now()))) return problem(res, 'not_found', `no webhook endpoint ${id}`);
     res.json({ id, deleted: true });
   }));
   router.get('/v1/events/:id', route(s, async (req, res, merchantId) => {

@@ -2,7 +2,7 @@
 // database with an injected clock: two holders (processes) together never exceed an endpoint's
 // limit; a delivery left waiting is not written to; capacity goes to the merchant holding least,
 // then to its endpoint holding least; a lease nobody renews expires (a dead worker blocks nothing
-// for long); a renewed one does not.
+// for long); a renewed one does not; a deleted endpoint's pending deliveries end with it.
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Payment } from '../../../src/core/payment.ts';
@@ -11,7 +11,7 @@ import { recordMerchantEvent } from '../../../src/store/merchant-event-record.ts
 import { loadPayment } from '../../../src/store/payment-queries.ts';
 import { releaseLease, renewLeases, takeDueDeliveries } from '../../../src/webhooks/outbound/delivery-take.ts';
 import type { TakeLimits } from '../../../src/webhooks/outbound/delivery-take.ts';
-import { createEndpoint } from '../../../src/webhooks/outbound/endpoint-store.ts';
+import { createEndpoint, deleteEndpoint } from '../../../src/webhooks/outbound/endpoint-store.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import type { TestDatabase } from '../helpers/db.ts';
 import { insertPaymentRow } from '../store/fixtures.ts';
@@ -114,5 +114,18 @@ describe('takeDueDeliveries', () => {
     expect((await renewLeases(db.db, dead, at(15_000), LIMITS.leaseMs)).size).toBe(0);
     const leases = await db.db.execute<{ n: number }>(sql`SELECT count(*)::int AS n FROM webhook_endpoint_leases`);
     expect(leases.rows[0]!.n).toBe(4);
+  });
+
+  it("deleting an endpoint ends its pending deliveries and their rows (nothing would take them), not other endpoints'", async () => {
+    const m = await merchantWith(2);
+    await events(m, 3);
+    expect(await deleteEndpoint(db.db, m.id, m.endpoints[0]!, at(5))).toBe(true);
+    const d = await db.db.execute<{ endpoint_id: string; status: string; last_error: string | null }>(sql`
+      SELECT DISTINCT endpoint_id, status, last_error FROM event_deliveries ORDER BY endpoint_id`);
+    expect(new Set(d.rows.map((r) => `${r.endpoint_id === m.endpoints[0] ? 'deleted' : 'kept'}:${r.status}:${r.last_error}`))).toEqual(new Set(['deleted:failed:endpoint deleted', 'kept:pending:null']));
+    const rows = await db.db.execute<{ status: string; n: number }>(sql`SELECT status, count(*)::int AS n FROM outbox GROUP BY status ORDER BY status`);
+    expect(rows.rows).toEqual([{ status: 'done', n: 3 }, { status: 'pending', n: 3 }]);
+    const taken = await takeDueDeliveries(db.db, 'host-a', at(10), LIMITS);
+    expect(taken.map((t) => t.endpointId)).toEqual([m.endpoints[1], m.endpoints[1], m.endpoints[1]]);
   });
 });
