@@ -30,6 +30,8 @@ export interface WebhookOptions {
   readonly deliveryLeaseMs?: number;
   /** How often an idle worker looks for due deliveries (it also looks whenever a slot frees or it commits some). */
   readonly deliveryPollMs?: number;
+  /** A worker process takes deliveries at most this often (each take fills all its free slots). */
+  readonly deliveryTakeIntervalMs?: number;
   /** Executions of a delivery's outbox row that fail on our side (database, bug) before it is dead-lettered. */
   readonly deliveryMaxExecutions?: number;
   /** An event naming a payment we do not know yet is retried this many times (backoff from inboundRetryBaseMs), then dead-lettered. */
@@ -51,6 +53,7 @@ export interface WebhookSettings {
   readonly maxEndpointsPerMerchant: number;
   readonly deliveryLeaseMs: number;
   readonly deliveryPollMs: number;
+  readonly deliveryTakeIntervalMs: number;
   readonly deliveryMaxExecutions: number;
   readonly inboundMaxTries: number;
   readonly inboundRetryBaseMs: number;
@@ -87,6 +90,7 @@ export function webhookSettings(o: WebhookOptions = {}, env: NodeJS.ProcessEnv =
     // Renewed while the POST runs; short, so a killed worker's slot is free again soon.
     deliveryLeaseMs: o.deliveryLeaseMs ?? Math.min(15_000, deliveryTimeoutMs + 5_000),
     deliveryPollMs: o.deliveryPollMs ?? 200,
+    deliveryTakeIntervalMs: o.deliveryTakeIntervalMs ?? 50,
     deliveryMaxExecutions: o.deliveryMaxExecutions ?? 8,
     inboundMaxTries: o.inboundMaxTries ?? 12,
     inboundRetryBaseMs: o.inboundRetryBaseMs ?? 1_000,

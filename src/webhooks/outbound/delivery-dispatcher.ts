@@ -6,7 +6,7 @@
 //
 // It takes again when a delivery finishes (its slot is free), when this process commits new
 // deliveries (poke), and every `deliveryPollMs` (rows committed by other processes, retries
-// coming due). While a POST runs, its claim and lease are renewed every third of the lease;
+// coming due) — at most once per `deliveryTakeIntervalMs`. While a POST runs, its claim and lease are renewed every third of the lease;
 // renewal stops when the attempt ends, so neither outlives it by more than one lease.
 // Deliveries do not go through BullMQ (the relay does not publish event_delivery rows).
 
@@ -32,6 +32,8 @@ export class DeliveryDispatcher {
   private again = false;
   private pollTimer: NodeJS.Timeout | null = null;
   private renewTimer: NodeJS.Timeout | null = null;
+  private delayed: NodeJS.Timeout | null = null;
+  private lastTake = 0;
   private stopped = true;
   private readonly finished = new Set<Promise<void>>();
 
@@ -50,13 +52,27 @@ export class DeliveryDispatcher {
     this.poke();
   }
 
-  /** Take now if slots are free (coalesced: a take running now is followed by one more). */
+  /**
+   * Take soon if slots are free: coalesced (a take running now is followed by one more) and at most
+   * one take per `deliveryTakeIntervalMs`, so deliveries finishing one by one do not each run a take
+   * (every take runs under the fleet-wide lock; under load, a take per finished delivery queued
+   * behind that lock and delayed every endpoint).
+   */
   poke(): void {
     if (this.stopped) return;
     if (this.taking !== null) {
       this.again = true;
       return;
     }
+    const wait = this.lastTake + this.s.settings.deliveryTakeIntervalMs - Date.now();
+    if (wait > 0) {
+      this.delayed ??= setTimeout(() => {
+        this.delayed = null;
+        this.poke();
+      }, wait);
+      return;
+    }
+    this.lastTake = Date.now();
     this.taking = this.take().finally(() => {
       this.taking = null;
       if (this.again) {
@@ -117,6 +133,7 @@ export class DeliveryDispatcher {
     this.stopped = true;
     if (this.pollTimer !== null) clearInterval(this.pollTimer);
     if (this.renewTimer !== null) clearInterval(this.renewTimer);
+    if (this.delayed !== null) clearTimeout(this.delayed);
     if (this.taking !== null) await this.taking;
     await Promise.all([...this.finished]);
   }

@@ -7,7 +7,7 @@
 // - at least 99 % of the fast endpoint's deliveries start within 2 s of being due.
 // Slow answers take 400 ms (short, so the test stays short; the drain still takes seconds).
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -34,13 +34,16 @@ const LIMIT = 4; // perEndpointInFlight (the default)
 
 let db: TestDatabase;
 let rx: Receiver;
+let logFile = '';
 const workers: KillableWorker[] = [];
 
 beforeAll(async () => {
   rx = await startReceiver();
   for (let i = 0; i < SLOW_ENDPOINTS; i++) rx.behave(`/slow${i}`, { delayMs: SLOW_MS });
   db = await createTestDatabase('wh_fairness');
-  const configFile = join(mkdtempSync(join(tmpdir(), 'sy-wh-fairness-')), 'switchyard.yaml');
+  const dir = mkdtempSync(join(tmpdir(), 'sy-wh-fairness-'));
+  const configFile = join(dir, 'switchyard.yaml');
+  logFile = join(dir, 'workers.log');
   // The connector is never called: only deliveries run here.
   writeFileSync(configFile, `
 connectors:
@@ -51,6 +54,7 @@ routing:
   const env = {
     ...process.env, DATABASE_URL: db.url, REDIS_URL, SWITCHYARD_CONFIG: configFile, SWITCHYARD_QUEUE_PREFIX: `sytest_wh_fair_${randomBytes(3).toString('hex')}`,
     // The slow merchant may use all its endpoints' slots (8 × 4), so the endpoint limit is what binds.
+    SWITCHYARD_TEST_LOG: logFile,
     SWITCHYARD_TEST_WEBHOOKS: JSON.stringify({ deliveryTimeoutMs: 5_000, perEndpointInFlight: LIMIT, perMerchantInFlight: SLOW_ENDPOINTS * LIMIT }),
   };
   for (let i = 0; i < 2; i++) workers.push(new KillableWorker('test/integration/helpers/worker-child.ts', env));
@@ -83,10 +87,11 @@ describe('slow endpoints, two worker processes', () => {
     for (let i = 0; i < SLOW_EVENTS; i++) {
       await db.db.transaction((tx) => recordMerchantEvent(tx, { type: 'merchant_event', event: 'payment.authorized', payment: slowPayment }, new Date()));
     }
-    // While it drains, the fast merchant's events arrive, one every 20 ms.
+    // While it drains, the fast merchant's events arrive, one every 30 ms (33/s: well within what 4 in
+    // flight carry, ~30 ms each, even on a loaded machine — the limit is not what this measures).
     for (let i = 0; i < FAST_EVENTS; i++) {
       await db.db.transaction((tx) => recordMerchantEvent(tx, { type: 'merchant_event', event: 'payment.authorized', payment: fastPayment }, new Date()));
-      await sleep(20);
+      await sleep(30);
     }
     const total = SLOW_ENDPOINTS * SLOW_EVENTS + FAST_EVENTS;
     await until(
@@ -94,6 +99,20 @@ describe('slow endpoints, two worker processes', () => {
       (n) => n === total,
       60_000,
     );
+
+    // What went other than once, for the failure messages: deliveries with more than one attempt or row.
+    const odd = await db.db.execute<{ id: string; attempts: number; rows: number; errors: string | null; claims: string | null }>(sql`
+      SELECT d.id, d.attempts,
+             (SELECT count(*)::int FROM outbox o WHERE o.kind = 'event_delivery' AND o.payload->>'deliveryId' = d.id) AS rows,
+             (SELECT string_agg(coalesce(a.error, a.status_code::text), '; ') FROM event_delivery_attempts a WHERE a.delivery_id = d.id) AS errors,
+             (SELECT string_agg(o.claimed_by || ' x' || o.attempts, '; ') FROM outbox o WHERE o.kind = 'event_delivery' AND o.payload->>'deliveryId' = d.id) AS claims
+        FROM event_deliveries d
+       WHERE d.attempts <> 1 OR (SELECT count(*) FROM outbox o WHERE o.kind = 'event_delivery' AND o.payload->>'deliveryId' = d.id) <> 1
+          OR (SELECT max(o.attempts) FROM outbox o WHERE o.kind = 'event_delivery' AND o.payload->>'deliveryId' = d.id) <> 1
+       LIMIT 5`);
+    // The workers' own lines (errors given back and retried), never bodies or keys.
+    const workerLog = existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').filter((l) => l.includes('webhooks')).slice(0, 10).join(' | ') : '';
+    const oddText = `${JSON.stringify(odd.rows)} ${workerLog}`;
 
     // 1. The limit holds fleet-wide, as each endpoint saw it; and the slow ones did reach it.
     const maxima = Object.fromEntries([...rx.maxInFlight].map(([path, n]) => [path, n]));
@@ -105,15 +124,21 @@ describe('slow endpoints, two worker processes', () => {
       SELECT (SELECT count(*)::int FROM outbox WHERE kind = 'event_delivery') AS rows,
              (SELECT count(*)::int FROM event_delivery_attempts) AS attempts,
              (SELECT count(*)::int FROM event_deliveries) AS deliveries`);
-    expect.soft(counts.rows[0]).toEqual({ rows: total, attempts: total, deliveries: total });
+    expect.soft(counts.rows[0], oddText).toEqual({ rows: total, attempts: total, deliveries: total });
 
     // 3. The fast endpoint's deliveries start within 2 s of being due (its delivery row's creation, the outbox row's run_at).
     const due = await db.db.execute<{ id: string; due: Date }>(sql`
       SELECT d.id, d.created_at AS due FROM event_deliveries d WHERE d.merchant_id = ${fast.id}`);
     const dueAt = new Map(due.rows.map((r) => [r.id, new Date(r.due).getTime()]));
-    const fastGot = rx.received.filter((r) => r.path === '/fast');
-    expect(fastGot).toHaveLength(FAST_EVENTS);
-    const waits = fastGot.map((r) => r.started - dueAt.get(String(r.headers['switchyard-delivery-id']))!).sort((a, b) => a - b);
+    // Each delivery's first start (delivery is at least once: an execution whose commit failed after
+    // its POST — a database error under load — sends again from the same row).
+    const firstStart = new Map<string, number>();
+    for (const r of rx.received.filter((x) => x.path === '/fast')) {
+      const id = String(r.headers['switchyard-delivery-id']);
+      firstStart.set(id, Math.min(r.started, firstStart.get(id) ?? Infinity));
+    }
+    expect.soft(firstStart.size, oddText).toBe(FAST_EVENTS);
+    const waits = [...firstStart].map(([id, started]) => started - dueAt.get(id)!).sort((a, b) => a - b);
     const onTime = waits.filter((w) => w <= 2_000).length;
     expect.soft(onTime, `waits (ms): p50 ${waits[100]}, p99 ${waits[197]}, max ${waits.at(-1)}`).toBeGreaterThanOrEqual(Math.ceil(FAST_EVENTS * 0.99));
 
