@@ -41,6 +41,8 @@ export interface ExecutionContext<B> {
 const NOT_STORED: ReadonlySet<ProblemCode> = new Set<ProblemCode>([
   'validation_error', 'malformed_json', 'idempotency_key_missing', 'idempotency_key_invalid', 'unauthorized', 'payload_too_large',
   'rate_limited', 'idempotency_request_in_progress', 'idempotency_key_reused', 'internal_error', 'service_unavailable',
+  // Depends on the merchant's other endpoints, and writes nothing: a retry after a deletion may succeed.
+  'endpoint_limit_reached',
 ]);
 
 export function requestOrigin(req: Request): string {

@@ -114,7 +114,7 @@ export function openApiDocument(): JsonObject {
         get: { summary: 'Your balance per currency, from the ledger', responses: { 200: { description: 'One entry per currency with ledger activity', content: json('BalanceList') }, ...problems(...COMMON) } },
       },
       '/v1/webhook_endpoints': {
-        post: post('Register an endpoint for signed event deliveries', 'WebhookEndpointRequest', { 201: { description: 'The endpoint' } }, []),
+        post: post('Register an endpoint for signed event deliveries (at most SWITCHYARD_WEBHOOK_MAX_ENDPOINTS enabled ones, 16 by default)', 'WebhookEndpointRequest', { 201: { description: 'The endpoint' } }, ['endpoint_limit_reached']),
         get: { summary: 'List your endpoints', responses: { 200: { description: 'The endpoints' }, ...problems(...COMMON) } },
       },
       '/v1/webhook_endpoints/{id}/rotate_signing_key': {

@@ -6,7 +6,7 @@ import express from 'express';
 import type { Router } from 'express';
 import type { Runtime } from '../app/runtime.ts';
 import { endpointBody, redeliverBody, rotateBody } from '../webhooks/outbound/merchant-routes.ts';
-import { createEndpoint, redeliverEvent, rotateEndpointKey } from '../webhooks/outbound/endpoint-store.ts';
+import { createEndpoint, EndpointLimitError, redeliverEvent, rotateEndpointKey } from '../webhooks/outbound/endpoint-store.ts';
 import { withJwksUrl } from '../webhooks/outbound/merchant-routes.ts';
 import type { ApiContext } from './api-context.ts';
 import { idempotentPost } from './idempotent-post.ts';
@@ -18,7 +18,13 @@ export function webhookEndpointPostRoutes(ctx: ApiContext, rt: Runtime): Router 
     // Internal addresses are refused here and again at every delivery (the name may resolve elsewhere then).
     const refused = await rt.webhooks.settings.addressPolicy.urlRefusal(body.url);
     if (refused !== null) throw new ApiProblem('validation_error', `url: ${refused}`, [{ path: 'url', message: refused }]);
-    return { status: 201, body: withJwksUrl(origin, await createEndpoint(rt.database.db, merchantId, body.url, body.events, rt.now())) };
+    try {
+      return { status: 201, body: withJwksUrl(origin, await createEndpoint(rt.database.db, merchantId, body.url, body.events, rt.now(), rt.webhooks.settings.maxEndpointsPerMerchant)) };
+    } catch (err) {
+      // Not stored with the key (NOT_STORED): after deleting an endpoint, the same request may succeed.
+      if (err instanceof EndpointLimitError) throw new ApiProblem('endpoint_limit_reached', err.message);
+      throw err;
+    }
   }));
   router.post('/v1/webhook_endpoints/:id/rotate_signing_key', idempotentPost(ctx.idempotency, rotateBody, async ({ merchantId, params, origin }) => {
     const id = params['id']!;

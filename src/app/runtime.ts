@@ -20,7 +20,7 @@ import { WorkerPool } from '../jobs/workers.ts';
 import { buildConnectorSet } from './connector-accounts.ts';
 import { sandboxDatabaseUrl } from '../sandboxes/shared/database.ts';
 import { PaymentWaits } from './payment-waits.ts';
-import { WEBHOOK_OUTBOX_KINDS, webhookQueueFor } from '../webhooks/webhook-jobs.ts';
+import { RELAYED_WEBHOOK_KINDS, webhookQueueFor } from '../webhooks/webhook-jobs.ts';
 import { webhookSettings } from '../webhooks/webhook-services.ts';
 import type { WebhookOptions, WebhookServices } from '../webhooks/webhook-services.ts';
 import { WebhookWorkers } from '../webhooks/webhook-workers.ts';
@@ -175,7 +175,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       database.pool,
       queues,
       (row) => queueFor(row.kind, row.connector),
-      ['provider_call', 'timer', ...WEBHOOK_OUTBOX_KINDS],
+      ['provider_call', 'timer', ...RELAYED_WEBHOOK_KINDS],
       {
         now, log,
         ...(opts.relaySweepMs === undefined ? {} : { sweepIntervalMs: opts.relaySweepMs }),
@@ -184,9 +184,15 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       },
     );
     cleanups.unshift(() => relay.stop());
+    // A commit may have written deliveries: this process's dispatcher (worker role) takes them now.
+    let pokeDeliveries: () => void = () => undefined;
+    const kick = (ids?: readonly number[]): void => {
+      relay.kick(ids);
+      pokeDeliveries();
+    };
     const webhooks: WebhookServices = {
-      db: database.db, connectors: set.connectors, envs, now, log, kick: (ids?: readonly number[]) => relay.kick(ids),
-      keys: await loadSigningKeys(database.db, opts.env ?? process.env, log), endpointKeys: await loadEndpointKeys(database.db, opts.env ?? process.env, log), settings: webhookSettings(opts.webhooks), observe: metrics,
+      db: database.db, connectors: set.connectors, envs, now, log, kick,
+      keys: await loadSigningKeys(database.db, opts.env ?? process.env, log), endpointKeys: await loadEndpointKeys(database.db, opts.env ?? process.env, log), settings: webhookSettings(opts.webhooks, opts.env ?? process.env), observe: metrics,
       ...(opts.seams?.mapEvent === undefined ? {} : { mapEvent: opts.seams.mapEvent }),
     };
 
@@ -197,7 +203,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       const limits = Object.fromEntries(Object.entries(config.connectors).map(([n, c]) => [n, { concurrency: c.queue.concurrency, ratePerS: c.queue.rate_per_s }]));
       workers = new WorkerPool(
         {
-          db: database.db, connectors: set.connectors, breakers, envs, kick: (ids?: readonly number[]) => relay.kick(ids), now,
+          db: database.db, connectors: set.connectors, breakers, envs, kick, now,
           aroundCall: metrics.aroundCall(aroundCall),
           ...(opts.seams?.checks === undefined ? {} : { checks: opts.seams.checks }),
         },
@@ -208,8 +214,9 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       const webhookWorkers = new WebhookWorkers(webhooks, { connection: workerConnection, prefix, onProcessed: (q, _id, r) => metrics.webhookJobDone(q, r) });
       cleanups.unshift(() => webhookWorkers.close());
       await webhookWorkers.waitUntilReady();
+      pokeDeliveries = () => webhookWorkers.pokeDeliveries();
       const recovery = new RecoverySweeper(
-        { db: database.db, envs, kick: (ids?: readonly number[]) => relay.kick(ids) },
+        { db: database.db, envs, kick },
         { staleMs: opts.recoveryStaleMs ?? 5 * 60_000, intervalMs: opts.recoveryIntervalMs ?? 30_000, perConnectorPerSweep: 50, now, log },
       );
       recovery.start();

@@ -202,6 +202,7 @@ export const outbox = pgTable(
     index('outbox_publish_idx').on(t.runAt, t.id).where(sql`status = 'pending'`),
     index('outbox_payment_idx').on(t.paymentId, t.id),
     index('outbox_dead_idx').on(t.createdAt).where(sql`status = 'dead'`),
+    index('outbox_delivery_pending_idx').on(sql`(payload->>'deliveryId')`).where(sql`kind = 'event_delivery' AND status = 'pending'`),
   ],
 );
 
@@ -302,7 +303,21 @@ export const eventDeliveries = pgTable(
     unique('event_deliveries_event_endpoint_key').on(t.eventId, t.endpointId),
     index('event_deliveries_due_idx').on(t.nextAttemptAt).where(sql`status = 'pending'`),
     index('event_deliveries_dead_idx').on(t.createdAt).where(sql`status = 'dead'`),
+    index('event_deliveries_endpoint_due_idx').on(t.endpointId, t.nextAttemptAt).where(sql`status = 'pending'`),
   ],
+);
+
+/** A delivery in flight to its endpoint, whichever process sends it (0011): what the per-endpoint limit counts. */
+export const webhookEndpointLeases = pgTable(
+  'webhook_endpoint_leases',
+  {
+    outboxId: bigint('outbox_id', { mode: 'number' }).primaryKey(),
+    endpointId: text('endpoint_id').notNull(),
+    merchantId: text('merchant_id').notNull(),
+    holder: text('holder').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+  },
+  (t) => [index('webhook_endpoint_leases_endpoint_idx').on(t.endpointId, t.expiresAt)],
 );
 
 export const eventDeliveryAttempts = pgTable(

@@ -13,6 +13,12 @@ export const DELIVERY_QUEUE = 'webhooks.deliveries';
 /** Outbox kinds the webhook workers consume ('merchant_event' rows are written by transition()). */
 export const WEBHOOK_OUTBOX_KINDS = ['inbound_event', 'merchant_event', 'event_delivery'] as const;
 export type WebhookOutboxKind = (typeof WEBHOOK_OUTBOX_KINDS)[number];
+/**
+ * The ones the relay publishes to BullMQ. 'event_delivery' rows are taken from PostgreSQL by the
+ * delivery dispatcher (fleet-wide endpoint limits, fairness); DELIVERY_QUEUE only names them in
+ * metrics and holds jobs published before that change, which nothing consumes.
+ */
+export const RELAYED_WEBHOOK_KINDS = ['inbound_event', 'merchant_event'] as const;
 
 export function webhookQueueFor(kind: RelayRow['kind']): string | null {
   switch (kind) {

@@ -20,8 +20,20 @@ export interface WebhookOptions {
   readonly deliverySchedule?: Partial<DeliverySchedule>;
   /** Deliveries running at once per worker process, over all endpoints. */
   readonly deliveryConcurrency?: number;
-  /** Deliveries to one endpoint running at once per process: a slow endpoint cannot take every slot. */
+  /** Deliveries to one endpoint running at once, over every worker process (a lease each): a slow endpoint cannot take every slot. */
   readonly perEndpointInFlight?: number;
+  /** Deliveries of one merchant running at once, over every worker process. */
+  readonly perMerchantInFlight?: number;
+  /** Enabled endpoints one merchant may have; creating one more is refused (409 endpoint_limit_reached). */
+  readonly maxEndpointsPerMerchant?: number;
+  /** How long a delivery's claim and endpoint lease last unless renewed (renewed every third while it runs). */
+  readonly deliveryLeaseMs?: number;
+  /** How often an idle worker looks for due deliveries (it also looks whenever a slot frees or it commits some). */
+  readonly deliveryPollMs?: number;
+  /** A worker process takes deliveries at most this often (each take fills all its free slots). */
+  readonly deliveryTakeIntervalMs?: number;
+  /** Executions of a delivery's outbox row that fail on our side (database, bug) before it is dead-lettered. */
+  readonly deliveryMaxExecutions?: number;
   /** An event naming a payment we do not know yet is retried this many times (backoff from inboundRetryBaseMs), then dead-lettered. */
   readonly inboundMaxTries?: number;
   readonly inboundRetryBaseMs?: number;
@@ -37,6 +49,12 @@ export interface WebhookSettings {
   readonly deliverySchedule: DeliverySchedule;
   readonly deliveryConcurrency: number;
   readonly perEndpointInFlight: number;
+  readonly perMerchantInFlight: number;
+  readonly maxEndpointsPerMerchant: number;
+  readonly deliveryLeaseMs: number;
+  readonly deliveryPollMs: number;
+  readonly deliveryTakeIntervalMs: number;
+  readonly deliveryMaxExecutions: number;
   readonly inboundMaxTries: number;
   readonly inboundRetryBaseMs: number;
   readonly inboundBodyLimit: string;
@@ -44,12 +62,36 @@ export interface WebhookSettings {
   readonly addressPolicy: AddressPolicy;
 }
 
-export function webhookSettings(o: WebhookOptions = {}): WebhookSettings {
+/** The limits an operator sets without code (docs/webhooks.md): the same in every process. */
+export const WEBHOOK_LIMIT_ENV = {
+  maxEndpointsPerMerchant: 'SWITCHYARD_WEBHOOK_MAX_ENDPOINTS',
+  perEndpointInFlight: 'SWITCHYARD_WEBHOOK_ENDPOINT_IN_FLIGHT',
+  perMerchantInFlight: 'SWITCHYARD_WEBHOOK_MERCHANT_IN_FLIGHT',
+} as const;
+
+function positiveIntFromEnv(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return undefined;
+  if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1 || !Number.isSafeInteger(Number(raw))) throw new Error(`${name} must be a positive integer, not "${raw.slice(0, 20)}"`);
+  return Number(raw);
+}
+
+/** Options win over the environment (WEBHOOK_LIMIT_ENV), which wins over the defaults. */
+export function webhookSettings(o: WebhookOptions = {}, env: NodeJS.ProcessEnv = {}): WebhookSettings {
+  const deliveryTimeoutMs = o.deliveryTimeoutMs ?? 10_000;
+  const fromEnv = (k: keyof typeof WEBHOOK_LIMIT_ENV) => positiveIntFromEnv(env, WEBHOOK_LIMIT_ENV[k]);
   return {
-    deliveryTimeoutMs: o.deliveryTimeoutMs ?? 10_000,
+    deliveryTimeoutMs,
     deliverySchedule: { ...DEFAULT_DELIVERY_SCHEDULE, ...o.deliverySchedule },
     deliveryConcurrency: o.deliveryConcurrency ?? 32,
-    perEndpointInFlight: o.perEndpointInFlight ?? 4,
+    perEndpointInFlight: o.perEndpointInFlight ?? fromEnv('perEndpointInFlight') ?? 4,
+    perMerchantInFlight: o.perMerchantInFlight ?? fromEnv('perMerchantInFlight') ?? 16,
+    maxEndpointsPerMerchant: o.maxEndpointsPerMerchant ?? fromEnv('maxEndpointsPerMerchant') ?? 16,
+    // Renewed while the POST runs; short, so a killed worker's slot is free again soon.
+    deliveryLeaseMs: o.deliveryLeaseMs ?? Math.min(15_000, deliveryTimeoutMs + 5_000),
+    deliveryPollMs: o.deliveryPollMs ?? 200,
+    deliveryTakeIntervalMs: o.deliveryTakeIntervalMs ?? 50,
+    deliveryMaxExecutions: o.deliveryMaxExecutions ?? 8,
     inboundMaxTries: o.inboundMaxTries ?? 12,
     inboundRetryBaseMs: o.inboundRetryBaseMs ?? 1_000,
     inboundBodyLimit: o.inboundBodyLimit ?? '1mb',

@@ -1,4 +1,6 @@
-// BullMQ workers for the webhook queues: inbound events, merchant-event fan-out, deliveries.
+// BullMQ workers for the webhook queues (inbound events, merchant-event fan-out) and the
+// delivery dispatcher, which takes deliveries from PostgreSQL itself (delivery-dispatcher.ts: a
+// queue cannot skip a job whose endpoint is busy without holding a slot or writing a new job).
 // As for provider calls, BullMQ retries cover only our own infrastructure failures; a job that
 // exhausts them marks its outbox row dead, and an inbound event goes to the dead letter with it.
 
@@ -9,7 +11,7 @@ import { executionToken, markOutboxDead } from '../jobs/outbox-claims.ts';
 import type { OutboxJobData } from '../jobs/queues.ts';
 import { settleInboundEvent } from './inbound/inbox.ts';
 import { processInboundEvent } from './inbound/inbound-processor.ts';
-import { deliverOnce } from './outbound/delivery-worker.ts';
+import { DeliveryDispatcher } from './outbound/delivery-dispatcher.ts';
 import { fanOutMerchantEvent } from './outbound/event-fanout.ts';
 import { DELIVERY_QUEUE, INBOUND_QUEUE, MERCHANT_EVENT_QUEUE } from './webhook-jobs.ts';
 import type { InboundJob } from './webhook-jobs.ts';
@@ -19,7 +21,7 @@ export interface WebhookWorkerOptions {
   readonly connection: ConnectionOptions;
   readonly prefix: string;
   readonly inboundConcurrency?: number;
-  /** Called with every processed job (tests, metrics). */
+  /** Called with every processed job (tests, metrics); deliveries as DELIVERY_QUEUE. */
   readonly onProcessed?: (queue: string, outboxId: number, result: unknown) => void;
 }
 
@@ -27,6 +29,7 @@ type Handler = (s: WebhookServices, outboxId: number, claimant: string) => Promi
 
 export class WebhookWorkers {
   private readonly workers: Worker<OutboxJobData>[] = [];
+  private readonly deliveries: DeliveryDispatcher;
 
   constructor(
     private readonly services: WebhookServices,
@@ -34,7 +37,13 @@ export class WebhookWorkers {
   ) {
     this.add(INBOUND_QUEUE, processInboundEvent, opts.inboundConcurrency ?? 8);
     this.add(MERCHANT_EVENT_QUEUE, fanOutMerchantEvent, 8);
-    this.add(DELIVERY_QUEUE, deliverOnce, services.settings.deliveryConcurrency);
+    this.deliveries = new DeliveryDispatcher(services, { onDone: (id, r) => opts.onProcessed?.(DELIVERY_QUEUE, id, r) });
+    this.deliveries.start();
+  }
+
+  /** New deliveries were committed in this process: take them now rather than at the next poll. */
+  pokeDeliveries(): void {
+    this.deliveries.poke();
   }
 
   private add(queue: string, handler: Handler, concurrency: number): void {
@@ -73,6 +82,6 @@ export class WebhookWorkers {
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.workers.map((w) => w.close()));
+    await Promise.all([...this.workers.map((w) => w.close()), this.deliveries.stop()]);
   }
 }

@@ -1,16 +1,17 @@
-// One delivery attempt, from its outbox row: sign the exact body, POST it with the endpoint's
+// One delivery attempt, taken by the dispatcher (delivery-dispatcher.ts) with its outbox row
+// claimed and a slot of its endpoint leased: sign the exact body, POST it with the endpoint's
 // timeout, then record the attempt and either finish the delivery or schedule the next attempt —
-// in one transaction with the outbox row marked done. No payment is locked and no other endpoint
-// waits: each delivery is its own job, and one endpoint holds at most a few slots per process.
-// A crash after the POST and before the commit sends the event again (at least once; merchants
-// dedupe by event id).
+// in one transaction with the outbox row marked done and the lease released. No payment is locked
+// and no other endpoint waits: a delivery is only taken when its endpoint has a free slot
+// fleet-wide. A crash after the POST and before the commit sends the event again (at least once;
+// merchants dedupe by event id).
 
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import type { AddressPolicy } from './address-policy.ts';
 import { sql } from 'drizzle-orm';
-import { claimOutboxRow, markOutboxDone, releaseOutboxRow } from '../../jobs/outbox-claims.ts';
+import { markOutboxDone } from '../../jobs/outbox-claims.ts';
 import type { DbOrTx } from '../../store/db.ts';
 import { eventDeliveryAttempts } from '../../store/schema.ts';
 import { enqueueWebhookJob } from '../webhook-jobs.ts';
@@ -18,9 +19,11 @@ import type { DeliveryJob } from '../webhook-jobs.ts';
 import type { WebhookServices } from '../webhook-services.ts';
 import { nextDeliveryAttempt } from './delivery-schedule.ts';
 import { ENDPOINT_SIGNATURE_HEADER, SIGNATURE_HEADER, signDetached } from './delivery-signature.ts';
+import { releaseLease } from './delivery-take.ts';
+import type { TakenDelivery } from './delivery-take.ts';
 
 export type DeliveryResult =
-  | { readonly kind: 'skipped' | 'deferred'; readonly reason: string }
+  | { readonly kind: 'skipped'; readonly reason: string }
   | { readonly kind: 'succeeded' | 'retry' | 'dead'; readonly statusCode: number | null };
 
 interface DeliveryRow extends Record<string, unknown> {
@@ -49,63 +52,35 @@ async function loadDelivery(db: DbOrTx, id: string): Promise<DeliveryRow | undef
   return r.rows[0];
 }
 
-/** Deliveries to one endpoint in flight in this process. */
-const inFlight = new Map<string, number>();
-
-export async function deliverOnce(s: WebhookServices, outboxId: number, claimant: string): Promise<DeliveryResult> {
-  // Longer than one attempt can take (the POST is bounded by the timeout), short enough that a
-  // delivery whose worker died is picked up again soon.
-  const claim = await claimOutboxRow(s.db, outboxId, claimant, s.now(), 2 * s.settings.deliveryTimeoutMs + 5_000);
-  if (!claim.ok) return { kind: 'skipped', reason: claim.reason };
-  try {
-    return await attempt(s, outboxId, claim.row.payload as DeliveryJob);
-  } catch (err) {
-    await releaseOutboxRow(s.db, outboxId, claimant, (err as Error).message).catch(() => undefined);
-    throw err;
-  }
+/** Runs one taken delivery; throws on an infrastructure failure (the dispatcher gives the row back). */
+export async function deliverTaken(s: WebhookServices, taken: TakenDelivery): Promise<DeliveryResult> {
+  return attempt(s, taken, taken.payload as DeliveryJob);
 }
 
-async function finish(s: WebhookServices, outboxId: number, note: string, write?: (tx: DbOrTx) => Promise<void>): Promise<void> {
+async function finish(s: WebhookServices, taken: TakenDelivery, note: string, write?: (tx: DbOrTx) => Promise<void>): Promise<void> {
   await s.db.transaction(async (tx) => {
     await write?.(tx);
-    await markOutboxDone(tx, outboxId, s.now(), note);
+    await markOutboxDone(tx, taken.outboxId, s.now(), note);
+    await releaseLease(tx, taken.outboxId, taken.token);
   });
 }
 
-async function attempt(s: WebhookServices, outboxId: number, job: DeliveryJob): Promise<DeliveryResult> {
+async function attempt(s: WebhookServices, taken: TakenDelivery, job: DeliveryJob): Promise<DeliveryResult> {
   const d = await loadDelivery(s.db, job.deliveryId);
   if (d === undefined || d.status !== 'pending' || d.attempts !== job.seq) {
     const reason = d === undefined ? 'delivery missing' : `delivery ${d.status} after ${d.attempts} attempts (job for ${job.seq})`;
-    await finish(s, outboxId, `skipped: ${reason}`);
+    await finish(s, taken, `skipped: ${reason}`);
     return { kind: 'skipped', reason };
   }
   if (d.endpoint_status !== 'enabled') {
-    await finish(s, outboxId, 'skipped: endpoint deleted', (tx) => tx.execute(sql`
+    await finish(s, taken, 'skipped: endpoint deleted', (tx) => tx.execute(sql`
       UPDATE event_deliveries SET status = 'failed', next_attempt_at = NULL, last_error = 'endpoint deleted' WHERE id = ${d.id} AND attempts = ${job.seq}`).then(() => undefined));
     return { kind: 'skipped', reason: 'endpoint deleted' };
   }
-  const busy = inFlight.get(d.endpoint_id) ?? 0;
-  if (busy >= s.settings.perEndpointInFlight) {
-    // This endpoint already holds its share of slots: come back shortly, with the same attempt count.
-    const at = new Date(s.now().getTime() + 250 + Math.round(750 * s.settings.random()));
-    await finish(s, outboxId, 'deferred: endpoint busy', (tx) => enqueueWebhookJob(tx, 'event_delivery', job, at, d.payment_id).then(() => undefined));
-    s.kick();
-    return { kind: 'deferred', reason: 'endpoint busy' };
-  }
-  inFlight.set(d.endpoint_id, busy + 1);
-  let post: { statusCode: number | null; error: string | null; durationMs: number };
-  let kid: string;
-  try {
-    const body = deliveredBody(d);
-    const signatures = await signaturesFor(s, d, body);
-    kid = signatures.kid;
-    post = await postToEndpoint(d.url, body, { ...signatures.headers, 'Switchyard-Event-Id': d.event_id, 'Switchyard-Delivery-Id': d.id }, s.settings.deliveryTimeoutMs, s.settings.addressPolicy);
-  } finally {
-    const left = (inFlight.get(d.endpoint_id) ?? 1) - 1;
-    if (left <= 0) inFlight.delete(d.endpoint_id);
-    else inFlight.set(d.endpoint_id, left);
-  }
-  return record(s, outboxId, d, job, kid, post);
+  const body = deliveredBody(d);
+  const signatures = await signaturesFor(s, d, body);
+  const post = await postToEndpoint(d.url, body, { ...signatures.headers, 'Switchyard-Event-Id': d.event_id, 'Switchyard-Delivery-Id': d.id }, s.settings.deliveryTimeoutMs, s.settings.addressPolicy);
+  return record(s, taken, d, job, signatures.kid, post);
 }
 
 /**
@@ -131,7 +106,7 @@ async function signaturesFor(s: WebhookServices, d: DeliveryRow, body: Buffer): 
   return { kid: global.kid, headers: { [SIGNATURE_HEADER]: await signDetached(body, global, iat), [ENDPOINT_SIGNATURE_HEADER]: ownSignature } };
 }
 
-async function record(s: WebhookServices, outboxId: number, d: DeliveryRow, job: DeliveryJob, kid: string, post: { statusCode: number | null; error: string | null; durationMs: number }): Promise<DeliveryResult> {
+async function record(s: WebhookServices, taken: TakenDelivery, d: DeliveryRow, job: DeliveryJob, kid: string, post: { statusCode: number | null; error: string | null; durationMs: number }): Promise<DeliveryResult> {
   const now = s.now();
   const n = job.seq + 1;
   const ok = post.statusCode !== null && post.statusCode >= 200 && post.statusCode < 300;
@@ -147,7 +122,8 @@ async function record(s: WebhookServices, outboxId: number, d: DeliveryRow, job:
       await tx.insert(eventDeliveryAttempts).values({ deliveryId: d.id, attempt: n, kid, statusCode: post.statusCode, error: post.error, durationMs: post.durationMs, at: now });
       if (next !== null) await enqueueWebhookJob(tx, 'event_delivery', { deliveryId: d.id, seq: n }, next, d.payment_id);
     }
-    await markOutboxDone(tx, outboxId, now);
+    await markOutboxDone(tx, taken.outboxId, now);
+    await releaseLease(tx, taken.outboxId, taken.token);
   });
   if (next !== null) s.kick();
   return { kind: ok ? 'succeeded' : next === null ? 'dead' : 'retry', statusCode: post.statusCode };

@@ -43,10 +43,30 @@ function endpointView(r: EndpointRow): EndpointView {
   };
 }
 
-export async function createEndpoint(db: DbOrTx, merchantId: string, url: string, events: readonly MerchantEventType[] | undefined, now: Date): Promise<EndpointView> {
+/** The merchant already has `limit` enabled endpoints: nothing was created. */
+export class EndpointLimitError extends Error {
+  override readonly name = 'EndpointLimitError';
+  constructor(readonly limit: number) {
+    super(`this merchant already has ${limit} enabled webhook endpoints, the most allowed; delete one (DELETE /v1/webhook_endpoints/{id}) before creating another`);
+  }
+}
+
+/**
+ * Creates an enabled endpoint, unless the merchant already has `limit` of them (EndpointLimitError;
+ * nothing written). The merchant's row is locked first, so concurrent creations count one another.
+ */
+export async function createEndpoint(db: DbOrTx, merchantId: string, url: string, events: readonly MerchantEventType[] | undefined, now: Date, limit = Number.POSITIVE_INFINITY): Promise<EndpointView> {
   const enabled = events === undefined || events.length === 0 ? [ALL_EVENTS] : [...new Set(events)];
-  const [row] = await db.insert(webhookEndpoints).values({ id: newId('endpoint', now.getTime()), merchantId, url, enabledEvents: enabled, status: 'enabled', createdAt: now }).returning();
-  return endpointView(row!);
+  return db.transaction(async (tx) => {
+    if (Number.isFinite(limit)) {
+      await tx.execute(sql`SELECT id FROM merchants WHERE id = ${merchantId} FOR UPDATE`);
+      const [count] = await tx.select({ n: sql<number>`count(*)::int` }).from(webhookEndpoints)
+        .where(and(eq(webhookEndpoints.merchantId, merchantId), eq(webhookEndpoints.status, 'enabled')));
+      if ((count?.n ?? 0) >= limit) throw new EndpointLimitError(limit);
+    }
+    const [row] = await tx.insert(webhookEndpoints).values({ id: newId('endpoint', now.getTime()), merchantId, url, enabledEvents: enabled, status: 'enabled', createdAt: now }).returning();
+    return endpointView(row!);
+  });
 }
 
 export async function listEndpoints(db: DbOrTx, merchantId: string): Promise<EndpointView[]> {
@@ -77,12 +97,26 @@ export async function publishedEndpointVersions(db: DbOrTx, id: string, now: Dat
   return recent ? [row.v, row.v - 1] : [row.v];
 }
 
-/** Disables the endpoint; its pending deliveries stop at their next turn. False when not found. */
-export async function deleteEndpoint(db: DbOrTx, merchantId: string, id: string): Promise<boolean> {
-  const rows = await db.update(webhookEndpoints).set({ status: 'disabled' })
-    .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.merchantId, merchantId), eq(webhookEndpoints.status, 'enabled')))
-    .returning({ id: webhookEndpoints.id });
-  return rows.length === 1;
+/**
+ * Disables the endpoint and, in the same transaction, ends its pending deliveries (`failed`,
+ * "endpoint deleted") with their outbox rows: workers only take deliveries of enabled endpoints,
+ * so nothing else would. An attempt already in flight finishes and records nothing. False when not found.
+ */
+export async function deleteEndpoint(db: DbOrTx, merchantId: string, id: string, now: Date = new Date()): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const rows = await tx.update(webhookEndpoints).set({ status: 'disabled' })
+      .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.merchantId, merchantId), eq(webhookEndpoints.status, 'enabled')))
+      .returning({ id: webhookEndpoints.id });
+    if (rows.length !== 1) return false;
+    await tx.execute(sql`
+      WITH dl AS (
+        UPDATE event_deliveries SET status = 'failed', next_attempt_at = NULL, last_error = 'endpoint deleted'
+         WHERE endpoint_id = ${id} AND status = 'pending' RETURNING id
+      )
+      UPDATE outbox SET status = 'done', done_at = ${now}, claimed_until = NULL, last_error = 'skipped: endpoint deleted'
+       WHERE kind = 'event_delivery' AND status = 'pending' AND payload->>'deliveryId' IN (SELECT id FROM dl)`);
+    return true;
+  });
 }
 
 export interface DeliveryView {

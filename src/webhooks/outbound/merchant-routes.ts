@@ -11,12 +11,15 @@ import { z } from 'zod';
 import { MERCHANT_EVENT_TYPES } from '../../core/effects.ts';
 import type { WebhookServices } from '../webhook-services.ts';
 import { publishedJwks, RETIRED_KEY_GRACE_MS } from './delivery-signature.ts';
-import { createEndpoint, deleteEndpoint, listEndpoints, loadEventView, publishedEndpointVersions, redeliverEvent, rotateEndpointKey } from './endpoint-store.ts';
+import { createEndpoint, deleteEndpoint, EndpointLimitError, listEndpoints, loadEventView, publishedEndpointVersions, redeliverEvent, rotateEndpointKey } from './endpoint-store.ts';
 import type { EndpointView } from './endpoint-store.ts';
 
 const PROBLEM_TYPE_BASE = 'https://switchyard.dev/problems/';
-const TITLES = { validation_error: 'The request is not valid', unauthorized: 'Unauthorized', not_found: 'Not found', internal_error: 'Internal error' } as const;
-const STATUS = { validation_error: 400, unauthorized: 401, not_found: 404, internal_error: 500 } as const;
+const TITLES = {
+  validation_error: 'The request is not valid', unauthorized: 'Unauthorized', not_found: 'Not found',
+  endpoint_limit_reached: 'The merchant has as many webhook endpoints as allowed', internal_error: 'Internal error',
+} as const;
+const STATUS = { validation_error: 400, unauthorized: 401, not_found: 404, endpoint_limit_reached: 409, internal_error: 500 } as const;
 type Code = keyof typeof TITLES;
 
 function problem(res: Response, code: Code, detail: string, errors?: readonly { path: string; message: string }[]): void {
@@ -77,7 +80,12 @@ export function createWebhookEndpointsRouter(s: WebhookServices, auth?: RequestH
     if (!parsed.success) return invalid(res, parsed.error);
     const refused = await s.settings.addressPolicy.urlRefusal(parsed.data.url);
     if (refused !== null) return problem(res, 'validation_error', `url: ${refused}`, [{ path: 'url', message: refused }]);
-    res.status(201).json(withJwksUrl(originOf(req), await createEndpoint(s.db, merchantId, parsed.data.url, parsed.data.events, s.now())));
+    try {
+      res.status(201).json(withJwksUrl(originOf(req), await createEndpoint(s.db, merchantId, parsed.data.url, parsed.data.events, s.now(), s.settings.maxEndpointsPerMerchant)));
+    } catch (err) {
+      if (err instanceof EndpointLimitError) return problem(res, 'endpoint_limit_reached', err.message);
+      throw err;
+    }
   }));
   router.get('/v1/webhook_endpoints', route(s, async (req, res, merchantId) => {
     res.json({ data: (await listEndpoints(s.db, merchantId)).map((e) => withJwksUrl(originOf(req), e)) });
@@ -90,7 +98,7 @@ export function createWebhookEndpointsRouter(s: WebhookServices, auth?: RequestH
   }));
   router.delete('/v1/webhook_endpoints/:id', route(s, async (req, res, merchantId) => {
     const id = String(req.params['id']);
-    if (!(await deleteEndpoint(s.db, merchantId, id))) return problem(res, 'not_found', `no webhook endpoint ${id}`);
+    if (!(await deleteEndpoint(s.db, merchantId, id, s.now()))) return problem(res, 'not_found', `no webhook endpoint ${id}`);
     res.json({ id, deleted: true });
   }));
   router.get('/v1/events/:id', route(s, async (req, res, merchantId) => {

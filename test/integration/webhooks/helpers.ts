@@ -63,12 +63,17 @@ export interface Received {
   readonly path: string;
   readonly body: Buffer;
   readonly headers: IncomingMessage['headers'];
+  /** When the request arrived (its delivery started). */
+  readonly started: number;
+  /** When it was answered. */
   readonly at: number;
 }
 
 export interface Receiver {
   readonly url: string;
   readonly received: Received[];
+  /** The most requests to one path open at once (what the endpoint saw, whichever process sent them). */
+  readonly maxInFlight: Map<string, number>;
   /** How a path answers: status (default 200) and delay before answering. */
   behave(path: string, how: { status?: number; delayMs?: number }): void;
   waitFor(pred: (r: Received[]) => boolean, timeoutMs?: number): Promise<Received[]>;
@@ -78,14 +83,29 @@ export interface Receiver {
 export async function startReceiver(): Promise<Receiver> {
   const received: Received[] = [];
   const behaviour = new Map<string, { status?: number; delayMs?: number }>();
+  const open = new Map<string, number>();
+  const maxInFlight = new Map<string, number>();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const started = Date.now();
+    const path = req.url ?? '/';
+    const now = (open.get(path) ?? 0) + 1;
+    open.set(path, now);
+    maxInFlight.set(path, Math.max(now, maxInFlight.get(path) ?? 0));
+    let closed = false;
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      open.set(path, (open.get(path) ?? 1) - 1);
+    };
+    res.on('close', close);
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const path = req.url ?? '/';
       const how = behaviour.get(path) ?? {};
       const answer = () => {
-        received.push({ path, body: Buffer.concat(chunks), headers: req.headers, at: Date.now() });
+        received.push({ path, body: Buffer.concat(chunks), headers: req.headers, started, at: Date.now() });
+        // Counted as closed once answered: the next request the sender makes after this answer must not count it.
+        close();
         res.writeHead(how.status ?? 200).end('ok');
       };
       if (how.delayMs === undefined) answer();
@@ -94,7 +114,7 @@ export async function startReceiver(): Promise<Receiver> {
   });
   const url = await listen(server);
   return {
-    url, received,
+    url, received, maxInFlight,
     behave: (path, how) => behaviour.set(path, how),
     async waitFor(pred, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
