@@ -307,7 +307,7 @@ export const eventDeliveries = pgTable(
   ],
 );
 
-/** A delivery in flight to its endpoint, whichever process sends it (0011): what the per-endpoint limit counts. */
+/** A delivery in flight to its endpoint, whichever process sends it (0012): what the per-endpoint limit counts. */
 export const webhookEndpointLeases = pgTable(
   'webhook_endpoint_leases',
   {

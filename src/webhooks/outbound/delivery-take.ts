@@ -1,6 +1,6 @@
 // Which due deliveries a worker process sends next, decided in PostgreSQL for the whole fleet.
 //
-// One statement (the function webhook_take_deliveries, migration 0011) claims each chosen
+// One statement (the function webhook_take_deliveries, migration 0012) claims each chosen
 // delivery's outbox row and writes a lease for it (webhook_endpoint_leases: endpoint, merchant,
 // expiry). Takes run under a transaction-scoped advisory lock (7420511034), held for the
 // function's server-side work only, so the counts they read are exact across processes: no
@@ -47,7 +47,7 @@ export async function takeDueDeliveries(db: Db, holder: string, now: Date, limit
   const due = await db.execute<{ any: boolean }>(sql`SELECT EXISTS (SELECT 1 FROM event_deliveries WHERE status = 'pending' AND next_attempt_at <= ${now}) AS any`);
   if (due.rows[0]?.any !== true) return [];
   const until = new Date(now.getTime() + limits.leaseMs);
-  // One round trip: the function (migration 0011) holds the fleet-wide lock for its own work only.
+  // One round trip: the function (migration 0012) holds the fleet-wide lock for its own work only.
   const r = await db.execute<{ out_id: string; out_token: string; out_payload: unknown; out_endpoint_id: string; out_merchant_id: string; out_run_at: string | Date; out_attempts: number }>(sql`
     SELECT * FROM webhook_take_deliveries(${now}, ${holder}, ${limits.slots}, ${limits.perEndpoint}, ${limits.perMerchant}, ${until})`);
   return r.rows.map((row) => ({
