@@ -5,13 +5,14 @@ import { Draft, illegal, noop } from './draft.ts';
 import type { StepEnv, StepResult } from './draft.ts';
 import {
   afterProof, fence, isPastDeadline, onAuthorizationOutcome, onFenceConfirmed, onFenceRefused,
-  onPrepareOutcome, onReleaseOutcome, resolveUnknown, startAttempt,
+  onPrepareOutcome, resolveUnknown, startAttempt,
 } from './step-authorize.ts';
 import {
-  authorizedAttempt, onCaptureOutcome, onCaptureReversed, onRefundOutcome, onRefundReversed,
+  authorizedAttempt, onAutoCaptureReversed, onCaptureOutcome, onCaptureReversed, onRefundOutcome, onRefundReversed,
   onVoidOutcome, requestCapture, requestRefund, requestVoid,
 } from './step-modify.ts';
 import { nextCandidate } from './failover.ts';
+import { onReleaseEvent, onReleaseOutcome } from './step-release.ts';
 import { assertNever } from './states.ts';
 import type { OperationRef, PaymentInput, ProviderFact, TimerKind } from './inputs.ts';
 import type { CallOutcome } from './outcome.ts';
@@ -152,6 +153,15 @@ function onFact(d: Draft, fact: ProviderFact): StepResult | null {
       return onRefundReversed(d, fact.refundId);
     case 'authorization_expired':
       return expireHold(d, 'the provider released the authorization');
+    case 'release_succeeded':
+    case 'release_failed': {
+      const attempt = d.attempt(fact.attemptId);
+      if (attempt === undefined) return noop(`no attempt ${fact.attemptId}`);
+      onReleaseEvent(d, attempt, fact.fact === 'release_succeeded', fact.providerRef);
+      return null;
+    }
+    case 'auto_capture_reversed':
+      return onAutoCaptureReversed(d, fact.attemptId, fact.amount, fact.providerRef);
     default:
       return assertNever(fact, 'fact');
   }

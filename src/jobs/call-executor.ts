@@ -61,7 +61,8 @@ export async function executeCall(connector: Connector, p: Payment, attempt: Att
       return connector.cancelByReference({ attemptId: attempt.id, idempotencyKey: key });
     case 'release':
       if (attempt.providerRef === null) return missingRef('release');
-      if (p.captureMethod === 'automatic') return connector.refund({ ...base, providerRef: attempt.providerRef, refundId: `${attempt.id}_release`, reason: 'duplicate' });
+      // A release refund is its own record at the provider: its id names the release round.
+      if (p.captureMethod === 'automatic') return connector.refund({ ...base, providerRef: attempt.providerRef, refundId: e.refundId ?? `${attempt.id}_release`, reason: 'duplicate' });
       return connector.void({ ...base, providerRef: attempt.providerRef });
     case 'capture': {
       if (attempt.providerRef === null) return missingRef('capture');

@@ -17,7 +17,7 @@ import {
   timestamp,
   unique,
 } from 'drizzle-orm/pg-core';
-import type { OperationFailure, RoutingDecision, VoidOperation } from '../core/payment.ts';
+import type { OperationFailure, ReleaseOperation, RoutingDecision, VoidOperation } from '../core/payment.ts';
 import { safeBigint } from './safe-bigint.ts';
 
 /** BIGINT minor units <-> number, never a float. */
@@ -110,6 +110,7 @@ export const paymentAttempts = pgTable(
     amountAuthorized: minorUnits('amount_authorized').notNull(),
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),
+    releaseOp: jsonb('release_op').$type<ReleaseOperation>(),
   },
   (t) => [
     unique('payment_attempts_payment_no_key').on(t.paymentId, t.no),
@@ -379,6 +380,8 @@ export const discrepancies = pgTable(
     providerRef: text('provider_ref'),
     owner: text('owner').notNull().default('operations'),
     dedupeKey: text('dedupe_key'),
+    /** The provider event a discrepancy is about, when one is attached (an event held past its bound). */
+    event: jsonb('event').$type<Record<string, unknown>>(),
   },
   (t) => [
     index('discrepancies_open_idx').on(t.createdAt).where(sql`status = 'open'`),
