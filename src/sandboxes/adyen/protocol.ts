@@ -15,7 +15,7 @@ import { adyenStateOf, batchingDelayMs, changesOf, loadOf } from './aggregates.t
 import type { AdyenAccountSettings } from './aggregates.ts';
 import type { AdyenOperationContext, JsonObject } from './context.ts';
 import { isObject } from './context.ts';
-import { AdyenServiceError, idempotencyKeyTooLong, internalError, malformedJson, notFound, requestInProgress, unauthorized, unavailable } from './errors.ts';
+import { AdyenServiceError, idempotencyKeyTooLong, internalError, invalidAmount, malformedJson, notFound, requestInProgress, unauthorized, unavailable } from './errors.ts';
 import { cancelPayment, capturePayment, refundPayment, reversePayment, technicalCancel } from './modifications.ts';
 import type { NotificationItem } from './notifications.ts';
 import { createPayment } from './payments.ts';
@@ -93,6 +93,10 @@ export class AdyenProtocol implements ProviderProtocol {
     return this.reply(req, errorAnswer(unavailable()));
   }
 
+  refusedReply(req: ProviderRequest): ProviderReply {
+    return this.reply(req, errorAnswer(invalidAmount('sandbox fault: the modification is refused')));
+  }
+
   async process(req: ProviderRequest, options: ExecutionOptions): Promise<ProviderReply> {
     if (header(req, 'x-api-key') !== this.deps.apiKey) return this.reply(req, errorAnswer(unauthorized()));
     if (req.method === 'GET') return this.reply(req, await this.report(req));
@@ -150,6 +154,7 @@ export class AdyenProtocol implements ProviderProtocol {
       merchantAccount: this.deps.merchantAccount,
       newPspReference,
       notify: (item) => queued.push(item),
+      failModification: options.failModification === true,
     };
     let answer: Answer;
     try {

@@ -275,13 +275,13 @@ export class AccountStore {
   }
 
   /** Consumes one firing of the oldest fault for `op` (null: a read, only `any` faults hit it). */
-  async takeFault(op: FaultOp | null): Promise<FiredFaultRow | null> {
+  async takeFault(op: FaultOp | null, alsoOp: FaultOp | null = null): Promise<FiredFaultRow | null> {
     const { rows } = await this.db.pool.query<{ op: FaultOp; mode: string; latency_ms: number; process: 'before' | 'after' }>({
-      name: 'sbx_take_fault',
+      name: 'sbx_take_fault_2',
       text: `UPDATE sandbox_faults SET remaining = remaining - 1
-             WHERE id = (SELECT id FROM sandbox_faults WHERE account = $1 AND remaining > 0 AND (op = 'any' OR op = $2::text) ORDER BY id LIMIT 1) AND remaining > 0
+             WHERE id = (SELECT id FROM sandbox_faults WHERE account = $1 AND remaining > 0 AND (op = 'any' OR op = $2::text OR op = $3::text) ORDER BY id LIMIT 1) AND remaining > 0
              RETURNING op, mode, latency_ms, process`,
-      values: [this.account, op],
+      values: [this.account, op, alsoOp],
     });
     const row = rows[0];
     return row === undefined ? null : { op: row.op, mode: row.mode, latencyMs: row.latency_ms, process: row.process };

@@ -1,7 +1,16 @@
 // What every provider sandbox exposes to the shared control API (docs/sandbox.md).
 
-export type FaultOp = 'create' | 'authorize' | 'capture' | 'refund' | 'void' | 'any';
-export type FaultMode = 'error_503' | 'reset_before_processing' | 'accept_then_drop' | 'latency';
+/**
+ * `release`: a void or refund whose idempotency key names a release (`…:release:<n>`, the
+ * gateway's release of an approval it does not keep); such a request is also a `void` / `refund`.
+ */
+export type FaultOp = 'create' | 'authorize' | 'capture' | 'refund' | 'void' | 'release' | 'any';
+/**
+ * `release_refused`: the provider refuses the cancel or refund as invalid (Stripe 400, Adyen 422),
+ * nothing processed; `release_fail_later`: the provider accepts it (Adyen `received`, a Stripe
+ * refund `pending`) but does not perform it, and its event says it failed. Meant for op `release`.
+ */
+export type FaultMode = 'error_503' | 'reset_before_processing' | 'accept_then_drop' | 'latency' | 'release_refused' | 'release_fail_later';
 
 export interface FaultSpec {
   readonly op: FaultOp;

@@ -30,6 +30,8 @@ export interface ExecutionOptions {
   readonly executionDelayMs: number;
   /** Perform the operation, then answer (and store) a 500 instead of its result. */
   readonly failAfterProcessing: boolean;
+  /** Accept a cancel or refund without performing it; its event reports the failure (fault release_fail_later). */
+  readonly failModification?: boolean;
 }
 
 export interface ProviderProtocol {
@@ -38,6 +40,14 @@ export interface ProviderProtocol {
   process(req: ProviderRequest, options: ExecutionOptions): Promise<ProviderReply>;
   /** The provider's own 503 answer, sent before anything is processed. */
   unavailableReply(req: ProviderRequest): ProviderReply;
+  /** The provider refusing the request as invalid (4xx), nothing processed (fault release_refused). */
+  refusedReply(req: ProviderRequest): ProviderReply;
+}
+
+/** A void or refund releasing an approval the gateway does not keep: its key names a release. */
+export function isReleaseRequest(op: FaultOp | null, req: ProviderRequest): boolean {
+  const key = req.headers['idempotency-key'];
+  return (op === 'void' || op === 'refund') && typeof key === 'string' && key.includes(':release:');
 }
 
 export interface ProviderListenerOptions {
@@ -147,7 +157,8 @@ export class ProviderListener {
       const url = new URL(req.url ?? '/', 'http://sandbox.invalid');
       const request: ProviderRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, rawBody };
       const { protocol, faults } = this.options;
-      const fault = await faults.take(protocol.faultOpOf(request));
+      const op = protocol.faultOpOf(request);
+      const fault = await faults.take(op, isReleaseRequest(op, request) ? 'release' : null);
       await this.answer(request, fault, res);
     } catch (err) {
       if (!res.headersSent && !res.destroyed) {
@@ -178,6 +189,10 @@ export class ProviderListener {
         await sleep(fault.latencyMs);
         return send(res, reply);
       }
+      case 'release_refused':
+        return send(res, protocol.refusedReply(request));
+      case 'release_fail_later':
+        return send(res, await protocol.process(request, { executionDelayMs: 0, failAfterProcessing: false, failModification: true }));
       case 'error_500_after_processing':
         return send(res, await protocol.process(request, { executionDelayMs: 0, failAfterProcessing: true }));
     }

@@ -54,6 +54,11 @@ export class StripeProtocol implements ProviderProtocol {
     }
   }
 
+  refusedReply(req: ProviderRequest): ProviderReply {
+    const failure = invalidParam('payment_intent', 'This request is refused by a sandbox fault (release_refused).');
+    return this.reply(req, newRequestId(), { status: failure.status, body: errorBody(failure), storable: false });
+  }
+
   unavailableReply(req: ProviderRequest): ProviderReply {
     const failure = new StripeRequestFailure(503, { type: 'api_error', message: 'The Stripe API is temporarily unavailable (sandbox fault).' }, false);
     return this.reply(req, newRequestId(), { status: failure.status, body: errorBody(failure), storable: false });
@@ -128,7 +133,7 @@ export class StripeProtocol implements ProviderProtocol {
   /** Runs an operation against the loaded state; the events it emitted are written with its change. */
   private execute(route: StripeRoute, id: string, params: FormParams, origin: EventOrigin, options: ExecutionOptions, state: StripeSandboxState, nowMs: number): Executed {
     const emitted: { type: string; object: Record<string, unknown> }[] = [];
-    const ctx: OperationContext = { state, now: Math.floor(nowMs / 1000), emit: (type, object) => emitted.push({ type, object }) };
+    const ctx: OperationContext = { state, now: Math.floor(nowMs / 1000), emit: (type, object) => emitted.push({ type, object }), failModification: options.failModification === true };
     let outcome: Outcome;
     try {
       outcome = { status: 200, body: toJson(route.run(ctx, id, params)), storable: true };
