@@ -20,8 +20,11 @@ export interface DriverFacts {
   readonly forgedEvents: readonly string[];
 }
 
-/** Money the provider holds for the customer on this entry: an authorization not cancelled, or anything captured. */
-const charged = (e: SandboxEntry): boolean => e.captured > 0 || (e.authorized > 0 && !e.cancelled);
+/**
+ * Money the provider holds for the customer on this entry: an authorization not cancelled and not
+ * captured, or captured money not refunded (a release refund gives an automatic-capture approval back).
+ */
+const charged = (e: SandboxEntry): boolean => e.captured > e.refunded || (e.captured === 0 && e.authorized > 0 && !e.cancelled);
 
 function groupBy<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]> {
   const m = new Map<string, T[]>();
@@ -55,7 +58,15 @@ export function checkInvariants(data: RunData, driver: DriverFacts): Violation[]
     const sandbox = entriesOfPayment.get(p.id) ?? [];
     const live = sandbox.filter(charged);
 
-    // 1. At most one live authorization across all providers.
+    // 1. At most one live authorization across all providers, and none for an approval the payment
+    // released (a late or partial approval given back): after quiescence a release is confirmed by
+    // the provider, or the payment is parked for a person with a discrepancy.
+    const parkedHere = p.state === 'needs_review' || data.openDiscrepancies.has(p.id);
+    for (const a of attempts) {
+      if (a.release === null || parkedHere) continue;
+      const held = sandbox.filter((e) => e.reference === a.id && charged(e));
+      if (held.length > 0) v('no_double_charge', p.id, `attempt ${a.no} (${a.connector}) is ${a.status} with release ${a.release.no} ${a.release.status}, but the provider still holds ${held.map((e) => `${e.id} (${e.status}, authorized ${e.authorized}, captured ${e.captured}, refunded ${e.refunded})`).join('; ')}`);
+    }
     if (live.length > 1) v('no_double_charge', p.id, `${live.length} live authorizations at the providers: ${live.map((e) => `${e.account} ${e.id} (${e.status}, authorized ${e.authorized}, captured ${e.captured})`).join('; ')}`);
 
     // 2. No attempt n+1 without a not-charged proof for every earlier attempt — recorded, and true at the provider.
@@ -106,12 +117,15 @@ export function checkInvariants(data: RunData, driver: DriverFacts): Violation[]
     // a refund unresolved after every resend) is compared with the provider after reconciliation, not here.
     const parked = data.openDiscrepancies.has(p.id);
     if (p.state !== 'needs_review' && !parked) {
-      const providerCaptured = sum(sandbox.map((e) => e.captured));
-      const providerRefunded = sum(sandbox.map((e) => e.refunded));
+      // The payment's amounts are those of the attempt it kept; a released approval is checked above (1).
+      const releasedIds = new Set(attempts.filter((a) => a.release !== null).map((a) => a.id));
+      const kept = sandbox.filter((e) => !releasedIds.has(e.reference));
+      const providerCaptured = sum(kept.map((e) => e.captured));
+      const providerRefunded = sum(kept.map((e) => e.refunded));
       if (providerCaptured !== p.amount_captured) v('amounts', p.id, `the gateway says ${p.amount_captured} captured, the providers ${providerCaptured}`);
       if (providerRefunded !== p.amount_refunded) v('amounts', p.id, `the gateway says ${p.amount_refunded} refunded, the providers ${providerRefunded}`);
       const holds = p.state === 'authorized' || p.state === 'captured';
-      if (!holds && live.some((e) => e.captured === 0)) v('amounts', p.id, `the payment is ${p.state}, but an authorization stands at the provider`);
+      if (!holds && live.some((e) => e.captured === 0 && !releasedIds.has(e.reference))) v('amounts', p.id, `the payment is ${p.state}, but an authorization stands at the provider`);
       if (p.state === 'authorized' && live.length === 0) v('amounts', p.id, 'the payment is authorized, but no provider holds an authorization');
     }
 

@@ -18,6 +18,9 @@ export const FAULT_KINDS = [
   'kill_worker',
   'redis_restart',
   'pg_terminate',
+  // The sandbox refuses, or accepts and later fails, the cancel or refund releasing an approval the
+  // payment does not keep (a partial approval in the workload, a late one under faults).
+  'release_failure',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -36,6 +39,8 @@ export interface FaultEvent {
   readonly processIndex?: number;
   /** Webhook settings stay changed for this many operations. */
   readonly windowOps?: number;
+  /** release_failure: refused outright, or accepted and failed later (a Stripe cancel, being synchronous, is refused). */
+  readonly release?: 'refused' | 'fail_later';
 }
 
 /** How a request is sent: once, then replayed with the same key, or twice at once. */
@@ -111,6 +116,8 @@ export interface PlanOptions {
   readonly kinds?: readonly FaultKind[];
   /** Sandbox faults only on these operations (default all, authorize most). */
   readonly ops?: readonly ProviderOp[];
+  /** release_failure faults of this variant only (default: either, by the seed). */
+  readonly releaseMode?: 'refused' | 'fail_later';
 }
 
 const CARDS: Readonly<Record<string, number>> = {
@@ -120,6 +127,9 @@ const CARDS: Readonly<Record<string, number>> = {
   '4000000000009979': 3, // stolen_card (hard)
   '4000000000000119': 9, // processing_error: soft, retry elsewhere (failover on proof)
 };
+
+/** Approves half the amount on Stripe: the payment is declined and the approval released (void, or refund under automatic capture). */
+export const PARTIAL_CARD = '4000000000000515';
 
 function repeat(rng: Rng): Repeat {
   return rng.weighted({ once: 70, replay: 20, concurrent: 10 });
@@ -180,9 +190,19 @@ function paymentPlan(rng: Rng, index: number, merchants: number): PaymentPlan {
     steps: [...steps, ...extras],
   };
   // Drawn last, so a seed keeps the steps, cards and repeats it had before the currency mix.
-  if (!rng.chance(0.35)) return plan;
+  if (!rng.chance(0.35)) return withPartial(rng, plan);
   const currency = rng.pick(MIXED_CURRENCIES);
   return { ...plan, currency, amount: plan.amount * AMOUNT_STEPS[currency] };
+}
+
+/**
+ * A few USD payments with the partial-approval card (drawn after everything else, so a seed keeps
+ * its plan otherwise): Stripe approves half, the gateway declines and releases it, and the
+ * release_failure fault has a release to fail. Their steps stay (a declined payment skips them).
+ */
+function withPartial(rng: Rng, plan: PaymentPlan): PaymentPlan {
+  if (!rng.chance(0.06) || plan.currency !== 'USD') return plan;
+  return { ...plan, card: PARTIAL_CARD };
 }
 
 /** Operations a lifecycle issues when its payment is approved (each repeat is one more). */
@@ -207,6 +227,7 @@ const WEIGHTS: Readonly<Record<FaultKind, number>> = {
   kill_worker: 5,
   redis_restart: 2,
   pg_terminate: 4,
+  release_failure: 4,
 };
 
 function faultEvent(rng: Rng, atOp: number, kind: FaultKind, o: PlanOptions): FaultEvent {
@@ -217,6 +238,11 @@ function faultEvent(rng: Rng, atOp: number, kind: FaultKind, o: PlanOptions): Fa
     return { atOp, kind, account, op, count: rng.int(1, 2), ...(latency ? { latencyMs: o.clientTimeoutMs + rng.int(300, 1500) } : {}) };
   }
   switch (kind) {
+    case 'release_failure':
+    {
+      const drawn = rng.chance(0.5) ? 'refused' : 'fail_later';
+      return { atOp, kind, account, count: rng.int(1, 2), release: o.releaseMode ?? drawn };
+    }
     case 'outage':
       return { atOp, kind, account, seconds: rng.int(1, 3) };
     case 'webhook_duplicate':

@@ -11,7 +11,7 @@ import { payments } from '../src/store/schema.ts';
 import type { Invariant } from './invariants.ts';
 import { isoUnitsOnAdyenWire } from './planted-exponents.ts';
 
-export const PLANTED_BUGS = ['failover_on_timeout', 'new_key_per_retry', 'stale_webhook', 'skip_version_check', 'refund_without_amount_check', 'adyen_amounts_in_iso_units'] as const;
+export const PLANTED_BUGS = ['failover_on_timeout', 'new_key_per_retry', 'stale_webhook', 'skip_version_check', 'refund_without_amount_check', 'adyen_amounts_in_iso_units', 'accepted_release_is_released'] as const;
 export type PlantedBug = (typeof PLANTED_BUGS)[number];
 
 /**
@@ -28,6 +28,8 @@ export const EXPECTED_INVARIANTS: Readonly<Record<PlantedBug, readonly Invariant
   refund_without_amount_check: ['amounts'],
   // Adyen charges what it reads with its own decimals: the sandbox ledger (ISO units) disagrees with the gateway.
   adyen_amounts_in_iso_units: ['amounts'],
+  // The provider accepted the release, then failed it: the approval the payment did not keep is still charged.
+  accepted_release_is_released: ['no_double_charge'],
 };
 
 export function isPlantedBug(name: string): name is PlantedBug {
@@ -92,6 +94,23 @@ export function plantedSeams(bug: PlantedBug): GatewaySeams {
             const roomy: Payment = { ...payment, amountCaptured: payment.amountCaptured + input.amount, amountAuthorized: payment.amountAuthorized + input.amount };
             const r = step(roomy, input, now, env);
             return r.kind === 'applied' ? { ...r, payment: { ...r.payment, amountCaptured: payment.amountCaptured, amountAuthorized: payment.amountAuthorized } } : r;
+          },
+        },
+      };
+    case 'accepted_release_is_released':
+      // The issue-20 bug: a release the provider merely accepted (pending, Adyen's "received") counts
+      // as released, and the provider's later failure event is ignored as about a released attempt.
+      return {
+        transition: {
+          step: (payment, input, now, env) => {
+            if (input.type === 'call_result' && input.ref.op === 'release' && input.outcome.kind === 'pending') {
+              return step(payment, { ...input, outcome: { kind: 'succeeded', providerRef: input.outcome.providerRef, amount: 0 } }, now, env);
+            }
+            if (input.type === 'provider_fact' && input.fact.fact === 'release_failed') {
+              const attemptId = input.fact.attemptId;
+              if (payment.attempts.find((a) => a.id === attemptId)?.status === 'released') return { kind: 'noop', reason: 'planted: failure of a released attempt ignored' };
+            }
+            return step(payment, input, now, env);
           },
         },
       };

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runChaos } from '../../../chaos/harness.ts';
 import type { ChaosReport } from '../../../chaos/harness.ts';
 import { makePlan } from '../../../chaos/plan.ts';
+import { PARTIAL_CARD } from '../../../chaos/plan.ts';
 import type { FaultKind, PaymentPlan, ProviderOp } from '../../../chaos/plan.ts';
 import { EXPECTED_INVARIANTS, PLANTED_BUGS } from '../../../chaos/planted-bugs.ts';
 import type { PlantedBug } from '../../../chaos/planted-bugs.ts';
@@ -26,6 +27,8 @@ interface Aim {
   readonly webhookDelayMs?: number;
   /** Where the seed search starts. */
   readonly seed: number;
+  /** release_failure faults of one variant only. */
+  readonly releaseMode?: 'refused' | 'fail_later';
 }
 
 const FAULTS: Readonly<Record<PlantedBug, Aim>> = {
@@ -41,6 +44,9 @@ const FAULTS: Readonly<Record<PlantedBug, Aim>> = {
   refund_without_amount_check: { kinds: [], rate: 0, payments: 50, seed: 1004 },
   // No faults needed: IDR payments routed to Adyen are charged 100x there.
   adyen_amounts_in_iso_units: { kinds: [], rate: 0, payments: 40, seed: 1005 },
+  // Release refunds (USD, automatic capture, the partial-approval card on Stripe) that the sandbox
+  // accepts as pending and fails later.
+  accepted_release_is_released: { kinds: ['release_failure'], rate: 0.3, payments: 40, accounts: ['stripe_c'], releaseMode: 'fail_later', seed: 1006 },
 };
 
 /** Two refunds in flight together, where they stay in flight until a webhook settles them (Adyen: EUR). */
@@ -48,6 +54,8 @@ const asyncRefundPair = (p: PaymentPlan): boolean => p.currency === 'EUR' && p.c
 const refundPair = (p: PaymentPlan): boolean => p.card === '4242424242424242' && p.steps.some((s) => s.kind === 'refund_pair');
 /** An approved IDR payment: about half of them go to Adyen, where the bug charges 100 times the amount. */
 const approvedIdr = (p: PaymentPlan): boolean => p.currency === 'IDR' && p.card === '4242424242424242';
+/** A partial approval on Stripe under automatic capture: its release is a refund, accepted as pending when the fault meets it. */
+const partialAutomatic = (p: PaymentPlan): boolean => p.card === PARTIAL_CARD && p.captureMethod === 'automatic';
 
 /** The first seed from `from` whose plan has at least `min` payments the bug needs (plans are pure: cheap to scan). */
 function seedWith(from: number, payments: number, wanted: (p: PaymentPlan) => boolean, min: number): number {
@@ -58,7 +66,11 @@ function seedWith(from: number, payments: number, wanted: (p: PaymentPlan) => bo
 }
 
 /** What a bug needs from the workload, when any seed will not do. */
-const NEEDS: Partial<Record<PlantedBug, (p: PaymentPlan) => boolean>> = { stale_webhook: asyncRefundPair, skip_version_check: refundPair, adyen_amounts_in_iso_units: approvedIdr };
+const NEEDS: Partial<Record<PlantedBug, (p: PaymentPlan) => boolean>> = {
+  stale_webhook: asyncRefundPair, skip_version_check: refundPair, adyen_amounts_in_iso_units: approvedIdr, accepted_release_is_released: partialAutomatic,
+};
+/** How many payments of the kind a bug needs its seed to have (default 6). */
+const NEEDED: Partial<Record<PlantedBug, number>> = { accepted_release_is_released: 2 };
 
 /**
  * KNOWN GAP, to fix next (docs/reliability.md): since the sandbox became one durable provider that
@@ -78,7 +90,7 @@ beforeAll(async () => {
   topology = await Topology.boot({ databaseUrl: db.url, processes: 1, runDir: join(tmpdir(), `sy-chaos-planted-${process.pid}`), clientTimeoutMs: 1_500, apiWaitMs: 2_000 });
   // The runs without sandbox faults first: a fault a run scheduled but did not meet stays queued in
   // the sandbox for the next run.
-  const order: readonly PlantedBug[] = ['skip_version_check', 'refund_without_amount_check', 'adyen_amounts_in_iso_units', 'failover_on_timeout', 'new_key_per_retry'];
+  const order: readonly PlantedBug[] = ['skip_version_check', 'refund_without_amount_check', 'adyen_amounts_in_iso_units', 'failover_on_timeout', 'new_key_per_retry', 'accepted_release_is_released'];
   expect([...order, ...NOT_IN_CI].sort()).toEqual([...PLANTED_BUGS].sort());
   for (const bug of order) {
     const aim = FAULTS[bug];
@@ -89,11 +101,12 @@ beforeAll(async () => {
       const from = aim.seed + 100 * tryNo;
       const report = await runChaos(
         {
-          payments: aim.payments, seed: NEEDS[bug] === undefined ? from : seedWith(from, aim.payments, NEEDS[bug], 6), processes: 1, databaseUrl: db.url,
+          payments: aim.payments, seed: NEEDS[bug] === undefined ? from : seedWith(from, aim.payments, NEEDS[bug], NEEDED[bug] ?? 6), processes: 1, databaseUrl: db.url,
           runDir: topology.opts.runDir, plant: bug, kinds: aim.kinds, faultRate: aim.rate, quiesceMs: 30_000,
           ...(aim.accounts === undefined ? {} : { faultAccounts: aim.accounts }),
           ...(aim.ops === undefined ? {} : { faultOps: aim.ops }),
           ...(aim.webhookDelayMs === undefined ? {} : { webhookDelayMs: aim.webhookDelayMs }),
+          ...(aim.releaseMode === undefined ? {} : { releaseMode: aim.releaseMode }),
         },
         topology,
       );
