@@ -133,6 +133,7 @@ export function checkInvariants(data: RunData, driver: DriverFacts): Violation[]
     if (!RESTING_STATES.has(p.state as never)) v('termination', p.id, `still ${p.state} after quiescence`);
     // A refund whose outcome stayed unknown through every resend is parked for reconciliation (an open discrepancy).
     for (const m of [...captures, ...refunds]) if ((m.status === 'requested' || m.status === 'pending') && !parked) v('termination', p.id, `${m.id} still ${m.status} after quiescence`);
+    for (const a of attempts) if (a.status === 'releasing' && !parked && p.state !== 'needs_review') v('termination', p.id, `attempt ${a.no} still releasing after quiescence`);
 
     // 7. One execution per effect at the provider: one provider payment per attempt.
     for (const [ref, list] of groupBy(sandbox, (e) => e.reference)) {
