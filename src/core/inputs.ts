@@ -8,7 +8,9 @@ export type ProviderOperation = 'prepare' | 'authorize' | 'query' | 'fence' | 'r
 
 /** Which logical operation an answer belongs to. */
 export type OperationRef =
-  | { readonly op: 'prepare' | 'query' | 'fence' | 'release'; readonly attemptId: string }
+  | { readonly op: 'prepare' | 'query' | 'fence'; readonly attemptId: string }
+  /** providerKey: which release operation this answers (a failed one's late answer is not the current one's). */
+  | { readonly op: 'release'; readonly attemptId: string; readonly providerKey?: string }
   /** sendNo: which send of the authorize call this answers (from the effect), so duplicates count once. */
   | { readonly op: 'authorize'; readonly attemptId: string; readonly sendNo?: number }
   | { readonly op: 'capture'; readonly captureId: string }

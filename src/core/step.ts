@@ -87,7 +87,9 @@ function onCallResult(d: Draft, ref: OperationRef, outcome: CallOutcome): StepRe
         if (attempt.status !== 'unknown' && attempt.status !== 'authorizing' && !parked) return noop(`query answer for attempt in ${attempt.status}`);
         onAuthorizationOutcome(d, attempt, outcome, 'query');
       } else if (ref.op === 'fence') onFenceOutcome(d, attempt, outcome);
-      else onReleaseOutcome(d, attempt, outcome);
+      else if (ref.op === 'release' && ref.providerKey !== undefined && attempt.release !== null && ref.providerKey !== attempt.release.providerKey) {
+        return noop(`answer for release key ${ref.providerKey}, not the current release ${attempt.release.no}`);
+      } else onReleaseOutcome(d, attempt, outcome);
       return null;
     }
     case 'capture':

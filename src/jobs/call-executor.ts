@@ -30,10 +30,11 @@ export function operationRef(e: ProviderCallEffect): OperationRef {
       return { op: 'void' };
     case 'authorize':
       return { op: 'authorize', attemptId: e.attemptId, ...(e.sendNo === undefined ? {} : { sendNo: e.sendNo }) };
+    case 'release':
+      return { op: 'release', attemptId: e.attemptId, ...(e.providerKey === null ? {} : { providerKey: e.providerKey }) };
     case 'prepare':
     case 'query':
     case 'fence':
-    case 'release':
       return { op: e.op, attemptId: e.attemptId };
   }
 }

@@ -74,6 +74,16 @@ describe('a release is done only when the provider confirms it', () => {
     expect(s.calls('release')).toHaveLength(2);
   });
 
+  it("a late answer for an earlier release is not the current release's", () => {
+    const { s, losing } = lateApproval();
+    const firstKey = s.calls('release')[0]!.providerKey!;
+    s.apply(releaseFact(losing().id, false));
+    const r = s.apply({ type: 'call_result', ref: { op: 'release', attemptId: losing().id, providerKey: firstKey }, outcome: approved(1000, 'pi_late') });
+    expect(r.kind).toBe('noop');
+    expect(losing().status).toBe('releasing');
+    expect(losing().release?.round).toBe(2);
+  });
+
   it('a declined or refused release is followed by a new one too', () => {
     const { s, losing } = lateApproval();
     s.apply(releaseAnswer(losing().id, declined('hard', false)));
