@@ -111,6 +111,8 @@ export class FaultInjector {
       case 'release_failure':
         // Only requests whose key names a release (the gateway's …:release:<n>) meet it.
         return this.control(`/_sandbox/${account}/faults`, { op: 'release', mode: f.release === 'fail_later' ? 'release_fail_later' : 'release_refused', count: f.count ?? 1 });
+      case 'late_reversal':
+        return this.control(`/_sandbox/${account}/faults`, { op: f.op ?? 'refund', mode: `reverse_${f.order ?? 'after'}`, count: f.count ?? 1 });
       case 'outage': {
         const seconds = f.seconds ?? 1;
         const r = await this.control(`/_sandbox/${account}/outage`, { seconds });

@@ -125,7 +125,9 @@ export function checkInvariants(data: RunData, driver: DriverFacts): Violation[]
       if (providerCaptured !== p.amount_captured) v('amounts', p.id, `the gateway says ${p.amount_captured} captured, the providers ${providerCaptured}`);
       if (providerRefunded !== p.amount_refunded) v('amounts', p.id, `the gateway says ${p.amount_refunded} refunded, the providers ${providerRefunded}`);
       const holds = p.state === 'authorized' || p.state === 'captured';
-      if (!holds && live.some((e) => e.captured === 0 && !releasedIds.has(e.reference))) v('amounts', p.id, `the payment is ${p.state}, but an authorization stands at the provider`);
+      // A capture the scheme rejected (late_reversal) consumed the authorization: it holds nothing though its entry still shows it.
+      const captureFailed = captures.some((c) => c.status === 'reversed');
+      if (!holds && !captureFailed && live.some((e) => e.captured === 0 && !releasedIds.has(e.reference))) v('amounts', p.id, `the payment is ${p.state}, but an authorization stands at the provider`);
       if (p.state === 'authorized' && live.length === 0) v('amounts', p.id, 'the payment is authorized, but no provider holds an authorization');
     }
 

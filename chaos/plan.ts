@@ -21,6 +21,10 @@ export const FAULT_KINDS = [
   // The sandbox refuses, or accepts and later fails, the cancel or refund releasing an approval the
   // payment does not keep (a partial approval in the workload, a late one under faults).
   'release_failure',
+  // A capture or refund the provider performs, then reverses at once (Adyen CAPTURE_FAILED /
+  // REFUND_FAILED, Stripe refund.failed), its failure event delivered before, after, or twice
+  // around the success it reverses.
+  'late_reversal',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -41,6 +45,8 @@ export interface FaultEvent {
   readonly windowOps?: number;
   /** release_failure: refused outright, or accepted and failed later (a Stripe cancel, being synchronous, is refused). */
   readonly release?: 'refused' | 'fail_later';
+  /** late_reversal: the failure event before, after, or twice around the success. */
+  readonly order?: 'before' | 'after' | 'twice';
 }
 
 /** How a request is sent: once, then replayed with the same key, or twice at once. */
@@ -228,6 +234,7 @@ const WEIGHTS: Readonly<Record<FaultKind, number>> = {
   redis_restart: 2,
   pg_terminate: 4,
   release_failure: 4,
+  late_reversal: 4,
 };
 
 function faultEvent(rng: Rng, atOp: number, kind: FaultKind, o: PlanOptions): FaultEvent {
@@ -243,6 +250,8 @@ function faultEvent(rng: Rng, atOp: number, kind: FaultKind, o: PlanOptions): Fa
       const drawn = rng.chance(0.5) ? 'refused' : 'fail_later';
       return { atOp, kind, account, count: rng.int(1, 2), release: o.releaseMode ?? drawn };
     }
+    case 'late_reversal':
+      return { atOp, kind, account, op: rng.chance(0.5) ? 'capture' : 'refund', count: 1, order: rng.pick(['before', 'after', 'twice'] as const) };
     case 'outage':
       return { atOp, kind, account, seconds: rng.int(1, 3) };
     case 'webhook_duplicate':

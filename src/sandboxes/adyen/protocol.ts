@@ -10,11 +10,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AccountStore, KeyClaim, KeyVerdict } from '../shared/account-store.ts';
 import type { SandboxClock } from '../shared/clock.ts';
 import type { FaultOp } from '../shared/control.ts';
+import { orderReversal } from '../shared/provider-listener.ts';
 import type { ExecutionOptions, ProviderProtocol, ProviderReply, ProviderRequest } from '../shared/provider-listener.ts';
 import { adyenStateOf, batchingDelayMs, changesOf, loadOf } from './aggregates.ts';
 import type { AdyenAccountSettings } from './aggregates.ts';
 import type { AdyenOperationContext, JsonObject } from './context.ts';
 import { isObject } from './context.ts';
+import { failCapture, reverseRefund } from './late-events.ts';
 import { AdyenServiceError, idempotencyKeyTooLong, internalError, invalidAmount, malformedJson, notFound, requestInProgress, unauthorized, unavailable } from './errors.ts';
 import { cancelPayment, capturePayment, refundPayment, reversePayment, technicalCancel } from './modifications.ts';
 import type { NotificationItem } from './notifications.ts';
@@ -162,6 +164,19 @@ export class AdyenProtocol implements ProviderProtocol {
       answer = { status: result.status, body: JSON.stringify(result.body) };
     } catch (err) {
       answer = errorAnswer(err);
+    }
+    if (options.reverse !== undefined && answer.status === 201 && (route.op === 'capture' || route.op === 'refund')) {
+      // Fault reverse_*: the scheme rejects it at once (CAPTURE_FAILED / REFUND_FAILED), notified before, after or around the success.
+      const psp = (JSON.parse(answer.body) as { pspReference?: string }).pspReference ?? '';
+      const own = queued.splice(0);
+      try {
+        if (route.op === 'capture') failCapture(ctx, psp);
+        else reverseRefund(ctx, psp, 'REFUND_FAILED');
+      } catch {
+        // Nothing succeeded to reverse (a refund beyond the captured amount fails by notification).
+      }
+      const late = queued.splice(0);
+      queued.push(...orderReversal(own, late, options.reverse));
     }
     if (options.failAfterProcessing) answer = errorAnswer(internalError('sandbox fault after processing'));
     return { answer, queued };

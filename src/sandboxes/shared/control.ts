@@ -10,7 +10,14 @@ export type FaultOp = 'create' | 'authorize' | 'capture' | 'refund' | 'void' | '
  * nothing processed; `release_fail_later`: the provider accepts it (Adyen `received`, a Stripe
  * refund `pending`) but does not perform it, and its event says it failed. Meant for op `release`.
  */
-export type FaultMode = 'error_503' | 'reset_before_processing' | 'accept_then_drop' | 'latency' | 'release_refused' | 'release_fail_later';
+export type FaultMode = 'error_503' | 'reset_before_processing' | 'accept_then_drop' | 'latency' | 'release_refused' | 'release_fail_later' | ReversalMode;
+
+/**
+ * A capture or refund performed, then reversed at once by the provider (Adyen CAPTURE_FAILED /
+ * REFUND_FAILED, Stripe refund.failed), its failure event delivered before the success, after it,
+ * or twice (before and after). Meant for ops capture and refund.
+ */
+export type ReversalMode = 'reverse_before' | 'reverse_after' | 'reverse_twice';
 
 export interface FaultSpec {
   readonly op: FaultOp;

@@ -32,6 +32,15 @@ export interface ExecutionOptions {
   readonly failAfterProcessing: boolean;
   /** Accept a cancel or refund without performing it; its event reports the failure (fault release_fail_later). */
   readonly failModification?: boolean;
+  /** Reverse a capture or refund right after performing it; its failure event before, after, or around the success (faults reverse_*). */
+  readonly reverse?: 'before' | 'after' | 'twice';
+}
+
+/** Puts the reversal's events before, after, or around (twice) the operation's own. */
+export function orderReversal<T>(own: T[], late: readonly T[], order: 'before' | 'after' | 'twice'): T[] {
+  if (order === 'after') return [...own, ...late];
+  if (order === 'before') return [...late, ...own];
+  return [...late, ...own, ...late];
 }
 
 export interface ProviderProtocol {
@@ -193,6 +202,10 @@ export class ProviderListener {
         return send(res, protocol.refusedReply(request));
       case 'release_fail_later':
         return send(res, await protocol.process(request, { executionDelayMs: 0, failAfterProcessing: false, failModification: true }));
+      case 'reverse_before':
+      case 'reverse_after':
+      case 'reverse_twice':
+        return send(res, await protocol.process(request, { executionDelayMs: 0, failAfterProcessing: false, reverse: fault.mode === 'reverse_before' ? 'before' : fault.mode === 'reverse_after' ? 'after' : 'twice' }));
       case 'error_500_after_processing':
         return send(res, await protocol.process(request, { executionDelayMs: 0, failAfterProcessing: true }));
     }

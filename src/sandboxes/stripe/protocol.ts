@@ -9,7 +9,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AccountStore, KeyClaim, KeyVerdict } from '../shared/account-store.ts';
 import type { SandboxClock } from '../shared/clock.ts';
 import type { FaultOp } from '../shared/control.ts';
+import { orderReversal } from '../shared/provider-listener.ts';
 import type { ExecutionOptions, ProviderProtocol, ProviderReply, ProviderRequest } from '../shared/provider-listener.ts';
+import { failRefund } from './refunds.ts';
 import { changedAggregates, loadSpecOf, stateOf } from './aggregates.ts';
 import type { OperationContext } from './context.ts';
 import { authenticationFailure, idempotencyKeyInUse, idempotencyMismatch, invalidParam, serverError, StripeRequestFailure, unrecognizedUrl } from './errors.ts';
@@ -136,7 +138,15 @@ export class StripeProtocol implements ProviderProtocol {
     const ctx: OperationContext = { state, now: Math.floor(nowMs / 1000), emit: (type, object) => emitted.push({ type, object }), failModification: options.failModification === true };
     let outcome: Outcome;
     try {
-      outcome = { status: 200, body: toJson(route.run(ctx, id, params)), storable: true };
+      const result = route.run(ctx, id, params);
+      outcome = { status: 200, body: toJson(result), storable: true };
+      if (options.reverse !== undefined && route.faultOp(params) === 'refund' && typeof result['id'] === 'string') {
+        // Fault reverse_*: the refund fails right after it succeeded (refund.failed), sent before, after or around its success.
+        const own = emitted.splice(0);
+        failRefund(ctx, result['id'], 'expired_or_canceled_card');
+        const late = emitted.splice(0);
+        emitted.push(...orderReversal(own, late, options.reverse));
+      }
     } catch (err) {
       outcome = failureOutcome(err);
     }

@@ -137,6 +137,11 @@ export function actionForEvent(p: Payment, account: string, e: NormalizedEvent):
       if (c === undefined && p.captureMethod === 'automatic' && p.captures.every((x) => x.providerRef !== e.modificationRef)) {
         return fact({ fact: 'auto_capture_reversed', attemptId: attempt.id, amount: e.amount, providerRef: e.modificationRef ?? '' }, attempt.id);
       }
+      // The failure arrived before the success it reverses (the capture is still in flight here): hold it.
+      const waiting = c !== undefined && c !== AMBIGUOUS ? c : captureFor(p, e, 'in_flight');
+      if (waiting !== undefined && (waiting === AMBIGUOUS || inFlight(waiting.status))) {
+        return { kind: 'hold', reason: `${e.rawType}: capture ${waiting === AMBIGUOUS ? `of ${e.amount}` : waiting.id} not succeeded yet; held until it is` };
+      }
       if (c === undefined || c === AMBIGUOUS) return { kind: 'ignore', reason: `${e.rawType}: no succeeded capture matches ${e.amount} ${e.currency}` };
       return fact({ fact: 'capture_reversed', captureId: c.id }, attempt.id);
     }

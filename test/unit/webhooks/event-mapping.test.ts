@@ -110,6 +110,13 @@ describe('actionForEvent', () => {
       expect(factOf(actionForEvent(p, 'adyen_b', ev({ kind: 'capture_reversed', amount: 5000, currency: 'EUR', modificationRef: 'cf_1' })))).toEqual({ fact: 'auto_capture_reversed', attemptId: 'att_1', amount: 5000, providerRef: 'cf_1' });
     });
 
+    it('a CAPTURE_FAILED before the CAPTURE it reverses is held, then applied', () => {
+      const before = payment({ state: 'capturing', captures: [capture({ amount: 5000, status: 'pending', providerRef: 'c1' })] });
+      expect(actionForEvent(before, 'adyen_b', ev({ kind: 'capture_reversed', amount: 5000, currency: 'EUR', modificationRef: 'c1' })).kind).toBe('hold');
+      const after = payment({ state: 'captured', amountCaptured: 5000, captures: [capture({ amount: 5000, status: 'succeeded', providerRef: 'c1' })] });
+      expect(factOf(actionForEvent(after, 'adyen_b', ev({ kind: 'capture_reversed', amount: 5000, currency: 'EUR', modificationRef: 'c1' })))).toEqual({ fact: 'capture_reversed', captureId: 'cap_1' });
+    });
+
     it('a refund reversal before the success it reverses is held, and applied once the refund succeeded', () => {
       const before = payment({ state: 'captured', amountCaptured: 5000, refunds: [refund({ status: 'pending', providerRef: 'r1' })] });
       expect(actionForEvent(before, 'adyen_b', ev({ kind: 'refund_reversed', amount: 700, currency: 'EUR', modificationRef: 'r1' })).kind).toBe('hold');
