@@ -109,7 +109,9 @@ export function checkInvariants(data: RunData, driver: DriverFacts): Violation[]
     // Every refund, when accepted, fit in what was captured minus the refunds still standing then.
     for (const r of refunds) {
       const standing = refunds.filter((q) => q.no < r.no && !((q.status === 'failed' || q.status === 'reversed') && q.updated_at <= r.created_at));
-      if (sum(standing.map((q) => q.amount)) + r.amount > Math.max(p.amount_captured, succeeded(captures))) {
+      // What was captured when it was accepted: a capture the scheme reversed since (late_reversal) counted then.
+      const everCaptured = sum(captures.filter((c) => c.status === 'succeeded' || c.status === 'reversed').map((c) => c.amount));
+      if (sum(standing.map((q) => q.amount)) + r.amount > Math.max(p.amount_captured, everCaptured)) {
         v('amounts', p.id, `refund ${r.no} of ${r.amount} was accepted with ${sum(standing.map((q) => q.amount))} already refunded or pending of ${p.amount_captured} captured`);
       }
     }
