@@ -265,7 +265,11 @@ export class Driver {
           const amount = captured - refunded + 1;
           this.tick();
           const a = await this.post(m, `/v1/payments/${id}/refunds`, { amount }, key);
-          if (a.status !== 422 || parse(a.body)['code'] !== 'amount_exceeds_captured') {
+          // A refund the provider reversed after it succeeded (fault late_reversal) is refundable again;
+          // the answer read before this step may predate the reversal.
+          const fresh = a.status === 201 || a.status === 202 ? (await this.get(m, `/v1/payments/${id}`)).json : null;
+          const reversedSince = fresh !== null && Array.isArray(fresh['refunds']) && (fresh['refunds'] as { status?: unknown }[]).some((r) => r.status === 'reversed' || r.status === 'failed');
+          if ((a.status !== 422 || parse(a.body)['code'] !== 'amount_exceeds_captured') && !reversedSince) {
             this.flag('amounts', plan, id, `refund of ${amount} with ${captured - refunded} refundable answered ${a.status} (want 422 amount_exceeds_captured)`);
             if (a.status === 201 || a.status === 202) await this.settleRefund(m, String(parse(a.body)['id']));
           }

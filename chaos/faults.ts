@@ -123,6 +123,11 @@ export class FaultInjector {
           op: this.sandboxOp(account, f.op ?? 'authorize'), mode: 'latency', count: f.count ?? 1, latency_ms: f.latencyMs ?? 3000,
           process: f.kind === 'latency_before' ? 'before' : 'after',
         });
+      case 'release_failure':
+        // Only requests whose key names a release (the gateway's …:release:<n>) meet it.
+        return this.control(`/_sandbox/${account}/faults`, { op: 'release', mode: f.release === 'fail_later' ? 'release_fail_later' : 'release_refused', count: f.count ?? 1 });
+      case 'late_reversal':
+        return this.control(`/_sandbox/${account}/faults`, { op: f.op ?? 'refund', mode: `reverse_${f.order ?? 'after'}`, count: f.count ?? 1 });
       case 'outage': {
         const seconds = f.seconds ?? 1;
         const r = await this.control(`/_sandbox/${account}/outage`, { seconds });

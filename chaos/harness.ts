@@ -33,6 +33,8 @@ export interface ChaosOptions {
   /** Faults only at these sandbox accounts and operations (a planted bug's test aims them; default all). */
   readonly faultAccounts?: readonly string[];
   readonly faultOps?: readonly ProviderOp[];
+  /** release_failure faults of this variant only (a planted bug's test aims them; default both). */
+  readonly releaseMode?: 'refused' | 'fail_later';
   /** Provider webhooks delayed this long for the whole run (besides the planned webhook_delay faults). */
   readonly webhookDelayMs?: number;
   /** A recorded schedule to run instead of the seeded one. */
@@ -99,6 +101,7 @@ export async function runChaos(o: ChaosOptions, shared?: Topology): Promise<Chao
     seed: o.seed, payments: o.payments, merchants: o.merchants ?? 6, accounts: o.faultAccounts ?? ACCOUNTS, faultRate: o.faultRate ?? 0.25, kills: true, clientTimeoutMs,
     ...(o.kinds === undefined ? {} : { kinds: o.kinds }),
     ...(o.faultOps === undefined ? {} : { ops: o.faultOps }),
+    ...(o.releaseMode === undefined ? {} : { releaseMode: o.releaseMode }),
   });
   const faults = o.replay ?? plan.faults;
   const progress = { paymentsDone: 0, payments: o.payments, operations: 0, faults: 0 };

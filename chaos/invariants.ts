@@ -20,8 +20,11 @@ export interface DriverFacts {
   readonly forgedEvents: readonly string[];
 }
 
-/** Money the provider holds for the customer on this entry: an authorization not cancelled, or anything captured. */
-const charged = (e: SandboxEntry): boolean => e.captured > 0 || (e.authorized > 0 && !e.cancelled);
+/**
+ * Money the provider holds for the customer on this entry: an authorization not cancelled and not
+ * captured, or captured money not refunded (a release refund gives an automatic-capture approval back).
+ */
+const charged = (e: SandboxEntry): boolean => e.captured > e.refunded || (e.captured === 0 && e.authorized > 0 && !e.cancelled);
 
 function groupBy<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]> {
   const m = new Map<string, T[]>();
@@ -55,7 +58,15 @@ export function checkInvariants(data: RunData, driver: DriverFacts): Violation[]
     const sandbox = entriesOfPayment.get(p.id) ?? [];
     const live = sandbox.filter(charged);
 
-    // 1. At most one live authorization across all providers.
+    // 1. At most one live authorization across all providers, and none for an approval the payment
+    // released (a late or partial approval given back): after quiescence a release is confirmed by
+    // the provider, or the payment is parked for a person with a discrepancy.
+    const parkedHere = p.state === 'needs_review' || data.openDiscrepancies.has(p.id);
+    for (const a of attempts) {
+      if (a.release === null || parkedHere) continue;
+      const held = sandbox.filter((e) => e.reference === a.id && charged(e));
+      if (held.length > 0) v('no_double_charge', p.id, `attempt ${a.no} (${a.connector}) is ${a.status} with release ${a.release.no} ${a.release.status}, but the provider still holds ${held.map((e) => `${e.id} (${e.status}, authorized ${e.authorized}, captured ${e.captured}, refunded ${e.refunded})`).join('; ')}`);
+    }
     if (live.length > 1) v('no_double_charge', p.id, `${live.length} live authorizations at the providers: ${live.map((e) => `${e.account} ${e.id} (${e.status}, authorized ${e.authorized}, captured ${e.captured})`).join('; ')}`);
 
     // 2. No attempt n+1 without a not-charged proof for every earlier attempt — recorded, and true at the provider.
@@ -65,11 +76,12 @@ export function checkInvariants(data: RunData, driver: DriverFacts): Violation[]
       if (a.proof === null) v('failover_proof', p.id, `attempt ${a.no} (${a.connector}, ${a.status}) has no not-charged proof, yet attempt ${a.no + 1} exists`);
       const chargedThere = sandbox.filter((e) => e.reference === a.id && charged(e));
       if (chargedThere.length > 0) v('failover_proof', p.id, `attempt ${a.no} was failed over with proof ${a.proof ?? 'none'}, but ${a.connector} holds ${chargedThere.map((e) => `${e.id} (${e.status})`).join(', ')}`);
-      // A refusal or a decline says the provider never authorized: one it did authorize (released
+      // A refusal says the request never reached the provider: an authorization there (released
       // since, so not charged now) shows the proof was false when it was taken. A fence may cancel
-      // an authorization it finds, so its proof is judged by what is charged alone.
+      // an authorization it finds, and a partial approval is declined and released, so their proofs
+      // are judged by what is charged alone.
       const authorizedThere = sandbox.filter((e) => e.reference === a.id && e.authorized > 0 && !charged(e));
-      if ((a.proof === 'not_sent' || a.proof === 'declined') && authorizedThere.length > 0) {
+      if (a.proof === 'not_sent' && authorizedThere.length > 0) {
         v('failover_proof', p.id, `attempt ${a.no} was failed over with proof ${a.proof}, but ${a.connector} had authorized it (${authorizedThere.map((e) => `${e.id}, ${e.status}`).join('; ')}): the proof was false`);
       }
     }
@@ -105,7 +117,9 @@ export function checkInvariants(data: RunData, driver: DriverFacts): Violation[]
     // Every refund, when accepted, fit in what was captured minus the refunds still standing then.
     for (const r of refunds) {
       const standing = refunds.filter((q) => q.no < r.no && !((q.status === 'failed' || q.status === 'reversed') && q.updated_at <= r.created_at));
-      if (sum(standing.map((q) => q.amount)) + r.amount > Math.max(p.amount_captured, succeeded(captures))) {
+      // What was captured when it was accepted: a capture the scheme reversed since (late_reversal) counted then.
+      const everCaptured = sum(captures.filter((c) => c.status === 'succeeded' || c.status === 'reversed').map((c) => c.amount));
+      if (sum(standing.map((q) => q.amount)) + r.amount > Math.max(p.amount_captured, everCaptured)) {
         v('amounts', p.id, `refund ${r.no} of ${r.amount} was accepted with ${sum(standing.map((q) => q.amount))} already refunded or pending of ${p.amount_captured} captured`);
       }
     }
@@ -113,12 +127,17 @@ export function checkInvariants(data: RunData, driver: DriverFacts): Violation[]
     // a refund unresolved after every resend) is compared with the provider after reconciliation, not here.
     const parked = data.openDiscrepancies.has(p.id);
     if (p.state !== 'needs_review' && !parked) {
-      const providerCaptured = sum(sandbox.map((e) => e.captured));
-      const providerRefunded = sum(sandbox.map((e) => e.refunded));
+      // The payment's amounts are those of the attempt it kept; a released approval is checked above (1).
+      const releasedIds = new Set(attempts.filter((a) => a.release !== null).map((a) => a.id));
+      const kept = sandbox.filter((e) => !releasedIds.has(e.reference));
+      const providerCaptured = sum(kept.map((e) => e.captured));
+      const providerRefunded = sum(kept.map((e) => e.refunded));
       if (providerCaptured !== p.amount_captured) v('amounts', p.id, `the gateway says ${p.amount_captured} captured, the providers ${providerCaptured}`);
       if (providerRefunded !== p.amount_refunded) v('amounts', p.id, `the gateway says ${p.amount_refunded} refunded, the providers ${providerRefunded}`);
       const holds = p.state === 'authorized' || p.state === 'captured';
-      if (!holds && live.some((e) => e.captured === 0)) v('amounts', p.id, `the payment is ${p.state}, but an authorization stands at the provider`);
+      // A capture the scheme rejected (late_reversal) consumed the authorization: it holds nothing though its entry still shows it.
+      const captureFailed = captures.some((c) => c.status === 'reversed');
+      if (!holds && !captureFailed && live.some((e) => e.captured === 0 && !releasedIds.has(e.reference))) v('amounts', p.id, `the payment is ${p.state}, but an authorization stands at the provider`);
       if (p.state === 'authorized' && live.length === 0) v('amounts', p.id, 'the payment is authorized, but no provider holds an authorization');
     }
 
@@ -126,6 +145,7 @@ export function checkInvariants(data: RunData, driver: DriverFacts): Violation[]
     if (!RESTING_STATES.has(p.state as never)) v('termination', p.id, `still ${p.state} after quiescence`);
     // A refund whose outcome stayed unknown through every resend is parked for reconciliation (an open discrepancy).
     for (const m of [...captures, ...refunds]) if ((m.status === 'requested' || m.status === 'pending') && !parked) v('termination', p.id, `${m.id} still ${m.status} after quiescence`);
+    for (const a of attempts) if (a.status === 'releasing' && !parked && p.state !== 'needs_review') v('termination', p.id, `attempt ${a.no} still releasing after quiescence`);
 
     // 7. One execution per effect at the provider: one provider payment per attempt. A Stripe
     // PaymentIntent created and never confirmed holds no money and is never charged (a prepare,

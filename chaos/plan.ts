@@ -20,6 +20,13 @@ export const FAULT_KINDS = [
   'pg_terminate',
   'duplicate_execution',
   'key_expiry',
+  // The sandbox refuses, or accepts and later fails, the cancel or refund releasing an approval the
+  // payment does not keep (a partial approval in the workload, a late one under faults).
+  'release_failure',
+  // A capture or refund the provider performs, then reverses at once (Adyen CAPTURE_FAILED /
+  // REFUND_FAILED, Stripe refund.failed), its failure event delivered before, after, or twice
+  // around the success it reverses.
+  'late_reversal',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -38,6 +45,10 @@ export interface FaultEvent {
   readonly processIndex?: number;
   /** Webhook settings stay changed for this many operations. */
   readonly windowOps?: number;
+  /** release_failure: refused outright, or accepted and failed later (a Stripe cancel, being synchronous, is refused). */
+  readonly release?: 'refused' | 'fail_later';
+  /** late_reversal: the failure event before, after, or twice around the success. */
+  readonly order?: 'before' | 'after' | 'twice';
 }
 
 /** How a request is sent: once, then replayed with the same key, or twice at once. */
@@ -113,6 +124,8 @@ export interface PlanOptions {
   readonly kinds?: readonly FaultKind[];
   /** Sandbox faults only on these operations (default all, authorize most). */
   readonly ops?: readonly ProviderOp[];
+  /** release_failure faults of this variant only (default: either, by the seed). */
+  readonly releaseMode?: 'refused' | 'fail_later';
 }
 
 const CARDS: Readonly<Record<string, number>> = {
@@ -122,6 +135,9 @@ const CARDS: Readonly<Record<string, number>> = {
   '4000000000009979': 3, // stolen_card (hard)
   '4000000000000119': 9, // processing_error: soft, retry elsewhere (failover on proof)
 };
+
+/** Approves half the amount on Stripe: the payment is declined and the approval released (void, or refund under automatic capture). */
+export const PARTIAL_CARD = '4000000000000515';
 
 function repeat(rng: Rng): Repeat {
   return rng.weighted({ once: 70, replay: 20, concurrent: 10 });
@@ -182,9 +198,19 @@ function paymentPlan(rng: Rng, index: number, merchants: number): PaymentPlan {
     steps: [...steps, ...extras],
   };
   // Drawn last, so a seed keeps the steps, cards and repeats it had before the currency mix.
-  if (!rng.chance(0.35)) return plan;
+  if (!rng.chance(0.35)) return withPartial(rng, plan);
   const currency = rng.pick(MIXED_CURRENCIES);
   return { ...plan, currency, amount: plan.amount * AMOUNT_STEPS[currency] };
+}
+
+/**
+ * A few USD payments with the partial-approval card (drawn after everything else, so a seed keeps
+ * its plan otherwise): Stripe approves half, the gateway declines and releases it, and the
+ * release_failure fault has a release to fail. Their steps stay (a declined payment skips them).
+ */
+function withPartial(rng: Rng, plan: PaymentPlan): PaymentPlan {
+  if (!rng.chance(0.06) || plan.currency !== 'USD') return plan;
+  return { ...plan, card: PARTIAL_CARD };
 }
 
 /** Operations a lifecycle issues when its payment is approved (each repeat is one more). */
@@ -211,6 +237,8 @@ const WEIGHTS: Readonly<Record<FaultKind, number>> = {
   pg_terminate: 4,
   duplicate_execution: 5,
   key_expiry: 2,
+  release_failure: 4,
+  late_reversal: 4,
 };
 
 /**
@@ -229,6 +257,13 @@ function faultEvent(rng: Rng, atOp: number, kind: FaultKind, o: PlanOptions): Fa
     return { atOp, kind, account, op, count: rng.int(1, 2), ...(latency ? { latencyMs: o.clientTimeoutMs + rng.int(300, 1500) } : {}) };
   }
   switch (kind) {
+    case 'release_failure':
+    {
+      const drawn = rng.chance(0.5) ? 'refused' : 'fail_later';
+      return { atOp, kind, account, count: rng.int(1, 2), release: o.releaseMode ?? drawn };
+    }
+    case 'late_reversal':
+      return { atOp, kind, account, op: rng.chance(0.5) ? 'capture' : 'refund', count: 1, order: rng.pick(['before', 'after', 'twice'] as const) };
     case 'outage':
       return { atOp, kind, account, seconds: rng.int(1, 3) };
     case 'webhook_duplicate':

@@ -14,7 +14,7 @@ import { isoUnitsOnAdyenWire } from './planted-exponents.ts';
 
 export const PLANTED_BUGS = [
   'failover_on_timeout', 'new_key_per_retry', 'stale_webhook', 'skip_version_check', 'refund_without_amount_check', 'adyen_amounts_in_iso_units',
-  'retention_not_checked_at_execution', 'superseded_refusal_as_proof',
+  'retention_not_checked_at_execution', 'superseded_refusal_as_proof', 'accepted_release_is_released',
 ] as const;
 export type PlantedBug = (typeof PLANTED_BUGS)[number];
 
@@ -37,6 +37,8 @@ export const EXPECTED_INVARIANTS: Readonly<Record<PlantedBug, readonly Invariant
   // The refused execution's answer taken as proof while its twin was authorizing: a failover over a
   // live authorization (released later, or still held).
   superseded_refusal_as_proof: ['failover_proof', 'no_double_charge'],
+  // The provider accepted the release, then failed it: the approval the payment did not keep is still charged.
+  accepted_release_is_released: ['no_double_charge'],
 };
 
 export function isPlantedBug(name: string): name is PlantedBug {
@@ -111,6 +113,23 @@ export function plantedSeams(bug: PlantedBug): GatewaySeams {
       // The issue-19 bug: a refusal judged by this execution's own snapshot of the claim, blind to
       // the executions that claimed the row since.
       return { checks: { judgeAnswer: (outcome, op, claim) => judgeAnswerAgainstClaim(outcome, op, { mine: claim.mine, now: claim.mine }) } };
+    case 'accepted_release_is_released':
+      // The issue-20 bug: a release the provider merely accepted (pending, Adyen's "received") counts
+      // as released, and the provider's later failure event is ignored as about a released attempt.
+      return {
+        transition: {
+          step: (payment, input, now, env) => {
+            if (input.type === 'call_result' && input.ref.op === 'release' && input.outcome.kind === 'pending') {
+              return step(payment, { ...input, outcome: { kind: 'succeeded', providerRef: input.outcome.providerRef, amount: 0 } }, now, env);
+            }
+            if (input.type === 'provider_fact' && input.fact.fact === 'release_failed') {
+              const attemptId = input.fact.attemptId;
+              if (payment.attempts.find((a) => a.id === attemptId)?.status === 'released') return { kind: 'noop', reason: 'planted: failure of a released attempt ignored' };
+            }
+            return step(payment, input, now, env);
+          },
+        },
+      };
     case 'adyen_amounts_in_iso_units':
       // The issue-21 bug: Adyen amounts in ISO minor units, both ways (IDR 12,345.00 goes out as
       // 1,234,500 rupiah, and Adyen's values come back unconverted).

@@ -18,7 +18,9 @@ export async function inFlight(client: pg.Client, merchantIds: readonly string[]
           parked AS (SELECT payment_id FROM discrepancies WHERE status = 'open' AND payment_id IS NOT NULL)
      SELECT (SELECT count(*) FROM run WHERE state <> ALL($2)) AS payments,
             (SELECT count(*) FROM captures WHERE payment_id IN (SELECT id FROM run) AND status IN ('requested', 'pending') AND payment_id NOT IN (SELECT payment_id FROM parked))
-          + (SELECT count(*) FROM refunds WHERE payment_id IN (SELECT id FROM run) AND status IN ('requested', 'pending') AND payment_id NOT IN (SELECT payment_id FROM parked)) AS modifications,
+          + (SELECT count(*) FROM refunds WHERE payment_id IN (SELECT id FROM run) AND status IN ('requested', 'pending') AND payment_id NOT IN (SELECT payment_id FROM parked))
+          -- A release the provider has not confirmed yet (an accepted cancel or refund waits for its event).
+          + (SELECT count(*) FROM payment_attempts WHERE payment_id IN (SELECT id FROM run) AND status = 'releasing' AND payment_id NOT IN (SELECT payment_id FROM parked)) AS modifications,
             (SELECT count(*) FROM outbox WHERE payment_id IN (SELECT id FROM run) AND status = 'pending' AND run_at <= now()) AS outbox,
             (SELECT count(*) FROM inbound_events WHERE outcome = 'pending') AS inbound`,
     [merchantIds, RESTING],

@@ -23,6 +23,8 @@ export interface AttemptRow {
   readonly connector: string;
   readonly status: string;
   readonly proof: string | null;
+  /** Set for an attempt whose approval the payment did not keep (a late or partial approval): its release. */
+  readonly release: { readonly no: number; readonly round: number; readonly status: string; readonly kind: string } | null;
 }
 
 export interface ModificationRow {
@@ -115,7 +117,7 @@ export async function loadRunData(databaseUrl: string, merchantIds: readonly str
       await q<PaymentRow & Record<string, unknown>>('SELECT id, state, amount, currency, amount_authorized, amount_captured, amount_refunded FROM payments WHERE merchant_id = ANY($1)'),
       ['amount', 'amount_authorized', 'amount_captured', 'amount_refunded'],
     );
-    const attempts = await q<AttemptRow & Record<string, unknown>>(`SELECT id, payment_id, no, connector, status, proof FROM payment_attempts WHERE ${ofRun}`);
+    const attempts = await q<AttemptRow & Record<string, unknown>>(`SELECT id, payment_id, no, connector, status, proof, release_op AS release FROM payment_attempts WHERE ${ofRun}`);
     const mod = (table: string) => q<ModificationRow & Record<string, unknown>>(`SELECT id, payment_id, no, amount, status, provider_ref, created_at, updated_at FROM ${table} WHERE ${ofRun}`);
     const captures = num(await mod('captures'), ['amount']);
     const refunds = num(await mod('refunds'), ['amount']);

@@ -116,7 +116,10 @@ export class Topology {
         name: 'sandboxes',
         port: controlPort,
         args: [CLI, 'sandbox', '--control-port', String(controlPort), '--gateway-url', proxy.url],
-        env: { ...process.env, SWITCHYARD_CONFIG: configFile },
+        // The sandboxes' ledgers live in <run database>_sandbox: without the run's DATABASE_URL they
+        // defaulted to switchyard_sandbox, shared by every run and gateway on the machine (another
+        // run's sandbox process could hold the accounts' dispatch lease and send this run's webhooks away).
+        env: { ...process.env, SWITCHYARD_CONFIG: configFile, DATABASE_URL: opts.databaseUrl },
         logFile: join(opts.runDir, 'sandboxes.log'),
         readyUrl: `${controlUrl}/_sandbox`,
       });

@@ -11,6 +11,8 @@ export const TEST_CARD_SCENARIOS = [
   'expired_card',
   'incorrect_cvc',
   'processing_error',
+  // Approves half the amount (Stripe's sandbox; Adyen's sandbox has no partial approval and approves it whole).
+  'partial_authorization',
 ] as const;
 export type TestCardScenario = (typeof TEST_CARD_SCENARIOS)[number];
 
@@ -23,6 +25,7 @@ export const TEST_CARDS: Readonly<Record<string, TestCardScenario>> = Object.fre
   '4000000000000069': 'expired_card',
   '4000000000000127': 'incorrect_cvc',
   '4000000000000119': 'processing_error',
+  '4000000000000515': 'partial_authorization',
 });
 
 /** The card number for a scenario (the first listed), for tests and the CLI. */

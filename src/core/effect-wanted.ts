@@ -25,7 +25,10 @@ export function isCallStillWanted(p: Payment, e: ProviderCallEffect): Wanted {
     case 'fence':
       return attempt.status === 'fencing' ? YES : no(`attempt is ${attempt.status}`);
     case 'release':
-      return attempt.status === 'releasing' ? YES : no(`attempt is ${attempt.status}`);
+      if (attempt.status !== 'releasing') return no(`attempt is ${attempt.status}`);
+      // Only the current release operation is live: a delayed call of an earlier one (failed since) is not.
+      if (attempt.release !== null && e.providerKey !== attempt.release.providerKey) return no(`release ${attempt.release.no} superseded the call with key ${e.providerKey ?? '-'}`);
+      return attempt.release !== null && (attempt.release.status === 'succeeded' || attempt.release.status === 'failed') ? no(`release ${attempt.release.no} is ${attempt.release.status}`) : YES;
     case 'capture': {
       const c = p.captures.find((x) => x.id === e.captureId);
       return c !== undefined && (c.status === 'requested' || c.status === 'pending') ? YES : no(`capture is ${c?.status ?? 'missing'}`);

@@ -8,7 +8,9 @@ export type ProviderOperation = 'prepare' | 'authorize' | 'query' | 'fence' | 'r
 
 /** Which logical operation an answer belongs to. */
 export type OperationRef =
-  | { readonly op: 'prepare' | 'query' | 'fence' | 'release'; readonly attemptId: string }
+  | { readonly op: 'prepare' | 'query' | 'fence'; readonly attemptId: string }
+  /** providerKey: which release operation this answers (a failed one's late answer is not the current one's). */
+  | { readonly op: 'release'; readonly attemptId: string; readonly providerKey?: string }
   /** sendNo: which send of the authorize call this answers (from the effect), so duplicates count once. */
   | { readonly op: 'authorize'; readonly attemptId: string; readonly sendNo?: number }
   | { readonly op: 'capture'; readonly captureId: string }
@@ -30,7 +32,14 @@ export type ProviderFact =
   | { readonly fact: 'refund_failed'; readonly refundId: string }
   /** A refund returned by the scheme after it had succeeded (Adyen REFUNDED_REVERSED, Stripe refund failure). */
   | { readonly fact: 'refund_reversed'; readonly refundId: string }
-  | { readonly fact: 'authorization_expired' };
+  | { readonly fact: 'authorization_expired' }
+  /** The provider confirmed (or failed) the void or refund releasing an approval we do not keep; providerRef: the refund's own reference. */
+  | { readonly fact: 'release_succeeded' | 'release_failed'; readonly attemptId: string; readonly providerRef?: string }
+  /**
+   * The scheme rejected the capture of an automatic-capture approval (Adyen CAPTURE_FAILED): no
+   * capture record exists, the approval itself captured. providerRef: the failed capture's reference.
+   */
+  | { readonly fact: 'auto_capture_reversed'; readonly attemptId: string; readonly amount: number; readonly providerRef: string };
 
 export type TimerKind = 'resend' | 'query' | 'fence_retry' | 'hold_expiry' | 'max_lifetime';
 

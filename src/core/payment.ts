@@ -49,6 +49,41 @@ export interface Attempt {
   readonly notSentReason: string | null;
   readonly amountAuthorized: number;
   readonly createdAt: string;
+  /** The release of an approval we do not keep (late or partial): null for every other attempt. */
+  readonly release: ReleaseOperation | null;
+}
+
+/**
+ * Releasing an approval we do not keep: a void, or a refund under automatic capture. Each release
+ * is a numbered operation with its own key (`<payment>:release:<no>`, numbered across the payment);
+ * an unknown answer is resent with the same key, a release the provider confirms as failed is
+ * followed by a new one (`round` + 1) with a new key, at most `CorePolicy.maxReleases` of them.
+ * The attempt is `released` only once the provider confirms (the call's final answer, a webhook).
+ */
+export interface ReleaseOperation {
+  readonly no: number;
+  /** 1 for the first release of this attempt, +1 per release the provider confirmed failed. */
+  readonly round: number;
+  readonly kind: 'void' | 'refund';
+  readonly amount: number;
+  readonly providerKey: string;
+  readonly status: 'requested' | 'pending' | 'succeeded' | 'failed' | 'review';
+  /** The cancel's or refund's own reference at the provider (its events name it), once known. */
+  readonly providerRef: string | null;
+  /** The references of this attempt's earlier releases: their late events are old news. */
+  readonly earlierRefs: readonly string[];
+  readonly calls: number;
+  /** A send may have reached the provider: a later refusal proves nothing. */
+  readonly maybeReached: boolean;
+  readonly requestedAt: string;
+  readonly failure: OperationFailure | null;
+  /** The payment's state when this release was parked for review (late proof returns it there). */
+  readonly reviewFrom?: PaymentState;
+}
+
+/** The refund id a release refund is sent with (its record at the provider carries it). */
+export function releaseRefundId(attemptId: string, r: Pick<ReleaseOperation, 'round'>): string {
+  return r.round === 1 ? `${attemptId}_release` : `${attemptId}_release_${r.round}`;
 }
 
 /**

@@ -26,6 +26,12 @@ export interface ConnectorPolicy {
 export interface CorePolicy {
   /** Resends of one logical operation that was not sent (same key). */
   readonly maxResends: number;
+  /**
+   * Release operations (void or refund of an approval we do not keep) per attempt: a release the
+   * provider confirms as failed is followed by a new one with a new key, this many in all; past it the
+   * payment is parked for review with a release_failed discrepancy. Absent: 3.
+   */
+  readonly maxReleases?: number;
   /** Queries of an unknown outcome before the payment is fenced or parked. */
   readonly maxQueries: number;
   /** Fence calls (same key) before the payment is parked for review. */

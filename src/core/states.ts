@@ -43,7 +43,8 @@ export const LEGAL_EDGES: Readonly<Record<PaymentState, readonly PaymentState[]>
   // authorizing: the unknown was resolved to not-charged (fenced) and another candidate is tried.
   auth_unknown: ['authorizing', 'authorized', 'captured', 'declined', 'failed', 'needs_review'],
   requires_action: ['authorizing', 'auth_unknown', 'authorized', 'captured', 'declined', 'failed', 'needs_review'],
-  authorized: ['capturing', 'voiding', 'expired'],
+  // needs_review: the release of another attempt's unwanted approval failed past its bound.
+  authorized: ['capturing', 'voiding', 'expired', 'needs_review'],
   // authorized: the capture was refused before anything was captured; captured: confirmed.
   capturing: ['captured', 'authorized', 'needs_review'],
   // capturing: a further capture while multicapture keeps the remainder open;
@@ -51,19 +52,28 @@ export const LEGAL_EDGES: Readonly<Record<PaymentState, readonly PaymentState[]>
   captured: ['capturing', 'failed', 'needs_review'],
   // authorized: the void was refused or never sent; the authorization still stands.
   voiding: ['voided', 'authorized', 'needs_review'],
-  voided: [],
-  declined: [],
-  expired: [],
-  failed: [],
+  // needs_review (all four): the release of an unwanted approval failed past its bound (reversal edges).
+  voided: ['needs_review'],
+  declined: ['needs_review'],
+  expired: ['needs_review'],
+  failed: ['needs_review'],
   // An operator (or late proof from the provider) settles a payment parked for review.
-  needs_review: ['authorized', 'captured', 'voided', 'failed', 'declined'],
+  needs_review: ['authorized', 'captured', 'voided', 'failed', 'declined', 'expired'],
 };
 
-/** Edges that leave a terminal state: only a capture reversed by the scheme after success. */
+/**
+ * Edges that leave a terminal state: a capture reversed by the scheme after success, and a payment
+ * parked because the release of an approval it did not keep failed past its bound (the customer
+ * may still be charged: a person must look).
+ */
 export const REVERSAL_EDGES: readonly (readonly [PaymentState, PaymentState])[] = [
   ['captured', 'capturing'],
   ['captured', 'failed'],
   ['captured', 'needs_review'],
+  ['voided', 'needs_review'],
+  ['declined', 'needs_review'],
+  ['expired', 'needs_review'],
+  ['failed', 'needs_review'],
 ];
 
 export function isLegalEdge(from: PaymentState, to: PaymentState): boolean {

@@ -4,6 +4,7 @@ import { backoffDelayMs, mayResend, providerIdempotencyKey } from './keys.ts';
 import { decideNext, nextCandidate } from './failover.ts';
 import { breakerRetryAt, isBreakerRefusal } from './breaker-wait.ts';
 import type { Draft } from './draft.ts';
+import { startRelease } from './step-release.ts';
 import type { Attempt } from './payment.ts';
 import type { CallOutcome, Declined, Succeeded } from './outcome.ts';
 
@@ -45,6 +46,7 @@ export function startAttempt(d: Draft, connector: string): void {
     notSentReason: null,
     amountAuthorized: 0,
     createdAt: d.nowIso,
+    release: null,
   };
   d.attempts.push(attempt);
   d.note(`attempt ${no} on ${connector}`);
@@ -55,14 +57,14 @@ export function startAttempt(d: Draft, connector: string): void {
   }
 }
 
-function emitCall(d: Draft, attempt: Attempt, op: 'prepare' | 'authorize' | 'query' | 'fence' | 'release', key: string | null, runAt?: string): void {
+function emitCall(d: Draft, attempt: Attempt, op: 'prepare' | 'authorize' | 'query' | 'fence', key: string | null, runAt?: string): void {
   d.emit({
     type: 'provider_call',
     op,
     connector: attempt.connector,
     attemptId: attempt.id,
     providerKey: key,
-    amount: op === 'release' ? attempt.amountAuthorized : d.p.amount,
+    amount: d.p.amount,
     currency: d.p.currency,
     ...(op === 'authorize' ? { sendNo: attempt.sends } : {}),
     ...(runAt === undefined ? {} : { runAt }),
@@ -193,9 +195,7 @@ function isCurrent(d: Draft, attempt: Attempt): boolean {
 
 /** An approval for an attempt we had given up on is live money: release it and record a discrepancy. */
 function releaseLateApproval(d: Draft, attempt: Attempt, o: Succeeded): void {
-  const policy = d.policy(attempt.connector);
-  const a = d.updateAttempt(attempt.id, { status: 'releasing', providerRef: o.providerRef, amountAuthorized: o.amount, lastOutcome: 'succeeded' });
-  emitCall(d, a, 'release', providerIdempotencyKey(d.p.id, 'release', a.no, policy.maxKeyLength));
+  const a = startRelease(d, attempt, { providerRef: o.providerRef, amountAuthorized: o.amount, lastOutcome: 'succeeded' });
   d.emit({ type: 'discrepancy', kind: 'late_approval', attemptId: a.id, detail: `approval of ${o.amount} ${d.p.currency} for attempt ${a.no} (${attempt.status}) while payment is ${d.p.state}` });
   d.note(`late approval on attempt ${a.no}: releasing`);
 }
@@ -203,9 +203,7 @@ function releaseLateApproval(d: Draft, attempt: Attempt, o: Succeeded): void {
 function applyApproval(d: Draft, attempt: Attempt, o: Succeeded): void {
   const partial = o.amount < d.p.amount;
   if (partial && !d.p.allowPartialAuthorization) {
-    const policy = d.policy(attempt.connector);
-    const a = d.updateAttempt(attempt.id, { status: 'releasing', providerRef: o.providerRef, amountAuthorized: o.amount, lastOutcome: 'succeeded', declineCode: 'partial_authorization' });
-    emitCall(d, a, 'release', providerIdempotencyKey(d.p.id, 'release', a.no, policy.maxKeyLength));
+    startRelease(d, attempt, { providerRef: o.providerRef, amountAuthorized: o.amount, lastOutcome: 'succeeded', declineCode: 'partial_authorization' });
     d.setState('declined', `partial authorization of ${o.amount} not allowed: releasing`);
     return;
   }
@@ -352,21 +350,4 @@ export function onPrepareOutcome(d: Draft, attempt: Attempt, o: CallOutcome): vo
   // The authorize call never left: no money can have moved on this attempt.
   d.updateAttempt(attempt.id, { status: 'abandoned', proof: 'not_sent', lastOutcome: o.kind, notSentReason: o.kind === 'not_sent' ? o.reason : 'prepare_failed' });
   afterProof(d);
-}
-
-export function onReleaseOutcome(d: Draft, attempt: Attempt, o: CallOutcome): void {
-  if (attempt.status !== 'releasing') return d.note(`release answer for attempt in ${attempt.status} ignored`);
-  switch (o.kind) {
-    case 'succeeded':
-    case 'pending':
-      d.updateAttempt(attempt.id, { status: 'released' });
-      return;
-    case 'declined':
-    case 'action_required':
-    case 'not_sent':
-    case 'unknown':
-      d.updateAttempt(attempt.id, { status: 'review' });
-      d.emit({ type: 'discrepancy', kind: 'release_failed', attemptId: attempt.id, detail: `release of attempt ${attempt.no} answered ${o.kind}` });
-      return;
-  }
 }

@@ -173,6 +173,30 @@ export function onCaptureReversed(d: Draft, captureId: string): StepResult | nul
   return null;
 }
 
+/**
+ * Automatic capture makes no capture record: the approval captured. When the scheme rejects that
+ * capture (Adyen CAPTURE_FAILED) the reversal is applied all the same: a capture record for it
+ * (so a redelivered event finds it by reference and is a no-op), reversed at once, with its
+ * compensating posting.
+ */
+export function onAutoCaptureReversed(d: Draft, attemptId: string, amount: number, providerRef: string): StepResult | null {
+  if (d.p.captureMethod !== 'automatic') return noop('capture failure without a capture record on a manual-capture payment');
+  const attempt = d.attempt(attemptId);
+  if (attempt === undefined || attempt.status !== 'authorized') return noop(`capture failure for attempt ${attempt?.status ?? 'missing'}`);
+  if (providerRef !== '' && d.captures.some((c) => c.providerRef === providerRef)) return noop(`capture ${providerRef} already recorded`);
+  if (!Number.isSafeInteger(amount) || amount < 1) return noop(`capture failure of ${amount}`);
+  const uncovered = d.p.amountCaptured - d.captures.filter((c) => c.status === 'reversed').reduce((s, c) => s + c.amount, 0);
+  if (uncovered <= 0) return noop('nothing captured left to reverse');
+  const no = d.captures.length + 1;
+  const capture: Capture = {
+    id: d.env.newId('capture'), no, amount: Math.min(amount, uncovered), final: true, status: 'succeeded',
+    providerKey: providerIdempotencyKey(d.p.id, 'capture', no, d.policy(attempt.connector).maxKeyLength),
+    providerRef: providerRef === '' ? null : providerRef, calls: 0, failure: null, createdAt: d.nowIso,
+  };
+  d.captures.push(capture);
+  return onCaptureReversed(d, capture.id);
+}
+
 // ---- void ----------------------------------------------------------------------------------
 
 export function requestVoid(d: Draft): StepResult | null {

@@ -5,13 +5,14 @@ import { Draft, illegal, noop } from './draft.ts';
 import type { StepEnv, StepResult } from './draft.ts';
 import {
   afterProof, fence, isPastDeadline, onAuthorizationOutcome, onFenceConfirmed, onFenceRefused,
-  onPrepareOutcome, onReleaseOutcome, resolveUnknown, startAttempt,
+  onPrepareOutcome, resolveUnknown, startAttempt,
 } from './step-authorize.ts';
 import {
-  authorizedAttempt, onCaptureOutcome, onCaptureReversed, onRefundOutcome, onRefundReversed,
+  authorizedAttempt, onAutoCaptureReversed, onCaptureOutcome, onCaptureReversed, onRefundOutcome, onRefundReversed,
   onVoidOutcome, requestCapture, requestRefund, requestVoid,
 } from './step-modify.ts';
 import { nextCandidate } from './failover.ts';
+import { onReleaseEvent, onReleaseOutcome } from './step-release.ts';
 import { assertNever } from './states.ts';
 import type { OperationRef, PaymentInput, ProviderFact, TimerKind } from './inputs.ts';
 import type { CallOutcome } from './outcome.ts';
@@ -86,7 +87,9 @@ function onCallResult(d: Draft, ref: OperationRef, outcome: CallOutcome): StepRe
         if (attempt.status !== 'unknown' && attempt.status !== 'authorizing' && !parked) return noop(`query answer for attempt in ${attempt.status}`);
         onAuthorizationOutcome(d, attempt, outcome, 'query');
       } else if (ref.op === 'fence') onFenceOutcome(d, attempt, outcome);
-      else onReleaseOutcome(d, attempt, outcome);
+      else if (ref.op === 'release' && ref.providerKey !== undefined && attempt.release !== null && ref.providerKey !== attempt.release.providerKey) {
+        return noop(`answer for release key ${ref.providerKey}, not the current release ${attempt.release.no}`);
+      } else onReleaseOutcome(d, attempt, outcome);
       return null;
     }
     case 'capture':
@@ -152,6 +155,15 @@ function onFact(d: Draft, fact: ProviderFact): StepResult | null {
       return onRefundReversed(d, fact.refundId);
     case 'authorization_expired':
       return expireHold(d, 'the provider released the authorization');
+    case 'release_succeeded':
+    case 'release_failed': {
+      const attempt = d.attempt(fact.attemptId);
+      if (attempt === undefined) return noop(`no attempt ${fact.attemptId}`);
+      onReleaseEvent(d, attempt, fact.fact === 'release_succeeded', fact.providerRef);
+      return null;
+    }
+    case 'auto_capture_reversed':
+      return onAutoCaptureReversed(d, fact.attemptId, fact.amount, fact.providerRef);
     default:
       return assertNever(fact, 'fact');
   }

@@ -30,10 +30,11 @@ export function operationRef(e: ProviderCallEffect): OperationRef {
       return { op: 'void' };
     case 'authorize':
       return { op: 'authorize', attemptId: e.attemptId, ...(e.sendNo === undefined ? {} : { sendNo: e.sendNo }) };
+    case 'release':
+      return { op: 'release', attemptId: e.attemptId, ...(e.providerKey === null ? {} : { providerKey: e.providerKey }) };
     case 'prepare':
     case 'query':
     case 'fence':
-    case 'release':
       return { op: e.op, attemptId: e.attemptId };
   }
 }
@@ -61,7 +62,8 @@ export async function executeCall(connector: Connector, p: Payment, attempt: Att
       return connector.cancelByReference({ attemptId: attempt.id, idempotencyKey: key });
     case 'release':
       if (attempt.providerRef === null) return missingRef('release');
-      if (p.captureMethod === 'automatic') return connector.refund({ ...base, providerRef: attempt.providerRef, refundId: `${attempt.id}_release`, reason: 'duplicate' });
+      // A release refund is its own record at the provider: its id names the release round.
+      if (p.captureMethod === 'automatic') return connector.refund({ ...base, providerRef: attempt.providerRef, refundId: e.refundId ?? `${attempt.id}_release`, reason: 'duplicate' });
       return connector.void({ ...base, providerRef: attempt.providerRef });
     case 'capture': {
       if (attempt.providerRef === null) return missingRef('capture');

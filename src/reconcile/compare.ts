@@ -71,9 +71,40 @@ export interface CompareResult {
 
 const inFlight = (s: string): boolean => s === 'requested' || s === 'pending';
 
-/** The attempt that holds the payment's money at this account: authorized (or being released). */
-function moneyAttempt(p: Payment, account: string): Attempt | undefined {
-  return p.attempts.find((a) => a.connector === account && (a.status === 'authorized' || a.status === 'releasing' || a.status === 'released'));
+/**
+ * The attempt the payment's own amounts (captures, refunds) belong to: the one it kept — authorized,
+ * or released by the merchant's void or the hold's expiry. An attempt whose approval we did not
+ * keep has a release record instead and is compared with that (compareRelease).
+ */
+function keptAttempt(p: Payment): Attempt | undefined {
+  return p.attempts.find((a) => (a.release ?? null) === null && (a.status === 'authorized' || a.status === 'releasing' || a.status === 'released'));
+}
+
+/**
+ * An approval we did not keep, against its own provider record: once its release is confirmed the
+ * provider must hold nothing for it (captured − refunded); a release still in flight that the
+ * provider shows done is a missed notification, applied as the release's confirmation.
+ */
+function compareRelease(p: Payment, a: Attempt, r: ReconciliationRecord): Finding[] {
+  const release = a.release!;
+  const base = { paymentId: p.id, attemptId: a.id, providerRef: r.providerRef, aspect: `release:${release.no}` };
+  const held = r.captured - r.refunded;
+  // The provider's side the finding rests on (a reopened finding compares these), and ours.
+  const facts = { provider: { status: r.status, captured: r.captured, refunded: r.refunded, currency: r.currency }, ours: { release: release.status, kind: release.kind, amount: release.amount } };
+  if (release.status === 'succeeded' && held > 0) {
+    return [{ ...base, ...facts, category: 'no_counterpart', detail: `release ${release.no} (${release.kind}) of attempt ${a.no} is confirmed here, but the provider still holds ${held} ${r.currency} for it` }];
+  }
+  const inFlightRelease = release.status === 'requested' || release.status === 'pending';
+  if (inFlightRelease && release.kind === 'refund' && r.captured > 0 && held === 0) {
+    return [{
+      ...base, ...facts, category: 'missed_notification', detail: `release ${release.no} (refund of ${release.amount}) of attempt ${a.no} is done at the provider; its notification never arrived`,
+      apply: { input: { type: 'provider_fact', fact: { fact: 'release_succeeded', attemptId: a.id } }, attemptId: a.id },
+    }];
+  }
+  if (release.status === 'review' && held > 0) {
+    return [{ ...base, ...facts, category: 'provider_side_change', detail: `release of attempt ${a.no} failed; the provider holds ${held} ${r.currency} for an approval the payment did not keep` }];
+  }
+  return [];
 }
 
 /** Attempts the provider should know about: we hold a reference, or we believe money moved. */
@@ -96,7 +127,9 @@ function compareAmounts(p: Payment, a: Attempt, r: ReconciliationRecord, knownDi
     });
     return out; // amounts in another currency or of another size make the comparisons below meaningless
   }
-  if (moneyAttempt(p, a.connector)?.id !== a.id) return out;
+  if ((a.release ?? null) !== null) return [...out, ...compareRelease(p, a, r)];
+  // Each attempt is compared with its own amounts: the payment's belong to the attempt it kept.
+  if (keptAttempt(p)?.id !== a.id) return out;
 
   // A capture we hold as succeeded that the provider reports failed (Adyen CAPTURE_FAILED) and we
   // never heard about: the provider is authoritative, and step() reverses it with a compensating

@@ -20,6 +20,20 @@ export const attemptResource = z
     outcome: z.enum(CALL_OUTCOME_KINDS).nullable().meta({ description: 'Kind of the last provider answer to this attempt.' }),
     proof: z.enum(['declined', 'not_sent', 'fenced']).nullable().meta({ description: 'The not-charged proof that allowed the next attempt.' }),
     decline_code: z.string().nullable(),
+    release: z
+      .strictObject({
+        number: z.int().min(1).meta({ description: 'The release operation number across the payment (its provider key ends release:<number>).' }),
+        round: z.int().min(1).meta({ description: '1 for the first release of this attempt, +1 for each release the provider confirmed as failed.' }),
+        kind: z.enum(['void', 'refund']),
+        amount,
+        status: z.enum(['requested', 'pending', 'succeeded', 'failed', 'review']).meta({
+          description: 'requested: sent or being sent; pending: accepted by the provider, not confirmed; succeeded: confirmed (the attempt is released); review: failed or unresolved past the bound (the payment is in needs_review).',
+        }),
+        provider_reference: z.string().nullable().meta({ description: "The cancel's or release refund's own reference at the provider." }),
+        failure_code: z.string().nullable(),
+      })
+      .nullable()
+      .meta({ description: 'The release of an approval the gateway does not keep (a late or partial approval): null for every other attempt. While it is in flight the attempt is releasing.' }),
     created_at: timestamp,
   })
   .meta({ id: 'Attempt' });

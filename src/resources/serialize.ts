@@ -7,7 +7,12 @@ import type { AttemptResource, CaptureResource, PaymentResource, RefundResource 
 function attemptResource(a: Attempt): AttemptResource {
   return {
     id: a.id, connector: a.connector, status: a.status, provider_reference: a.providerRef, outcome: a.lastOutcome, proof: a.proof,
-    decline_code: a.declineCode, created_at: a.createdAt,
+    decline_code: a.declineCode,
+    release: a.release === null ? null : {
+      number: a.release.no, round: a.release.round, kind: a.release.kind, amount: a.release.amount, status: a.release.status,
+      provider_reference: a.release.providerRef, failure_code: a.release.failure?.code ?? null,
+    },
+    created_at: a.createdAt,
   };
 }
 
@@ -27,7 +32,7 @@ export function refundResource(p: Payment, r: Refund): RefundResource {
 
 /** `updatedAt`: when this version of the payment was written (the row's updated_at, or the transition's time). */
 export function paymentResource(p: Payment, updatedAt: string): PaymentResource {
-  const holding = p.attempts.find((a) => a.status === 'authorized' || a.status === 'review');
+  const holding = p.attempts.find((a) => a.status === 'authorized') ?? p.attempts.find((a) => a.status === 'review');
   return {
     id: p.id, object: 'payment', status: p.state, amount: p.amount, currency: p.currency,
     amount_authorized: p.amountAuthorized, amount_captured: p.amountCaptured, amount_refunded: p.amountRefunded,

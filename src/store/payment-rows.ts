@@ -71,6 +71,7 @@ export function attemptRow(paymentId: string, a: Attempt, updatedAt: Date): Atte
     amountAuthorized: a.amountAuthorized,
     createdAt: date(a.createdAt),
     updatedAt,
+    releaseOp: a.release,
   };
 }
 
@@ -111,6 +112,7 @@ export function attemptFromRow(r: AttemptRow): Attempt {
     notSentReason: r.notSentReason,
     amountAuthorized: r.amountAuthorized,
     createdAt: iso(r.createdAt),
+    release: r.releaseOp === null ? null : { ...r.releaseOp, earlierRefs: r.releaseOp.earlierRefs ?? [] },
   };
 }
 

@@ -18,7 +18,7 @@ import {
   unique,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
-import type { OperationFailure, RoutingDecision, VoidOperation } from '../core/payment.ts';
+import type { OperationFailure, ReleaseOperation, RoutingDecision, VoidOperation } from '../core/payment.ts';
 import { safeBigint } from './safe-bigint.ts';
 
 /** BIGINT minor units <-> number, never a float. */
@@ -111,6 +111,7 @@ export const paymentAttempts = pgTable(
     amountAuthorized: minorUnits('amount_authorized').notNull(),
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),
+    releaseOp: jsonb('release_op').$type<ReleaseOperation>(),
   },
   (t) => [
     unique('payment_attempts_payment_no_key').on(t.paymentId, t.no),
@@ -414,6 +415,8 @@ export const discrepancies = pgTable(
     updatedAt: ts('updated_at'),
     /** The resolved row this one reopens (the provider's side changed after it was resolved). */
     reopens: text('reopens'),
+    /** The provider event a discrepancy is about, when one is attached (an event held past its bound). */
+    event: jsonb('event').$type<Record<string, unknown>>(),
   },
   (t) => [
     index('discrepancies_open_idx').on(t.createdAt).where(sql`status = 'open'`),

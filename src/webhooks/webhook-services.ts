@@ -37,6 +37,13 @@ export interface WebhookOptions {
   /** An event naming a payment we do not know yet is retried this many times (backoff from inboundRetryBaseMs), then dead-lettered. */
   readonly inboundMaxTries?: number;
   readonly inboundRetryBaseMs?: number;
+  /**
+   * A failure or reversal that arrived before the success it reverses is held this long at most
+   * (from its receipt, on the services' clock), decided again every inboundHoldRecheckMs at most;
+   * past it a discrepancy with the event attached is recorded. Default one hour.
+   */
+  readonly inboundHoldMs?: number;
+  readonly inboundHoldRecheckMs?: number;
   /** Largest provider webhook body accepted. */
   readonly inboundBodyLimit?: string;
   readonly random?: () => number;
@@ -57,6 +64,8 @@ export interface WebhookSettings {
   readonly deliveryMaxExecutions: number;
   readonly inboundMaxTries: number;
   readonly inboundRetryBaseMs: number;
+  readonly inboundHoldMs: number;
+  readonly inboundHoldRecheckMs: number;
   readonly inboundBodyLimit: string;
   readonly random: () => number;
   readonly addressPolicy: AddressPolicy;
@@ -94,6 +103,8 @@ export function webhookSettings(o: WebhookOptions = {}, env: NodeJS.ProcessEnv =
     deliveryMaxExecutions: o.deliveryMaxExecutions ?? 8,
     inboundMaxTries: o.inboundMaxTries ?? 12,
     inboundRetryBaseMs: o.inboundRetryBaseMs ?? 1_000,
+    inboundHoldMs: o.inboundHoldMs ?? 60 * 60_000,
+    inboundHoldRecheckMs: o.inboundHoldRecheckMs ?? 30_000,
     inboundBodyLimit: o.inboundBodyLimit ?? '1mb',
     random: o.random ?? Math.random,
     addressPolicy: o.addressPolicy ?? AddressPolicy.fromEnv(),

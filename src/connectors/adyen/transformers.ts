@@ -40,6 +40,8 @@ export function adyenTestCard(scenario: TestCardScenario): { holderName: string;
     // No holder name for a CVC decline: the acquirer response code 24 (CVC Declined) is requested instead.
     case 'incorrect_cvc': return { holderName: 'Switchyard Test', additionalData: { RequestedTestAcquirerResponseCode: '24' } };
     case 'processing_error': return { holderName: 'ERROR' };
+    // The Adyen sandbox knows no partial approval: this card is approved in full there.
+    case 'partial_authorization': return { holderName: 'Switchyard Test' };
     default: return assertNever(scenario, 'test card scenario');
   }
 }

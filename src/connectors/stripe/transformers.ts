@@ -43,6 +43,7 @@ export function stripeTestPaymentMethod(scenario: TestCardScenario): string {
     case 'expired_card': return 'pm_card_chargeDeclinedExpiredCard';
     case 'incorrect_cvc': return 'pm_card_chargeDeclinedIncorrectCvc';
     case 'processing_error': return 'pm_card_chargeDeclinedProcessingError';
+    case 'partial_authorization': return 'pm_card_visa_partialAuthorization';
     default: return assertNever(scenario, 'test card scenario');
   }
 }

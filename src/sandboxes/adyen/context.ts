@@ -12,6 +12,8 @@ export interface AdyenOperationContext {
   newPspReference(): string;
   /** Queues a notification; it is signed and sent after the operation finished. */
   notify(item: NotificationItem): void;
+  /** Fault release_fail_later: a cancel or refund is received but not performed; its notification is success=false. */
+  readonly failModification?: boolean;
 }
 
 export type JsonObject = Readonly<Record<string, unknown>>;

@@ -84,6 +84,9 @@ function refundCaptured(ctx: AdyenOperationContext, p: PaymentRecord, value: num
   return { success: true, reason: '' };
 }
 
+/** Fault release_fail_later: received, not performed, and the notification says so. */
+const FAILED_BY_FAULT: Settled = { success: false, reason: 'Modification failed (sandbox fault)' };
+
 export function capturePayment(ctx: AdyenOperationContext, psp: string, body: JsonObject): ModificationResult {
   checkMerchantAccount(ctx, body);
   const p = paymentOf(ctx, psp);
@@ -101,7 +104,8 @@ export function capturePayment(ctx: AdyenOperationContext, psp: string, body: Js
 export function cancelPayment(ctx: AdyenOperationContext, psp: string, body: JsonObject): ModificationResult {
   checkMerchantAccount(ctx, body);
   const p = paymentOf(ctx, psp);
-  const mod = record(ctx, p, 'cancel', p.amount, optionalString(body, 'reference'), cancelAuthorisation(ctx, p));
+  const outcome = ctx.failModification === true ? FAILED_BY_FAULT : cancelAuthorisation(ctx, p);
+  const mod = record(ctx, p, 'cancel', p.amount, optionalString(body, 'reference'), outcome);
   return received(ctx, p, mod, false);
 }
 
@@ -111,7 +115,8 @@ export function refundPayment(ctx: AdyenOperationContext, psp: string, body: Jso
   const amount = requiredAmount(body);
   if (amount.currency !== p.amount.currency) throw invalidAmount(`currency ${amount.currency} differs from the payment's ${p.amount.currency}`);
   const refundPsp = ctx.newPspReference();
-  const mod = record(ctx, p, 'refund', amount, optionalString(body, 'reference'), refundCaptured(ctx, p, amount.value, refundPsp), refundPsp);
+  const outcome = ctx.failModification === true ? FAILED_BY_FAULT : refundCaptured(ctx, p, amount.value, refundPsp);
+  const mod = record(ctx, p, 'refund', amount, optionalString(body, 'reference'), outcome, refundPsp);
   return received(ctx, p, mod, true);
 }
 

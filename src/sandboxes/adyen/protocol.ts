@@ -10,12 +10,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AccountStore, KeyClaim, KeyVerdict } from '../shared/account-store.ts';
 import type { SandboxClock } from '../shared/clock.ts';
 import type { FaultOp } from '../shared/control.ts';
+import { orderReversal } from '../shared/provider-listener.ts';
 import type { ExecutionOptions, ProviderProtocol, ProviderReply, ProviderRequest } from '../shared/provider-listener.ts';
 import { adyenStateOf, batchingDelayMs, changesOf, loadOf } from './aggregates.ts';
 import type { AdyenAccountSettings } from './aggregates.ts';
 import type { AdyenOperationContext, JsonObject } from './context.ts';
 import { isObject } from './context.ts';
-import { AdyenServiceError, idempotencyKeyTooLong, internalError, malformedJson, notFound, rateLimited, requestInProgress, unauthorized, unavailable } from './errors.ts';
+import { failCapture, reverseRefund } from './late-events.ts';
+import { AdyenServiceError, idempotencyKeyTooLong, internalError, invalidAmount, malformedJson, notFound, rateLimited, requestInProgress, unauthorized, unavailable } from './errors.ts';
 import { cancelPayment, capturePayment, refundPayment, reversePayment, technicalCancel } from './modifications.ts';
 import type { NotificationItem } from './notifications.ts';
 import { createPayment } from './payments.ts';
@@ -97,6 +99,10 @@ export class AdyenProtocol implements ProviderProtocol {
     return this.reply(req, errorAnswer(rateLimited()));
   }
 
+  refusedReply(req: ProviderRequest): ProviderReply {
+    return this.reply(req, errorAnswer(invalidAmount('sandbox fault: the modification is refused')));
+  }
+
   async process(req: ProviderRequest, options: ExecutionOptions): Promise<ProviderReply> {
     if (header(req, 'x-api-key') !== this.deps.apiKey) return this.reply(req, errorAnswer(unauthorized()));
     if (req.method === 'GET') return this.reply(req, await this.report(req));
@@ -154,6 +160,7 @@ export class AdyenProtocol implements ProviderProtocol {
       merchantAccount: this.deps.merchantAccount,
       newPspReference,
       notify: (item) => queued.push(item),
+      failModification: options.failModification === true,
     };
     let answer: Answer;
     try {
@@ -161,6 +168,19 @@ export class AdyenProtocol implements ProviderProtocol {
       answer = { status: result.status, body: JSON.stringify(result.body) };
     } catch (err) {
       answer = errorAnswer(err);
+    }
+    if (options.reverse !== undefined && answer.status === 201 && (route.op === 'capture' || route.op === 'refund')) {
+      // Fault reverse_*: the scheme rejects it at once (CAPTURE_FAILED / REFUND_FAILED), notified before, after or around the success.
+      const psp = (JSON.parse(answer.body) as { pspReference?: string }).pspReference ?? '';
+      const own = queued.splice(0);
+      try {
+        if (route.op === 'capture') failCapture(ctx, psp);
+        else reverseRefund(ctx, psp, 'REFUND_FAILED');
+      } catch {
+        // Nothing succeeded to reverse (a refund beyond the captured amount fails by notification).
+      }
+      const late = queued.splice(0);
+      queued.push(...orderReversal(own, late, options.reverse));
     }
     if (options.failAfterProcessing) answer = errorAnswer(internalError('sandbox fault after processing'));
     return { answer, queued };

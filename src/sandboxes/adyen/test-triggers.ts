@@ -32,6 +32,7 @@ const GATEWAY_TEST_CARDS: Readonly<Record<string, TestDecision>> = Object.freeze
   '4000000000000069': refused('6'), // expired
   '4000000000000127': refused('24'), // CVC declined
   '4000000000000119': { resultCode: 'Error', refusalReasonCode: '4' }, // acquirer error
+  '4000000000000515': AUTHORISED, // partial authorization on Stripe; no partial approval in this sandbox
 });
 
 function fromAcquirerCode(code: number): TestDecision {

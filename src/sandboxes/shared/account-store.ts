@@ -290,13 +290,13 @@ export class AccountStore {
   }
 
   /** Consumes one firing of the oldest fault for `op` (null: a read, only `any` faults hit it). */
-  async takeFault(op: FaultOp | null, idempotencyKey: string | null): Promise<FiredFaultRow | null> {
+  async takeFault(op: FaultOp | null, alsoOp: FaultOp | null = null, idempotencyKey: string | null = null): Promise<FiredFaultRow | null> {
     const { rows } = await this.db.pool.query<{ op: FaultOp; mode: string; latency_ms: number; process: 'before' | 'after' }>({
-      name: 'sbx_take_fault',
-      text: `UPDATE sandbox_faults SET remaining = remaining - 1, hit_keys = hit_keys || coalesce($3::text, '')
-             WHERE id = (SELECT id FROM sandbox_faults WHERE account = $1 AND remaining > 0 AND (op = 'any' OR op = $2::text) ORDER BY id LIMIT 1) AND remaining > 0
+      name: 'sbx_take_fault_3',
+      text: `UPDATE sandbox_faults SET remaining = remaining - 1, hit_keys = hit_keys || coalesce($4::text, '')
+             WHERE id = (SELECT id FROM sandbox_faults WHERE account = $1 AND remaining > 0 AND (op = 'any' OR op = $2::text OR op = $3::text) ORDER BY id LIMIT 1) AND remaining > 0
              RETURNING op, mode, latency_ms, process`,
-      values: [this.account, op, idempotencyKey],
+      values: [this.account, op, alsoOp, idempotencyKey],
     });
     const row = rows[0];
     return row === undefined ? null : { op: row.op, mode: row.mode, latencyMs: row.latency_ms, process: row.process };

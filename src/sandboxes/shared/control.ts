@@ -1,8 +1,24 @@
 // What every provider sandbox exposes to the shared control API (docs/sandbox.md).
 
-export type FaultOp = 'create' | 'authorize' | 'capture' | 'refund' | 'void' | 'any';
-/** `rate_limited`: the provider's 429, sent before anything is processed (after `latencyMs`, when given). */
-export type FaultMode = 'error_503' | 'reset_before_processing' | 'accept_then_drop' | 'latency' | 'rate_limited';
+/**
+ * `release`: a void or refund whose idempotency key names a release (`…:release:<n>`, the
+ * gateway's release of an approval it does not keep); such a request is also a `void` / `refund`.
+ */
+export type FaultOp = 'create' | 'authorize' | 'capture' | 'refund' | 'void' | 'release' | 'any';
+/**
+ * `rate_limited`: the provider's 429, sent before anything is processed (after `latencyMs`, when given).
+ * `release_refused`: the provider refuses the cancel or refund as invalid (Stripe 400, Adyen 422),
+ * nothing processed; `release_fail_later`: the provider accepts it (Adyen `received`, a Stripe
+ * refund `pending`) but does not perform it, and its event says it failed. Meant for op `release`.
+ */
+export type FaultMode = 'error_503' | 'reset_before_processing' | 'accept_then_drop' | 'latency' | 'rate_limited' | 'release_refused' | 'release_fail_later' | ReversalMode;
+
+/**
+ * A capture or refund performed, then reversed at once by the provider (Adyen CAPTURE_FAILED /
+ * REFUND_FAILED, Stripe refund.failed), its failure event delivered before the success, after it,
+ * or twice (before and after). Meant for ops capture and refund.
+ */
+export type ReversalMode = 'reverse_before' | 'reverse_after' | 'reverse_twice';
 
 export interface FaultSpec {
   readonly op: FaultOp;

@@ -42,10 +42,11 @@ export class FaultScheduler {
 
   /**
    * Consumes one firing of the oldest fault matching this request. `op` null means the request is
-   * not one of the money operations (a read): only `any` faults hit it.
+   * not one of the money operations (a read): only `any` faults hit it. `alsoOp`: a second op the
+   * request belongs to (`release` for a void or refund that releases an approval).
    */
-  async take(op: FaultOp | null, idempotencyKey: string | null = null): Promise<FiredFault | null> {
-    const row = await this.store.takeFault(op, idempotencyKey);
+  async take(op: FaultOp | null, alsoOp: FaultOp | null = null, idempotencyKey: string | null = null): Promise<FiredFault | null> {
+    const row = await this.store.takeFault(op, alsoOp, idempotencyKey);
     return row === null ? null : { op: row.op, mode: row.mode as SandboxFaultMode, latencyMs: row.latencyMs, process: row.process };
   }
 

@@ -30,6 +30,17 @@ export interface ExecutionOptions {
   readonly executionDelayMs: number;
   /** Perform the operation, then answer (and store) a 500 instead of its result. */
   readonly failAfterProcessing: boolean;
+  /** Accept a cancel or refund without performing it; its event reports the failure (fault release_fail_later). */
+  readonly failModification?: boolean;
+  /** Reverse a capture or refund right after performing it; its failure event before, after, or around the success (faults reverse_*). */
+  readonly reverse?: 'before' | 'after' | 'twice';
+}
+
+/** Puts the reversal's events before, after, or around (twice) the operation's own. */
+export function orderReversal<T>(own: T[], late: readonly T[], order: 'before' | 'after' | 'twice'): T[] {
+  if (order === 'after') return [...own, ...late];
+  if (order === 'before') return [...late, ...own];
+  return [...late, ...own, ...late];
 }
 
 export interface ProviderProtocol {
@@ -40,6 +51,14 @@ export interface ProviderProtocol {
   unavailableReply(req: ProviderRequest): ProviderReply;
   /** The provider's 429 answer, sent before anything is processed (the key is not stored). */
   rateLimitedReply(req: ProviderRequest): ProviderReply;
+  /** The provider refusing the request as invalid (4xx), nothing processed (fault release_refused). */
+  refusedReply(req: ProviderRequest): ProviderReply;
+}
+
+/** A void or refund releasing an approval the gateway does not keep: its key names a release. */
+export function isReleaseRequest(op: FaultOp | null, req: ProviderRequest): boolean {
+  const key = req.headers['idempotency-key'];
+  return (op === 'void' || op === 'refund') && typeof key === 'string' && key.includes(':release:');
 }
 
 export interface ProviderListenerOptions {
@@ -149,8 +168,9 @@ export class ProviderListener {
       const url = new URL(req.url ?? '/', 'http://sandbox.invalid');
       const request: ProviderRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, rawBody };
       const { protocol, faults } = this.options;
+      const op = protocol.faultOpOf(request);
       const key = req.headers['idempotency-key'];
-      const fault = await faults.take(protocol.faultOpOf(request), typeof key === 'string' ? key : null);
+      const fault = await faults.take(op, isReleaseRequest(op, request) ? 'release' : null, typeof key === 'string' ? key : null);
       await this.answer(request, fault, res);
     } catch (err) {
       if (!res.headersSent && !res.destroyed) {
@@ -184,6 +204,14 @@ export class ProviderListener {
         await sleep(fault.latencyMs);
         return send(res, reply);
       }
+      case 'release_refused':
+        return send(res, protocol.refusedReply(request));
+      case 'release_fail_later':
+        return send(res, await protocol.process(request, { executionDelayMs: 0, failAfterProcessing: false, failModification: true }));
+      case 'reverse_before':
+      case 'reverse_after':
+      case 'reverse_twice':
+        return send(res, await protocol.process(request, { executionDelayMs: 0, failAfterProcessing: false, reverse: fault.mode === 'reverse_before' ? 'before' : fault.mode === 'reverse_after' ? 'after' : 'twice' }));
       case 'error_500_after_processing':
         return send(res, await protocol.process(request, { executionDelayMs: 0, failAfterProcessing: true }));
     }

@@ -9,4 +9,6 @@ export interface OperationContext {
   readonly now: number;
   /** Queues a Stripe event about `object` (a snapshot taken now); sent after the state change. */
   emit(type: string, object: StripeObject): void;
+  /** Fault release_fail_later: a refund is answered pending, not performed, and its event says it failed. */
+  readonly failModification?: boolean;
 }

@@ -177,6 +177,8 @@ export function cancelPaymentIntent(ctx: OperationContext, id: string, params: F
   const pi = findPaymentIntent(ctx, id);
   const reason = readEnum(params, 'cancellation_reason', ['duplicate', 'fraudulent', 'requested_by_customer', 'abandoned'] as const);
   if (!CANCELLABLE.includes(pi.status)) throw unexpectedState(ctx, pi, 'cancel', CANCELLABLE);
+  // Fault release_fail_later: a Stripe cancel is synchronous, so the failure is its refusal.
+  if (ctx.failModification === true) throw unexpectedState(ctx, pi, 'cancel (refused by a sandbox fault)', CANCELLABLE);
   pi.status = 'canceled';
   pi.canceledAt = ctx.now;
   pi.cancellationReason = reason ?? null;

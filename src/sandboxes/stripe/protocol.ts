@@ -9,8 +9,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AccountStore, KeyClaim, KeyVerdict } from '../shared/account-store.ts';
 import type { SandboxClock } from '../shared/clock.ts';
 import type { FaultOp } from '../shared/control.ts';
+import { orderReversal } from '../shared/provider-listener.ts';
 import type { ExecutionOptions, ProviderProtocol, ProviderReply, ProviderRequest } from '../shared/provider-listener.ts';
 import { EVENT_RETENTION_SECONDS } from './balance.ts';
+import { failRefund } from './refunds.ts';
 import { changedAggregates, loadSpecOf, stateOf } from './aggregates.ts';
 import type { OperationContext } from './context.ts';
 import { authenticationFailure, idempotencyKeyInUse, idempotencyMismatch, invalidParam, serverError, StripeRequestFailure, unrecognizedUrl } from './errors.ts';
@@ -53,6 +55,11 @@ export class StripeProtocol implements ProviderProtocol {
     } catch {
       return null;
     }
+  }
+
+  refusedReply(req: ProviderRequest): ProviderReply {
+    const failure = invalidParam('payment_intent', 'This request is refused by a sandbox fault (release_refused).');
+    return this.reply(req, newRequestId(), { status: failure.status, body: errorBody(failure), storable: false });
   }
 
   unavailableReply(req: ProviderRequest): ProviderReply {
@@ -140,10 +147,18 @@ export class StripeProtocol implements ProviderProtocol {
   /** Runs an operation against the loaded state; the events it emitted are written with its change. */
   private execute(route: StripeRoute, id: string, params: FormParams, origin: EventOrigin, options: ExecutionOptions, state: StripeSandboxState, nowMs: number): Executed {
     const emitted: { type: string; object: Record<string, unknown> }[] = [];
-    const ctx: OperationContext = { state, now: Math.floor(nowMs / 1000), emit: (type, object) => emitted.push({ type, object }) };
+    const ctx: OperationContext = { state, now: Math.floor(nowMs / 1000), emit: (type, object) => emitted.push({ type, object }), failModification: options.failModification === true };
     let outcome: Outcome;
     try {
-      outcome = { status: 200, body: toJson(route.run(ctx, id, params)), storable: true };
+      const result = route.run(ctx, id, params);
+      outcome = { status: 200, body: toJson(result), storable: true };
+      if (options.reverse !== undefined && route.faultOp(params) === 'refund' && typeof result['id'] === 'string') {
+        // Fault reverse_*: the refund fails right after it succeeded (refund.failed), sent before, after or around its success.
+        const own = emitted.splice(0);
+        failRefund(ctx, result['id'], 'expired_or_canceled_card');
+        const late = emitted.splice(0);
+        emitted.push(...orderReversal(own, late, options.reverse));
+      }
     } catch (err) {
       outcome = failureOutcome(err);
     }

@@ -44,11 +44,20 @@ export function createRefund(ctx: OperationContext, params: FormParams): StripeO
     currency: charge.currency,
     reason,
     metadata,
-    status: 'succeeded',
+    status: ctx.failModification === true ? 'pending' : 'succeeded',
     failureReason: null,
   };
   ctx.state.refunds.set(refund.id, refund);
   charge.refunds.push(refund.id);
+  if (ctx.failModification === true) {
+    // Fault release_fail_later: accepted as pending, never performed; its events say it failed.
+    const accepted = renderRefund(refund);
+    ctx.emit('refund.created', accepted);
+    refund.status = 'failed';
+    refund.failureReason = 'unknown';
+    ctx.emit('refund.failed', renderRefund(refund));
+    return accepted;
+  }
   charge.amountRefunded += amount;
   bookBalanceTransaction(ctx, { id: `txn_${refund.id.slice(3)}`, paymentIntent: refund.paymentIntent, source: refund.id, type: 'refund', reportingCategory: 'refund', amount: -amount, currency: refund.currency });
   ctx.emit('refund.created', renderRefund(refund));

@@ -16,7 +16,12 @@ export type EventAction =
   | { readonly kind: 'dispute'; readonly event: DisputeEvent }
   | { readonly kind: 'ignore'; readonly reason: string }
   /** Not decidable yet (two objects match by amount): try again once our own records name it. */
-  | { readonly kind: 'retry'; readonly reason: string };
+  | { readonly kind: 'retry'; readonly reason: string }
+  /**
+   * A failure or reversal that arrived before the success it reverses: held, decided again as
+   * the payment changes, for at most the hold bound (then a discrepancy with the event attached).
+   */
+  | { readonly kind: 'hold'; readonly reason: string };
 
 /** More than one capture or refund matches by amount alone: guessing could settle the wrong one. */
 export const AMBIGUOUS = 'ambiguous' as const;
@@ -75,12 +80,35 @@ export function attemptFor(p: Payment, e: NormalizedEvent): Attempt | undefined 
   return e.providerRef === null ? undefined : p.attempts.find((a) => a.providerRef === e.providerRef);
 }
 
+/** A void or refund event about an attempt whose approval is being released (or was). */
+function releaseAction(attempt: Attempt, e: NormalizedEvent): EventAction | null {
+  const ref = 'modificationRef' in e && e.modificationRef !== null ? { providerRef: e.modificationRef } : {};
+  switch (e.kind) {
+    case 'void_succeeded':
+    case 'refund_succeeded':
+      return fact({ fact: 'release_succeeded', attemptId: attempt.id, ...ref }, attempt.id);
+    case 'void_failed':
+    case 'refund_failed':
+    case 'refund_reversed':
+      return fact({ fact: 'release_failed', attemptId: attempt.id, ...ref }, attempt.id);
+    default:
+      return null;
+  }
+}
+
 export function actionForEvent(p: Payment, account: string, e: NormalizedEvent): EventAction {
   if (e.kind === 'ignored') return { kind: 'ignore', reason: `${e.rawType}: not an event the gateway acts on` };
   const attempt = attemptFor(p, e);
   if (attempt === undefined) return { kind: 'ignore', reason: `${e.rawType}: names no attempt of payment ${p.id}` };
   // An event verified with one account's secret may only speak about that account's attempts.
   if (attempt.connector !== account) return { kind: 'ignore', reason: `${e.rawType}: attempt ${attempt.id} belongs to ${attempt.connector}, not ${account}` };
+  // Events about the release of an approval we do not keep (its void or its refund) settle that
+  // release, never the kept attempt's captures, refunds or void.
+  if (attempt.status !== 'authorized' && ((attempt.release ?? null) !== null || attempt.status === 'releasing')) {
+    const release = releaseAction(attempt, e);
+    if (release !== null) return release;
+  }
+  const kept = attempt.status === 'authorized';
   switch (e.kind) {
     case 'authorization':
       return fact({ fact: 'authorization', attemptId: attempt.id, outcome: e.outcome }, attempt.id);
@@ -94,6 +122,7 @@ export function actionForEvent(p: Payment, account: string, e: NormalizedEvent):
       return fact({ fact: e.kind }, attempt.id);
     case 'capture_succeeded':
     case 'capture_failed': {
+      if (!kept) return { kind: 'ignore', reason: `${e.rawType}: attempt ${attempt.id} is ${attempt.status}, not the attempt that holds the payment` };
       const c = captureFor(p, e, 'in_flight');
       if (c === AMBIGUOUS) return { kind: 'retry', reason: `${e.rawType}: several captures of ${e.amount} in flight; waiting for their references` };
       if (c === undefined) return { kind: 'ignore', reason: `${e.rawType}: no capture in flight matches ${e.amount} ${e.currency}` };
@@ -102,17 +131,29 @@ export function actionForEvent(p: Payment, account: string, e: NormalizedEvent):
         : fact({ fact: 'capture_failed', captureId: c.id }, attempt.id);
     }
     case 'capture_reversed': {
+      if (!kept) return { kind: 'ignore', reason: `${e.rawType}: attempt ${attempt.id} is ${attempt.status}, not the attempt that holds the payment` };
       const c = captureFor(p, e, 'succeeded');
+      // Automatic capture made no capture record: the approval captured, and its failure is applied all the same.
+      if (c === undefined && p.captureMethod === 'automatic' && p.captures.every((x) => x.providerRef !== e.modificationRef)) {
+        return fact({ fact: 'auto_capture_reversed', attemptId: attempt.id, amount: e.amount, providerRef: e.modificationRef ?? '' }, attempt.id);
+      }
+      // The failure arrived before the success it reverses (the capture is still in flight here): hold it.
+      const waiting = c !== undefined && c !== AMBIGUOUS ? c : captureFor(p, e, 'in_flight');
+      if (waiting !== undefined && (waiting === AMBIGUOUS || inFlight(waiting.status))) {
+        return { kind: 'hold', reason: `${e.rawType}: capture ${waiting === AMBIGUOUS ? `of ${e.amount}` : waiting.id} not succeeded yet; held until it is` };
+      }
       if (c === undefined || c === AMBIGUOUS) return { kind: 'ignore', reason: `${e.rawType}: no succeeded capture matches ${e.amount} ${e.currency}` };
       return fact({ fact: 'capture_reversed', captureId: c.id }, attempt.id);
     }
     case 'refund_succeeded': {
+      if (!kept) return { kind: 'ignore', reason: `${e.rawType}: attempt ${attempt.id} is ${attempt.status}, not the attempt that holds the payment` };
       const r = refundFor(p, e, 'in_flight');
       if (r === AMBIGUOUS) return { kind: 'retry', reason: `${e.rawType}: several refunds of ${e.amount} in flight; waiting for their references` };
       if (r === undefined) return { kind: 'ignore', reason: `${e.rawType}: no refund in flight matches ${e.amount} ${e.currency}` };
       return fact({ fact: 'refund_succeeded', refundId: r.id, ...(e.modificationRef === null ? {} : { providerRef: e.modificationRef }) }, attempt.id);
     }
     case 'refund_failed': {
+      if (!kept) return { kind: 'ignore', reason: `${e.rawType}: attempt ${attempt.id} is ${attempt.status}, not the attempt that holds the payment` };
       const pending = refundFor(p, e, 'in_flight');
       if (pending === AMBIGUOUS) return { kind: 'retry', reason: `${e.rawType}: several refunds of ${e.amount} in flight; waiting for their references` };
       const r = pending ?? refundFor(p, e, 'succeeded');
@@ -121,8 +162,15 @@ export function actionForEvent(p: Payment, account: string, e: NormalizedEvent):
       return fact({ fact: r.status === 'succeeded' ? 'refund_reversed' : 'refund_failed', refundId: r.id }, attempt.id);
     }
     case 'refund_reversed': {
-      const r = refundFor(p, e, 'succeeded');
-      if (r === undefined || r === AMBIGUOUS) return { kind: 'ignore', reason: `${e.rawType}: no succeeded refund matches ${e.amount} ${e.currency}` };
+      if (!kept) return { kind: 'ignore', reason: `${e.rawType}: attempt ${attempt.id} is ${attempt.status}, not the attempt that holds the payment` };
+      const named = byRef(p.refunds, e.modificationRef);
+      const r = named !== undefined && named.status !== 'succeeded' ? undefined : refundFor(p, e, 'succeeded');
+      if (r === undefined || r === AMBIGUOUS) {
+        // The reversal arrived before the success it reverses: hold it until that success is here.
+        const waiting = named !== undefined ? (inFlight(named.status) ? named : undefined) : refundFor(p, e, 'in_flight');
+        if (waiting !== undefined) return { kind: 'hold', reason: `${e.rawType}: refund ${waiting === AMBIGUOUS ? `of ${e.amount}` : waiting.id} not succeeded yet; held until it is` };
+        return { kind: 'ignore', reason: `${e.rawType}: no succeeded refund matches ${e.amount} ${e.currency}` };
+      }
       return fact({ fact: 'refund_reversed', refundId: r.id }, attempt.id);
     }
     case 'dispute_opened':

@@ -12,6 +12,8 @@ import type { Payment } from '../../core/payment.ts';
 import { loadAggregate, loadAggregateByAttempt } from '../../store/payment-load.ts';
 import { findAttemptByProviderRef } from '../../store/payment-queries.ts';
 import { transition } from '../../store/transition.ts';
+import { discrepancies } from '../../store/schema.ts';
+import { dedupeKey } from '../../reconcile/compare.ts';
 import type { WebhookServices } from '../webhook-services.ts';
 import { applyDisputeEvent } from './disputes.ts';
 import { actionForEvent } from './event-mapping.ts';
@@ -60,6 +62,8 @@ async function applyClaimed(s: WebhookServices, outboxId: number, row: InboundRo
   switch (action.kind) {
     case 'retry':
       return retryLater(s, outboxId, row.id, row.tries + 1, action.reason);
+    case 'hold':
+      return holdOrGiveUp(s, outboxId, row, paymentId, action.reason);
     case 'ignore':
       // One statement: the event settled and its job done, atomically.
       await settleInboundEvent(s.db, row.id, 'ignored', action.reason, paymentId, s.now(), outboxId);
@@ -102,6 +106,44 @@ async function applyClaimed(s: WebhookServices, outboxId: number, row: InboundRo
       return settled;
     }
   }
+}
+
+/**
+ * A failure or reversal before the success it reverses: decided again shortly (the state it needs
+ * may arrive any moment), until the hold bound from its receipt; past it, a discrepancy with the
+ * event attached, and the event goes to the dead letter (replayable).
+ */
+async function holdOrGiveUp(s: WebhookServices, outboxId: number, row: InboundRow, paymentId: string, why: string): Promise<InboundResult> {
+  const now = s.now();
+  const { inboundHoldMs, inboundHoldRecheckMs, inboundRetryBaseMs } = s.settings;
+  const heldMs = now.getTime() - row.receivedAt.getTime();
+  const e = row.event!;
+  if (heldMs >= inboundHoldMs) {
+    const reason = `held: ${why}; bound of ${Math.round(inboundHoldMs / 1000)} s passed, recorded as a discrepancy`;
+    const providerRef = `inbox:${row.id}`;
+    await s.db.transaction(async (tx) => {
+      await tx.insert(discrepancies).values({
+        id: newId('discrepancy', now.getTime()), paymentId, attemptId: e.attemptId, kind: 'held_event_expired', category: 'unapplied_event',
+        connector: row.connector, providerRef, owner: 'operations', createdAt: now,
+        detail: `${e.rawType} (${e.providerRef ?? 'no provider ref'}) held ${Math.round(heldMs / 1000)} s: ${why}`,
+        dedupeKey: dedupeKey({ category: 'unapplied_event', paymentId, providerRef, aspect: 'event' }),
+        event: { inboundEventId: row.id, ...e },
+      }).onConflictDoNothing();
+      await settleInboundEvent(tx, row.id, 'failed', reason, paymentId, now);
+      await markOutboxDone(tx, outboxId, now);
+    });
+    s.log(`webhooks: inbound event ${row.id} ${reason}`);
+    return { kind: 'failed', reason };
+  }
+  const tries = row.tries + 1;
+  const delay = Math.max(1, Math.min(inboundRetryBaseMs * 2 ** Math.min(tries - 1, 20), inboundHoldRecheckMs, inboundHoldMs - heldMs));
+  const reason = `held: ${why} (try ${tries})`;
+  await s.db.transaction(async (tx) => {
+    await retryInboundLater(tx, row.id, tries, reason, new Date(now.getTime() + delay), paymentId);
+    await markOutboxDone(tx, outboxId, now);
+  });
+  s.kick();
+  return { kind: 'retry', reason };
 }
 
 async function notKnownYet(s: WebhookServices, outboxId: number, inboundId: number, tries: number, e: NormalizedEvent): Promise<InboundResult> {

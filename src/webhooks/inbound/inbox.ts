@@ -77,19 +77,21 @@ export interface InboundRow {
   readonly outcome: InboundOutcome;
   readonly event: NormalizedEvent | null;
   readonly tries: number;
+  /** When the event was first received (the intake's clock): bounds how long it may be held. */
+  readonly receivedAt: Date;
 }
 
 export type ClaimedInbound = { readonly ok: true; readonly event: InboundRow | null } | { readonly ok: false; readonly reason: 'done' | 'claimed' | 'missing' };
 
 /** Claims the inbound job's outbox row and, in the same statement, reads the event it names (null: the event is gone). */
 export async function claimInboundJob(db: Db, outboxId: number, claimant: string, now: Date, leaseMs: number): Promise<ClaimedInbound> {
-  const res = await db.execute<{ id: string | null; connector: string | null; outcome: string | null; event: NormalizedEvent | null; tries: number | null }>(sql`
+  const res = await db.execute<{ id: string | null; connector: string | null; outcome: string | null; event: NormalizedEvent | null; tries: number | null; received_at: string | Date | null }>(sql`
     WITH c AS (${claimStatement(outboxId, claimant, now, leaseMs)})
-    SELECT e.id, e.connector, e.outcome, e.event, e.tries FROM c LEFT JOIN inbound_events e ON e.id = (c.payload->>'inboundEventId')::bigint`);
+    SELECT e.id, e.connector, e.outcome, e.event, e.tries, e.received_at FROM c LEFT JOIN inbound_events e ON e.id = (c.payload->>'inboundEventId')::bigint`);
   const r = res.rows[0];
   if (r === undefined) return whyNotClaimed(db, outboxId);
   if (r.id === null) return { ok: true, event: null };
-  return { ok: true, event: { id: Number(r.id), connector: r.connector!, outcome: r.outcome as InboundOutcome, event: r.event, tries: r.tries! } };
+  return { ok: true, event: { id: Number(r.id), connector: r.connector!, outcome: r.outcome as InboundOutcome, event: r.event, tries: r.tries!, receivedAt: new Date(r.received_at!) } };
 }
 
 /**
@@ -114,9 +116,9 @@ export async function settleInboundEvent(
   else await tx.execute(sql`WITH settled AS (${settle.getSQL()}) ${outboxDoneStatement(jobOutboxId, now)}`);
 }
 
-/** The payment is not known yet: count the try and process the event again later. */
-export async function retryInboundLater(tx: DbOrTx, id: number, tries: number, reason: string, at: Date): Promise<void> {
-  await tx.update(inboundEvents).set({ tries, reason, outcome: 'pending' }).where(and(eq(inboundEvents.id, id), inArray(inboundEvents.outcome, [...PROCESSABLE])));
+/** The payment is not known yet (or the event is held): count the try and process the event again later. */
+export async function retryInboundLater(tx: DbOrTx, id: number, tries: number, reason: string, at: Date, paymentId?: string): Promise<void> {
+  await tx.update(inboundEvents).set({ tries, reason, outcome: 'pending', ...(paymentId === undefined ? {} : { paymentId }) }).where(and(eq(inboundEvents.id, id), inArray(inboundEvents.outcome, [...PROCESSABLE])));
   await enqueueWebhookJob(tx, 'inbound_event', { inboundEventId: id }, at);
 }
 

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runChaos } from '../../../chaos/harness.ts';
 import type { ChaosReport } from '../../../chaos/harness.ts';
 import { makePlan } from '../../../chaos/plan.ts';
+import { PARTIAL_CARD } from '../../../chaos/plan.ts';
 import type { FaultKind, PaymentPlan, ProviderOp } from '../../../chaos/plan.ts';
 import { EXPECTED_INVARIANTS, PLANTED_BUGS } from '../../../chaos/planted-bugs.ts';
 import type { PlantedBug } from '../../../chaos/planted-bugs.ts';
@@ -28,6 +29,8 @@ interface Aim {
   readonly seed: number;
   /** How long to wait for quiescence (default 30 s). */
   readonly quiesceMs?: number;
+  /** release_failure faults of one variant only. */
+  readonly releaseMode?: 'refused' | 'fail_later';
 }
 
 const FAULTS: Readonly<Record<PlantedBug, Aim>> = {
@@ -49,6 +52,9 @@ const FAULTS: Readonly<Record<PlantedBug, Aim>> = {
   retention_not_checked_at_execution: { kinds: ['key_expiry'], rate: 0.08, payments: 30, seed: 1006, quiesceMs: 60_000 },
   // Authorizations refused in one execution while a second one of the same row is approved.
   superseded_refusal_as_proof: { kinds: ['duplicate_execution'], rate: 0.3, payments: 24, ops: ['authorize'], seed: 1007 },
+  // Release refunds (USD, automatic capture, the partial-approval card on Stripe) that the sandbox
+  // accepts as pending and fails later.
+  accepted_release_is_released: { kinds: ['release_failure'], rate: 0.3, payments: 40, accounts: ['stripe_c'], releaseMode: 'fail_later', seed: 1009 },
 };
 
 /** Two refunds in flight together, where they stay in flight until a webhook settles them (Adyen: EUR). */
@@ -56,6 +62,8 @@ const asyncRefundPair = (p: PaymentPlan): boolean => p.currency === 'EUR' && p.c
 const refundPair = (p: PaymentPlan): boolean => p.card === '4242424242424242' && p.steps.some((s) => s.kind === 'refund_pair');
 /** An approved IDR payment: about half of them go to Adyen, where the bug charges 100 times the amount. */
 const approvedIdr = (p: PaymentPlan): boolean => p.currency === 'IDR' && p.card === '4242424242424242';
+/** A partial approval on Stripe under automatic capture: its release is a refund, accepted as pending when the fault meets it. */
+const partialAutomatic = (p: PaymentPlan): boolean => p.card === PARTIAL_CARD && p.captureMethod === 'automatic';
 
 /** The first seed from `from` whose plan has at least `min` payments the bug needs (plans are pure: cheap to scan). */
 function seedWith(from: number, payments: number, wanted: (p: PaymentPlan) => boolean, min: number): number {
@@ -69,8 +77,10 @@ function seedWith(from: number, payments: number, wanted: (p: PaymentPlan) => bo
 /** An approved payment with a refund: key_expiry loses a refund's answer. */
 const refunded = (p: PaymentPlan): boolean => p.card === '4242424242424242' && p.steps.some((s) => s.kind === 'refund' || s.kind === 'refund_pair');
 const NEEDS: Partial<Record<PlantedBug, (p: PaymentPlan) => boolean>> = {
-  stale_webhook: asyncRefundPair, skip_version_check: refundPair, adyen_amounts_in_iso_units: approvedIdr, retention_not_checked_at_execution: refunded,
+  stale_webhook: asyncRefundPair, skip_version_check: refundPair, adyen_amounts_in_iso_units: approvedIdr, retention_not_checked_at_execution: refunded, accepted_release_is_released: partialAutomatic,
 };
+/** How many payments of the kind a bug needs its seed to have (default 6). */
+const NEEDED: Partial<Record<PlantedBug, number>> = { accepted_release_is_released: 2 };
 
 /**
  * KNOWN GAP, to fix next (docs/reliability.md): since the sandbox became one durable provider that
@@ -90,7 +100,7 @@ beforeAll(async () => {
   topology = await Topology.boot({ databaseUrl: db.url, processes: 1, runDir: join(tmpdir(), `sy-chaos-planted-${process.pid}`), clientTimeoutMs: 1_500, apiWaitMs: 2_000 });
   const order: readonly PlantedBug[] = [
     'skip_version_check', 'refund_without_amount_check', 'adyen_amounts_in_iso_units', 'stale_webhook', 'failover_on_timeout', 'new_key_per_retry',
-    'superseded_refusal_as_proof', 'retention_not_checked_at_execution',
+    'superseded_refusal_as_proof', 'retention_not_checked_at_execution', 'accepted_release_is_released',
   ];
   expect([...order, ...NOT_IN_CI].sort()).toEqual([...PLANTED_BUGS].sort());
   for (const bug of order) {
@@ -102,11 +112,12 @@ beforeAll(async () => {
       const from = aim.seed + 100 * tryNo;
       const report = await runChaos(
         {
-          payments: aim.payments, seed: NEEDS[bug] === undefined ? from : seedWith(from, aim.payments, NEEDS[bug], 6), processes: 1, databaseUrl: db.url,
+          payments: aim.payments, seed: NEEDS[bug] === undefined ? from : seedWith(from, aim.payments, NEEDS[bug], NEEDED[bug] ?? 6), processes: 1, databaseUrl: db.url,
           runDir: topology.opts.runDir, plant: bug, kinds: aim.kinds, faultRate: aim.rate, quiesceMs: aim.quiesceMs ?? 30_000,
           ...(aim.accounts === undefined ? {} : { faultAccounts: aim.accounts }),
           ...(aim.ops === undefined ? {} : { faultOps: aim.ops }),
           ...(aim.webhookDelayMs === undefined ? {} : { webhookDelayMs: aim.webhookDelayMs }),
+          ...(aim.releaseMode === undefined ? {} : { releaseMode: aim.releaseMode }),
         },
         topology,
       );

@@ -60,6 +60,29 @@ function repeat(s: Sim, n: number, input: () => PaymentInput): PaymentInput {
   return input();
 }
 
+/** A late approval for `attemptId` (released), then release answers declined `n` times. */
+function lateApprovalReleaseFails(s: Sim, attemptId: string, n: number): PaymentInput {
+  s.apply({ type: 'provider_fact', fact: { fact: 'authorization', attemptId, outcome: approved(1000, 'pi_late') } });
+  const fail = (): PaymentInput => ({ type: 'call_result', ref: { op: 'release', attemptId }, outcome: declined('hard', false) });
+  return repeat(s, n, fail);
+}
+/** Attempt 1 refused (proof), attempt 2 authorized on the second connector. */
+function failedOverAuthorized(): Sim {
+  const s = new Sim();
+  s.authorize(notSent());
+  s.authorize(approved(1000, 'psp_2'));
+  expect(s.state).toBe('authorized');
+  return s;
+}
+/** Parked because the release of a late approval failed past its bound, from `expired`. */
+function parkedForReleaseFromExpired(): Sim {
+  const s = failedOverAuthorized();
+  s.apply({ type: 'provider_fact', fact: { fact: 'authorization_expired' } });
+  s.apply(lateApprovalReleaseFails(s, s.payment.attempts[0]!.id, 3));
+  expect(s.state).toBe('needs_review');
+  return s;
+}
+
 type Walk = () => { sim: Sim; input: PaymentInput | null };
 const WALKS: Record<string, Walk> = {
   'created>authorizing': () => ({ sim: new Sim(), input: null }),
@@ -106,6 +129,34 @@ const WALKS: Record<string, Walk> = {
   'voiding>voided': () => ({ sim: voiding(), input: { type: 'call_result', ref: { op: 'void' }, outcome: approved(0) } }),
   'voiding>authorized': () => ({ sim: voiding(), input: { type: 'call_result', ref: { op: 'void' }, outcome: declined('hard', false) } }),
   'voiding>needs_review': () => { const s = voiding(); return { sim: s, input: repeat(s, 4, () => ({ type: 'call_result', ref: { op: 'void' }, outcome: unknown() })) }; },
+  'authorized>needs_review': () => { const s = failedOverAuthorized(); return { sim: s, input: lateApprovalReleaseFails(s, s.payment.attempts[0]!.id, 3) }; },
+  'voided>needs_review': () => {
+    const s = failedOverAuthorized();
+    s.apply({ type: 'void_requested' });
+    s.apply({ type: 'call_result', ref: { op: 'void' }, outcome: approved(0) });
+    return { sim: s, input: lateApprovalReleaseFails(s, s.payment.attempts[0]!.id, 3) };
+  },
+  'declined>needs_review': () => {
+    const s = new Sim();
+    s.authorize(approved(600));
+    const fail = (): PaymentInput => ({ type: 'call_result', ref: { op: 'release', attemptId: s.attempt.id }, outcome: declined('hard', false) });
+    return { sim: s, input: repeat(s, 3, fail) };
+  },
+  'expired>needs_review': () => {
+    const s = failedOverAuthorized();
+    s.apply({ type: 'provider_fact', fact: { fact: 'authorization_expired' } });
+    return { sim: s, input: lateApprovalReleaseFails(s, s.payment.attempts[0]!.id, 3) };
+  },
+  'failed>needs_review': () => {
+    const s = new Sim(makeEnv(), only('stripe_a'));
+    for (let i = 0; i < 6 && s.state !== 'failed'; i++) s.authorize(notSent());
+    expect(s.state).toBe('failed');
+    return { sim: s, input: lateApprovalReleaseFails(s, s.attempt.id, 3) };
+  },
+  'needs_review>expired': () => {
+    const s = parkedForReleaseFromExpired();
+    return { sim: s, input: { type: 'call_result', ref: { op: 'release', attemptId: s.payment.attempts[0]!.id }, outcome: approved(0) } };
+  },
   'needs_review>authorized': () => ({ sim: parked(), input: { type: 'operator_resolved', as: 'authorized', note: 'provider shows it authorized' } }),
   'needs_review>captured': () => {
     const s = authUnknown({ captureMethod: 'automatic' });

@@ -167,15 +167,17 @@ function checkRun(scn: Scenario): void {
       if (e.type !== 'provider_call' || e.providerKey === null) continue;
       const op = logicalOp(e);
       if (e.op === 'authorize') expect(told.get(e.attemptId)?.declined ?? false, 'a declined operation is never resent').toBe(false);
-      // void keys are per void request; every other logical operation has exactly one key.
-      if (e.op !== 'void') {
+      // void and release keys are per numbered operation (a failed one is followed by a new key);
+      // every other logical operation has exactly one key.
+      const numbered = e.op === 'void' || e.op === 'release';
+      if (!numbered) {
         const k = opKey.get(op);
         if (k === undefined) opKey.set(op, e.providerKey);
         else expect(e.providerKey, `same key for ${op}`).toBe(k);
       }
       const owner = keyOwner.get(e.providerKey);
-      if (owner === undefined) keyOwner.set(e.providerKey, e.op === 'void' ? `void:${e.providerKey}` : op);
-      else expect(owner, 'one key, one logical operation').toBe(e.op === 'void' ? `void:${e.providerKey}` : op);
+      if (owner === undefined) keyOwner.set(e.providerKey, numbered ? `${e.op}:${e.providerKey}` : op);
+      else expect(owner, 'one key, one logical operation').toBe(numbered ? `${e.op}:${e.providerKey}` : op);
       expect(e.providerKey.length).toBeLessThanOrEqual(env.policies[e.connector]!.maxKeyLength);
     }
     effectsSeen = s.effects.length;

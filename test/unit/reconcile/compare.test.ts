@@ -13,7 +13,7 @@ function payment(over: Partial<Payment> = {}, attempt: Record<string, unknown> =
     id: 'pay_1', merchantId: 'm', reference: 'r', amount: 1000, currency: 'EUR', captureMethod: 'manual', allowPartialAuthorization: false, state: 'authorized',
     amountAuthorized: 1000, amountCaptured: 0, amountRefunded: 0, captureOpen: false, captures: [], refunds: [], voidOp: null,
     routing: { snapshot: 's' }, metadata: {}, version: 1, createdAt: T0, deadlineAt: T0,
-    attempts: [{ id: 'att_1', no: 1, connector: 'acct', status: 'authorized', providerRef: 'pi_1', amountAuthorized: 1000, createdAt: T0, ...attempt }],
+    attempts: [{ id: 'att_1', no: 1, connector: 'acct', status: 'authorized', providerRef: 'pi_1', amountAuthorized: 1000, createdAt: T0, release: null, ...attempt }],
     ...over,
   } as unknown as Payment;
 }
@@ -102,5 +102,29 @@ describe('compare', () => {
     const p = payment({ state: 'captured', amountCaptured: 1000, amountRefunded: 400 });
     const [f] = compare(input([p], [record({ captured: 1000, refunded: 0, refundsReturned: 400, status: 'succeeded' })])).findings;
     expect([f?.aspect, f?.provider, f?.ours]).toEqual(['refund_returned', { status: 'succeeded', returned: 400 }, { refunded: 400 }]);
+  });
+
+  describe('each attempt against its own amounts (issue 20)', () => {
+    const release = { no: 1, round: 1, kind: 'refund', amount: 1000, providerKey: 'k', status: 'succeeded', providerRef: 're_1', earlierRefs: [], calls: 1, maybeReached: true, requestedAt: T0, failure: null };
+    // Automatic capture: attempt 1 approved late on this account and released by a refund; attempt 2 (elsewhere) kept, 1000 captured.
+    const twoAttempts = (rel: Record<string, unknown>): Payment => {
+      const p = payment({ captureMethod: 'automatic', state: 'captured', amountCaptured: 1000 }, { status: 'released', release: { ...release, ...rel } });
+      return { ...p, attempts: [...p.attempts, { ...p.attempts[0]!, id: 'att_2', no: 2, connector: 'other', providerRef: 'psp_2', status: 'authorized', release: null }] };
+    };
+
+    it('a release confirmed here while the provider still holds the money is a finding, even when the amounts equal the kept attempt\'s', () => {
+      const found = compare(input([twoAttempts({})], [record({ status: 'succeeded', captured: 1000, refunded: 0 })])).findings;
+      expect(found.map((f) => [f.category, f.aspect])).toEqual([['no_counterpart', 'release:1']]);
+    });
+
+    it('a released attempt the provider shows refunded agrees', () => {
+      expect(categories(input([twoAttempts({})], [record({ status: 'succeeded', captured: 1000, refunded: 1000 })]))).toEqual([]);
+    });
+
+    it('a release in flight that the provider shows done is applied as its confirmation', () => {
+      const found = compare(input([twoAttempts({ status: 'pending' })], [record({ status: 'succeeded', captured: 1000, refunded: 1000 })])).findings;
+      expect(found).toHaveLength(1);
+      expect(found[0]!.apply?.input).toEqual({ type: 'provider_fact', fact: { fact: 'release_succeeded', attemptId: 'att_1' } });
+    });
   });
 });

@@ -9,7 +9,7 @@ function attempt(over: Partial<Attempt> = {}): Attempt {
   return {
     id: 'att_1', no: 1, connector: 'adyen_b', status: 'authorized', providerRef: 'psp_1', authKey: 'k', firstSentAt: null, sends: 1, maybeReached: true,
     notSentSends: [], prepareCalls: 0, queries: 0, fenceCalls: 0, lastOutcome: 'succeeded', proof: null, declineCode: null, declineClass: null,
-    retryElsewhere: false, notSentReason: null, amountAuthorized: 5000, createdAt: '2026-01-01T00:00:00.000Z', ...over,
+    retryElsewhere: false, notSentReason: null, amountAuthorized: 5000, createdAt: '2026-01-01T00:00:00.000Z', release: null, ...over,
   };
 }
 const capture = (over: Partial<Capture>): Capture => ({ id: 'cap_1', no: 1, amount: 2000, final: false, status: 'requested', providerKey: 'k', providerRef: null, calls: 1, failure: null, createdAt: '2026-01-01T00:00:00.000Z', ...over });
@@ -79,5 +79,51 @@ describe('actionForEvent', () => {
   it('disputes are records, never payment inputs; unknown codes are ignored', () => {
     expect(actionForEvent(payment(), 'adyen_b', ev({ kind: 'dispute_opened', disputeRef: 'd1', amount: 5000, currency: 'EUR', reason: null })).kind).toBe('dispute');
     expect(actionForEvent(payment(), 'adyen_b', ev({ kind: 'ignored' })).kind).toBe('ignore');
+  });
+
+  describe('releases and reordered failures (issue 20)', () => {
+    const release = { no: 1, round: 1, kind: 'refund', amount: 5000, providerKey: 'k', status: 'pending', providerRef: 're_1', earlierRefs: [], calls: 1, maybeReached: true, requestedAt: '2026-01-01T00:00:00.000Z', failure: null } as const;
+    // Attempt 1 (adyen_b, psp_1) was approved late and is being released; attempt 2 holds the payment.
+    const kept = attempt({ id: 'att_2', no: 2, providerRef: 'psp_2' });
+    const releasing = (over: Partial<Attempt> = {}) => payment({ attempts: [attempt({ status: 'releasing', release, ...over }), kept] });
+
+    it('a cancellation of an attempt being released settles the release, never the payment void', () => {
+      const p = releasing({ release: { ...release, kind: 'void', providerRef: null } });
+      expect(factOf(actionForEvent({ ...p, state: 'voiding' }, 'adyen_b', ev({ kind: 'void_succeeded' })))).toEqual({ fact: 'release_succeeded', attemptId: 'att_1' });
+      expect(factOf(actionForEvent(p, 'adyen_b', ev({ kind: 'void_failed' })))).toEqual({ fact: 'release_failed', attemptId: 'att_1' });
+    });
+
+    it("a release refund's events match the release, not the kept attempt's refunds of the same amount", () => {
+      const p = { ...releasing(), refunds: [refund({ amount: 5000, status: 'pending' })] };
+      expect(factOf(actionForEvent(p, 'adyen_b', ev({ kind: 'refund_succeeded', amount: 5000, currency: 'EUR', modificationRef: 're_1' })))).toEqual({ fact: 'release_succeeded', attemptId: 'att_1', providerRef: 're_1' });
+      expect(factOf(actionForEvent(p, 'adyen_b', ev({ kind: 'refund_failed', amount: 5000, currency: 'EUR', modificationRef: 're_1' })))).toEqual({ fact: 'release_failed', attemptId: 'att_1', providerRef: 're_1' });
+      expect(factOf(actionForEvent(p, 'adyen_b', ev({ kind: 'refund_reversed', amount: 5000, currency: 'EUR', modificationRef: 're_1' })))).toEqual({ fact: 'release_failed', attemptId: 'att_1', providerRef: 're_1' });
+    });
+
+    it('a capture event about an attempt the payment did not keep is ignored', () => {
+      const p = { ...releasing(), captures: [capture({ amount: 5000 })] };
+      expect(actionForEvent(p, 'adyen_b', ev({ kind: 'capture_succeeded', amount: 5000, currency: 'EUR', modificationRef: 'c1' })).kind).toBe('ignore');
+    });
+
+    it('CAPTURE_FAILED of an automatic-capture payment (no capture record) is applied as a capture reversal', () => {
+      const p = payment({ captureMethod: 'automatic', state: 'captured', amountCaptured: 5000 });
+      expect(factOf(actionForEvent(p, 'adyen_b', ev({ kind: 'capture_reversed', amount: 5000, currency: 'EUR', modificationRef: 'cf_1' })))).toEqual({ fact: 'auto_capture_reversed', attemptId: 'att_1', amount: 5000, providerRef: 'cf_1' });
+    });
+
+    it('a CAPTURE_FAILED before the CAPTURE it reverses is held, then applied', () => {
+      const before = payment({ state: 'capturing', captures: [capture({ amount: 5000, status: 'pending', providerRef: 'c1' })] });
+      expect(actionForEvent(before, 'adyen_b', ev({ kind: 'capture_reversed', amount: 5000, currency: 'EUR', modificationRef: 'c1' })).kind).toBe('hold');
+      const after = payment({ state: 'captured', amountCaptured: 5000, captures: [capture({ amount: 5000, status: 'succeeded', providerRef: 'c1' })] });
+      expect(factOf(actionForEvent(after, 'adyen_b', ev({ kind: 'capture_reversed', amount: 5000, currency: 'EUR', modificationRef: 'c1' })))).toEqual({ fact: 'capture_reversed', captureId: 'cap_1' });
+    });
+
+    it('a refund reversal before the success it reverses is held, and applied once the refund succeeded', () => {
+      const before = payment({ state: 'captured', amountCaptured: 5000, refunds: [refund({ status: 'pending', providerRef: 'r1' })] });
+      expect(actionForEvent(before, 'adyen_b', ev({ kind: 'refund_reversed', amount: 700, currency: 'EUR', modificationRef: 'r1' })).kind).toBe('hold');
+      const noRef = payment({ state: 'captured', amountCaptured: 5000, refunds: [refund({ status: 'requested' })] });
+      expect(actionForEvent(noRef, 'adyen_b', ev({ kind: 'refund_reversed', amount: 700, currency: 'EUR', modificationRef: 'r9' })).kind).toBe('hold');
+      const after = payment({ state: 'captured', amountCaptured: 5000, amountRefunded: 700, refunds: [refund({ status: 'succeeded', providerRef: 'r1' })] });
+      expect(factOf(actionForEvent(after, 'adyen_b', ev({ kind: 'refund_reversed', amount: 700, currency: 'EUR', modificationRef: 'r1' })))).toEqual({ fact: 'refund_reversed', refundId: 'rfd_1' });
+    });
   });
 });
