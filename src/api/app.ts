@@ -121,7 +121,10 @@ export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
       sendProblem(res, problem);
       return;
     }
-    log(redact(`api: unexpected ${(err as Error).name ?? 'error'}: ${(err as Error).message ?? String(err)}`));
+    // drizzle wraps the driver's error ("Failed query: …"): its cause says what happened (a refused connection, a pool timeout).
+    const cause = (err as { cause?: unknown } | null)?.cause;
+    const why = cause instanceof Error ? ` (cause: ${cause.message})` : '';
+    log(redact(`api: unexpected ${(err as Error).name ?? 'error'}: ${(err as Error).message ?? String(err)}${why}`));
     sendProblem(res, new ApiProblem('internal_error', 'an unexpected error occurred; the request may be retried with the same Idempotency-Key'));
   });
   return app;
