@@ -14,7 +14,8 @@ const name = `switchyard_test_bench_${randomBytes(4).toString('hex')}`;
 afterAll(async () => {
   const admin = new pg.Client({ connectionString: withDatabase(databaseUrlFromEnv(), 'postgres') });
   await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+  // The bench's database and its sandbox's.
+  for (const db of [name, `${name}_sandbox`]) await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(db)} WITH (FORCE)`);
   await admin.end();
 });
 
