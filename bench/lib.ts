@@ -1,14 +1,23 @@
 // Shared bench plumbing: a keep-alive HTTP client over node:http, closed- and open-loop drivers
 // that stop by themselves, percentiles, and the child processes (gateway, bare baseline).
 
-import { fork } from 'node:child_process';
+import { fork, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:http';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 export interface HttpResult {
   readonly status: number;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   readonly body: string;
+  readonly ms: number;
+}
+
+export interface JsonResult {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly json: Record<string, unknown>;
   readonly ms: number;
 }
 
@@ -26,7 +35,7 @@ export class HttpClient {
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - started }));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - started }));
           res.on('error', reject);
         },
       );
@@ -36,7 +45,7 @@ export class HttpClient {
     });
   }
 
-  async json(method: string, path: string, headers: Record<string, string> = {}, body?: unknown): Promise<{ status: number; json: Record<string, unknown>; ms: number }> {
+  async json(method: string, path: string, headers: Record<string, string> = {}, body?: unknown): Promise<JsonResult> {
     const r = await this.send(method, path, { 'content-type': 'application/json', ...headers }, body === undefined ? undefined : JSON.stringify(body));
     let json: Record<string, unknown> = {};
     try {
@@ -44,12 +53,54 @@ export class HttpClient {
     } catch {
       json = { raw: r.body };
     }
-    return { status: r.status, json, ms: r.ms };
+    return { status: r.status, headers: r.headers, json, ms: r.ms };
   }
 
   close(): void {
     this.agent.destroy();
   }
+}
+
+/** The gateway replicas as one client: each request goes to the next process in turn (a round-robin load balancer). */
+export class GatewayPool {
+  private next = 0;
+  readonly clients: readonly HttpClient[];
+  constructor(ports: readonly number[], maxSocketsEach: number) {
+    this.clients = ports.map((p) => new HttpClient(p, maxSocketsEach));
+  }
+
+  private pick(): HttpClient {
+    const c = this.clients[this.next % this.clients.length]!;
+    this.next++;
+    return c;
+  }
+
+  send(method: string, path: string, headers: Record<string, string> = {}, body?: string | Buffer): Promise<HttpResult> {
+    return this.pick().send(method, path, headers, body);
+  }
+
+  json(method: string, path: string, headers: Record<string, string> = {}, body?: unknown): Promise<JsonResult> {
+    return this.pick().json(method, path, headers, body);
+  }
+
+  close(): void {
+    for (const c of this.clients) c.close();
+  }
+}
+
+/** What the stages drive: one gateway process or a pool of them. */
+export type Http = Pick<HttpClient, 'send' | 'json'>;
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
 }
 
 /** Nearest-rank percentile of unsorted samples (0 when there are none). */
@@ -133,6 +184,7 @@ function profileArgs(mode: string): string[] {
 
 export interface Child {
   readonly port: number;
+  readonly pid: number;
   stop(): Promise<void>;
 }
 
@@ -153,12 +205,57 @@ export async function startChild(mode: 'gateway' | 'baseline', env: Record<strin
   });
   return {
     port,
+    pid: child.pid ?? 0,
     async stop() {
       if (child.exitCode !== null) return;
       const exited = new Promise<void>((r) => child.once('exit', () => r()));
       child.send({ op: 'stop' });
       const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
       await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/**
+ * `switchyard sandbox` in its own process (the CLI under tsx, not through npm, so `pid` is the
+ * sandbox itself): the providers on the config's loopback endpoints, their control API on
+ * `controlPort`, webhooks to `gatewayUrl`. Resolves once the control API answers.
+ */
+export async function startSandboxProcess(o: { configFile: string; databaseUrl: string; controlPort: number; gatewayUrl: string }): Promise<Child> {
+  const cli = fileURLToPath(new URL('../src/cli/index.ts', import.meta.url));
+  const child = spawn(process.execPath, ['--import', 'tsx', cli, 'sandbox', '--control-port', String(o.controlPort), '--gateway-url', o.gatewayUrl], {
+    env: { ...process.env, SWITCHYARD_CONFIG: o.configFile, DATABASE_URL: o.databaseUrl }, stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  let exited: number | null | undefined;
+  child.once('exit', (code) => {
+    exited = code;
+  });
+  const deadline = Date.now() + 60_000;
+  const control = new HttpClient(o.controlPort, 1);
+  try {
+    for (;;) {
+      if (exited !== undefined) throw new Error(`switchyard sandbox exited with ${exited ?? 'a signal'} before its control API answered`);
+      const up = await control.send('GET', '/_sandbox').then((r) => r.status === 200, () => false);
+      if (up) break;
+      if (Date.now() > deadline) throw new Error('switchyard sandbox did not answer within 60 s');
+      await sleep(100);
+    }
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  } finally {
+    control.close();
+  }
+  return {
+    port: o.controlPort,
+    pid: child.pid ?? 0,
+    async stop() {
+      if (child.exitCode !== null || exited !== undefined) return;
+      const done = new Promise<void>((r) => child.once('exit', () => r()));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await done;
       clearTimeout(timer);
     },
   };

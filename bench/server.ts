@@ -1,5 +1,5 @@
 // A bench child process: `gateway` runs the whole gateway (role all) with the API on a loopback
-// port; `baseline` is a bare express endpoint that reads the raw body and answers 200. Each tells
+// port (one of the bench's K replicas; the sandboxes run in their own process); `baseline` is a bare express endpoint that reads the raw body and answers 200. Each tells
 // its parent the port over IPC and stops on {op:'stop'} or when the parent goes away.
 
 import express from 'express';
@@ -10,6 +10,8 @@ import type { Runtime } from '../src/app/runtime.ts';
 import { createApiApp } from '../src/api/app.ts';
 import { listenApi } from '../src/api/server.ts';
 import type { ApiServer } from '../src/api/server.ts';
+import { DEFAULT_MAX_IN_FLIGHT } from '../src/api/defaults.ts';
+import { positiveInteger } from '../src/cli/settings.ts';
 
 function env(name: string): string {
   const v = process.env[name];
@@ -47,8 +49,12 @@ async function baseline(): Promise<void> {
   process.send?.({ port: (server.address() as AddressInfo).port });
 }
 
+/** BENCH_LOG=1: the gateway's log lines on stderr (off by default: logging costs CPU on the measured path). */
+const benchLog = process.env['BENCH_LOG'] === '1' ? (line: string): void => void process.stderr.write(`${line}\n`) : (): void => undefined;
+
 async function gateway(): Promise<void> {
-  const server: ApiServer = await listenApi(0, '127.0.0.1');
+  // BENCH_PORT: a port chosen by the parent (the out-of-process sandbox sends webhooks to it); else any.
+  const server: ApiServer = await listenApi(Number(process.env['BENCH_PORT'] ?? 0), '127.0.0.1');
   const rt: Runtime = await startRuntime({
     role: 'all',
     databaseUrl: env('DATABASE_URL'),
@@ -56,13 +62,15 @@ async function gateway(): Promise<void> {
     configFile: env('BENCH_CONFIG_FILE'),
     queuePrefix: env('BENCH_QUEUE_PREFIX'),
     webhookBaseUrl: `http://127.0.0.1:${server.port}`,
-    log: () => undefined,
+    log: benchLog,
   });
   server.attach(
     createApiApp(rt, {
-      log: () => undefined,
+      log: benchLog,
       // The per-merchant limit would cap the bench, not the gateway; it is measured separately by its own tests.
       rateLimit: null,
+      // SWITCHYARD_API_MAX_IN_FLIGHT, as `switchyard start` reads it (default 64).
+      admission: { maxInFlight: positiveInteger(process.env, 'SWITCHYARD_API_MAX_IN_FLIGHT', DEFAULT_MAX_IN_FLIGHT) },
       mount: (app) => {
         app.get('/_bench/breakers', (_req, res) => {
           res.json(Object.fromEntries([...rt.connectors.keys()].map((name) => [name, rt.breakers.state(name)])));

@@ -1,5 +1,5 @@
 // The merchant API as an express app over a running runtime. Order matters: health without
-// auth, then bearer auth, rate limit and the JSON body parser for /v1, routes, and one error
+// auth, then the admission bound, bearer auth, rate limit and the JSON body parser for /v1, routes, and one error
 // handler that answers every failure as application/problem+json.
 
 import express from 'express';
@@ -24,7 +24,9 @@ import { metricsRouter, observeRequests } from '../observability/http.ts';
 import { createOpsRouter } from '../ops/dashboard-routes.ts';
 import type { RateLimit } from './rate-limit.ts';
 
-import { DEFAULT_IDEMPOTENCY_RETENTION_MS, DEFAULT_WAIT_MS } from './defaults.ts';
+import { admissionGate } from './admission.ts';
+import type { Admission } from './admission.ts';
+import { DEFAULT_IDEMPOTENCY_RETENTION_MS, DEFAULT_MAX_IN_FLIGHT, DEFAULT_WAIT_MS, OVERLOAD_RETRY_AFTER_S } from './defaults.ts';
 
 export { DEFAULT_IDEMPOTENCY_RETENTION_MS, DEFAULT_WAIT_MS };
 
@@ -38,6 +40,8 @@ export interface ApiOptions {
   readonly bodyLimit?: number | string;
   /** Per merchant and process; null turns it off. */
   readonly rateLimit?: RateLimit | null;
+  /** The bound on /v1 requests in flight in this process (src/api/admission.ts); default 64, Retry-After 1 s. */
+  readonly admission?: Partial<Admission>;
   /** Serve the in-process sandboxes' control API (/_sandbox/...) when there are any. Default true. */
   readonly sandboxControl?: boolean;
   /** More routes before the 404 fallback (the providers' webhook intake mounts here). */
@@ -90,6 +94,8 @@ export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
   app.use(createJwksRouter(rt.webhooks));
   opts.mount?.(app);
 
+  // First for /v1: a shed request costs no database round trip and writes nothing.
+  app.use('/v1', admissionGate({ maxInFlight: opts.admission?.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT, retryAfterS: opts.admission?.retryAfterS ?? OVERLOAD_RETRY_AFTER_S }));
   app.use('/v1', bearerAuth(rt.database.db));
   if (opts.rateLimit !== null) app.use('/v1', rateLimitByMerchant(opts.rateLimit ?? { perSecond: 100, burst: 200 }));
   // Every content type is read as JSON: a form-encoded body is malformed JSON, not an empty one.
@@ -115,7 +121,10 @@ export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
       sendProblem(res, problem);
       return;
     }
-    log(redact(`api: unexpected ${(err as Error).name ?? 'error'}: ${(err as Error).message ?? String(err)}`));
+    // drizzle wraps the driver's error ("Failed query: …"): its cause says what happened (a refused connection, a pool timeout).
+    const cause = (err as { cause?: unknown } | null)?.cause;
+    const why = cause instanceof Error ? ` (cause: ${cause.message})` : '';
+    log(redact(`api: unexpected ${(err as Error).name ?? 'error'}: ${(err as Error).message ?? String(err)}${why}`));
     sendProblem(res, new ApiProblem('internal_error', 'an unexpected error occurred; the request may be retried with the same Idempotency-Key'));
   });
   return app;

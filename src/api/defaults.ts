@@ -4,3 +4,7 @@
 export const DEFAULT_WAIT_MS = 10_000;
 /** How long an idempotency key and its stored answer are kept. */
 export const DEFAULT_IDEMPOTENCY_RETENTION_MS = 7 * 24 * 3600_000;
+/** Merchant API requests one process holds at once (waiting for a connection or an answer); the next is shed with 503. */
+export const DEFAULT_MAX_IN_FLIGHT = 64;
+/** Retry-After of a shed request, in seconds. */
+export const OVERLOAD_RETRY_AFTER_S = 1;

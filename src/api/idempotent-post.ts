@@ -40,7 +40,7 @@ export interface ExecutionContext<B> {
 /** Answers that depend on the request alone, not on what execution did, and so are never stored. */
 const NOT_STORED: ReadonlySet<ProblemCode> = new Set<ProblemCode>([
   'validation_error', 'malformed_json', 'idempotency_key_missing', 'idempotency_key_invalid', 'unauthorized', 'payload_too_large',
-  'rate_limited', 'idempotency_request_in_progress', 'idempotency_key_reused', 'internal_error', 'service_unavailable',
+  'rate_limited', 'idempotency_request_in_progress', 'idempotency_key_reused', 'internal_error', 'service_unavailable', 'overloaded',
   // Depends on the merchant's other endpoints, and writes nothing: a retry after a deletion may succeed.
   'endpoint_limit_reached',
 ]);

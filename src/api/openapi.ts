@@ -42,7 +42,7 @@ function problems(...codes: ProblemCode[]): JsonObject {
   );
 }
 
-const COMMON: ProblemCode[] = ['unauthorized', 'rate_limited', 'internal_error'];
+const COMMON: ProblemCode[] = ['unauthorized', 'rate_limited', 'internal_error', 'overloaded'];
 const POST_PROBLEMS: ProblemCode[] = [
   ...COMMON, 'validation_error', 'malformed_json', 'idempotency_key_missing', 'idempotency_key_invalid', 'idempotency_request_in_progress',
   'idempotency_key_reused', 'payload_too_large',

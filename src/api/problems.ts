@@ -26,6 +26,7 @@ export const PROBLEMS = {
   rate_limited: { status: 429, title: 'Too many requests' },
   internal_error: { status: 500, title: 'Internal error' },
   service_unavailable: { status: 503, title: 'Service unavailable' },
+  overloaded: { status: 503, title: 'Too many requests waiting; nothing was done' },
 } as const;
 
 export type ProblemCode = keyof typeof PROBLEMS;
@@ -65,7 +66,7 @@ export class ApiProblem extends Error {
     readonly code: ProblemCode,
     readonly detail: string,
     readonly errors?: readonly FieldError[],
-    /** Seconds, for 409 in progress and 429. */
+    /** Seconds, for 409 in progress, 429 and 503. */
     readonly retryAfterS?: number,
     readonly failure?: FailureMembers,
   ) {

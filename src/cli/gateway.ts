@@ -76,7 +76,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     if (o.role === 'worker') {
       server.attach(express().use(healthRoutes(rt)).use(metricsRouter(rt.metrics)));
     } else {
-      server.attach(createApiApp(rt, { authorizationWaitMs: o.waitMs, modificationWaitMs: o.waitMs, idempotencyRetentionMs: o.idempotencyRetentionMs, log, adminToken: admin.token }));
+      server.attach(createApiApp(rt, { authorizationWaitMs: o.waitMs, modificationWaitMs: o.waitMs, idempotencyRetentionMs: o.idempotencyRetentionMs, admission: { maxInFlight: o.maxInFlight }, log, adminToken: admin.token }));
       stopPurge = startIdempotencyPurge(rt.database.db, { now: rt.now, log });
     }
   }

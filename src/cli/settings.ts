@@ -1,6 +1,6 @@
 // Process settings from the environment, validated once; a bad value names the variable.
 
-import { DEFAULT_IDEMPOTENCY_RETENTION_MS, DEFAULT_WAIT_MS } from '../api/defaults.ts';
+import { DEFAULT_IDEMPOTENCY_RETENTION_MS, DEFAULT_MAX_IN_FLIGHT, DEFAULT_WAIT_MS } from '../api/defaults.ts';
 import { databaseUrlFromEnv } from '../store/database-url.ts';
 import { configPath } from '../routing/config-loader.ts';
 import { parseDuration } from '../routing/duration.ts';
@@ -16,6 +16,8 @@ export interface GatewaySettings {
   readonly port: number;
   readonly waitMs: number;
   readonly idempotencyRetentionMs: number;
+  /** SWITCHYARD_API_MAX_IN_FLIGHT: merchant API requests one process holds at once before it sheds with 503 (src/api/admission.ts). */
+  readonly maxInFlight: number;
   /** How long `start` waits out an unreachable or blipping PostgreSQL or Redis before giving up. */
   readonly startTimeoutMs: number;
 }
@@ -32,6 +34,14 @@ function duration(env: NodeJS.ProcessEnv, name: string, fallback: number): numbe
   return ms;
 }
 
+/** A whole number >= 1 from the environment; a bad value names the variable. */
+export function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const v = env[name];
+  if (v === undefined || v === '') return fallback;
+  if (!/^\d+$/.test(v) || Number(v) < 1 || !Number.isSafeInteger(Number(v))) throw new SettingsError(`${name}=${v} is not a whole number >= 1`);
+  return Number(v);
+}
+
 export function parsePort(text: string, what: string): number {
   const n = Number(text);
   if (!/^\d+$/.test(text) || n > 65535) throw new SettingsError(`${what} ${text} is not a port number (0-65535)`);
@@ -46,6 +56,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewaySe
     port: env['PORT'] === undefined || env['PORT'] === '' ? DEFAULT_PORT : parsePort(env['PORT'], 'PORT'),
     waitMs: duration(env, 'SWITCHYARD_API_WAIT', DEFAULT_WAIT_MS),
     idempotencyRetentionMs: duration(env, 'SWITCHYARD_IDEMPOTENCY_RETENTION', DEFAULT_IDEMPOTENCY_RETENTION_MS),
+    maxInFlight: positiveInteger(env, 'SWITCHYARD_API_MAX_IN_FLIGHT', DEFAULT_MAX_IN_FLIGHT),
     startTimeoutMs: duration(env, 'SWITCHYARD_START_TIMEOUT', DEFAULT_START_TIMEOUT_MS),
   };
 }

@@ -70,7 +70,6 @@ export interface AdyenSandbox extends SandboxControl {
   webhookDeliveries(): Promise<readonly DeliveryRecord[]>;
   /** Resolves once every notification queued so far was delivered or given up on. */
   webhooksIdle(): Promise<void>;
-  requestsReceived(): number;
 }
 
 const DAY_MS = 86_400_000;

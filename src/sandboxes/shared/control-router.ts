@@ -108,6 +108,14 @@ export function createControlRouter(sandboxes: readonly SandboxControl[]): Route
     res.json({ payments: await sandbox.ledger() });
   });
 
+  // Every request the provider listener of this process took (reads, faulted and refused ones
+  // included): the bench counts provider calls per payment with it.
+  router.get('/_sandbox/:account/requests', (req, res) => {
+    const sandbox = sandboxOf(req, res);
+    if (!sandbox) return;
+    res.json({ requests_received: sandbox.requestsReceived() });
+  });
+
   router.post('/_sandbox/:account/webhooks', async (req, res) => {
     const sandbox = sandboxOf(req, res);
     if (!sandbox) return;

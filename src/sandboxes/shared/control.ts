@@ -87,6 +87,8 @@ export interface SandboxControl {
   advanceClock(seconds: number): Promise<void>;
   /** How long this account keeps a finished idempotency key, in ms (null: the provider's own lifetime). */
   setKeyLifetime(ms: number | null): Promise<void>;
+  /** HTTP requests that reached this process's provider listener (faulted or not) since it started. */
+  requestsReceived(): number;
   /** PEM of the TLS certificate, for sandboxes that serve HTTPS. */
   readonly caPem?: string;
   close(): Promise<void>;

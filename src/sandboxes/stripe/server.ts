@@ -63,8 +63,6 @@ export interface StripeSandbox extends SandboxControl {
   webhookDeliveries(): Promise<readonly DeliveryRecord[]>;
   /** Resolves once every webhook published so far was delivered or given up on. */
   webhooksIdle(): Promise<void>;
-  /** HTTP requests that reached the provider listener, faulted or not. */
-  requestsReceived(): number;
 }
 
 const DAY_MS = 86_400_000;

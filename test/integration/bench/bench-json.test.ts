@@ -1,5 +1,6 @@
-// The bench runs end to end (about 2 s per stage) and its --json line carries every figure as a
-// finite number. Speeds are not asserted: a shared machine makes them drift.
+// The bench runs end to end (about 2 s per stage: K = 2 gateway processes, the sandboxes in their
+// own) and its --json line carries every figure as a finite number. Speeds are not asserted: a
+// shared machine makes them drift.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -13,7 +14,8 @@ const name = `switchyard_test_bench_${randomBytes(4).toString('hex')}`;
 afterAll(async () => {
   const admin = new pg.Client({ connectionString: withDatabase(databaseUrlFromEnv(), 'postgres') });
   await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+  // The bench's database and its sandbox's.
+  for (const db of [name, `${name}_sandbox`]) await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(db)} WITH (FORCE)`);
   await admin.end();
 });
 
@@ -24,9 +26,24 @@ describe('npm run bench -- --json', () => {
     });
     const last = stdout.trim().split('\n').at(-1) ?? '';
     const result = JSON.parse(last) as Record<string, unknown>;
-    const fields = ['raw_tps', 'payments_per_s', 'transitions_per_s', 'commits_per_payment', 'lifecycle_ratio', 'intake_rps', 'intake_p99_ms', 'baseline_rps', 'intake_ratio', 'failfast_p99_ms'];
+    const fields = [
+      'raw_tps', 'payments_per_s', 'transitions_per_s', 'commits_per_payment', 'lifecycle_ratio', 'intake_rps', 'intake_p99_ms', 'baseline_rps', 'intake_ratio', 'failfast_p99_ms',
+      'provider_calls_per_payment', 'processes',
+    ];
     for (const f of fields) expect(Number.isFinite(result[f]), f).toBe(true);
-    const added = result['added_latency_ms'] as Record<string, unknown>;
-    expect(Number.isFinite(added['p50']) && Number.isFinite(added['p99'])).toBe(true);
+    const finite = (key: string, members: readonly string[]): void => {
+      const o = result[key] as Record<string, unknown> | undefined;
+      for (const m of members) expect(Number.isFinite(o?.[m]), `${key}.${m}`).toBe(true);
+    };
+    for (const k of ['direct_latency_ms', 'gateway_latency_ms', 'added_vs_direct_ms', 'added_vs_provider_time_ms']) finite(k, ['p50', 'p99']);
+    finite('cpu_ms_per_payment', ['gateway', 'postgres', 'redis', 'sandbox']);
+    finite('spike', ['answered_p99_ms', 'shed_pct', 'errors_5xx', 'drain_s']);
+    // Counted by the sandbox: a manual-capture Stripe lifecycle is at least create, confirm and capture.
+    expect(result['provider_calls_per_payment'] as number).toBeGreaterThanOrEqual(3);
+    expect(result['processes']).toBe(2);
+    // The gateway runs out of the sandbox's process: the sandbox's CPU is its own.
+    expect((result['cpu_ms_per_payment'] as Record<string, number>)['sandbox']).toBeGreaterThan(0);
+    // No answer of the spike is a 5xx other than the deliberate shed.
+    expect((result['spike'] as Record<string, number>)['errors_5xx']).toBe(0);
   }, 180_000);
 });

@@ -120,6 +120,14 @@ describe('control API', () => {
     expect(await call('POST', '/_sandbox/stripe_eu/clock', {})).toMatchObject({ status: 400, json: { error: { field: 'advance_s' } } });
   });
 
+  it('counts the requests the provider listener took', async () => {
+    const before = (await call('GET', '/_sandbox/stripe_eu/requests')).json as { requests_received: number };
+    await stripe.paymentIntents.create({ amount: 1000, currency: 'eur', payment_method: 'pm_card_visa', confirm: true, capture_method: 'manual' });
+    await stripe.paymentIntents.list({ limit: 1 }).catch(() => undefined);
+    const after = (await call('GET', '/_sandbox/stripe_eu/requests')).json as { requests_received: number };
+    expect(after.requests_received - before.requests_received).toBe(2);
+  });
+
   it('answers 404 for ca.pem when the sandbox serves no certificate', async () => {
     expect((await call('GET', '/_sandbox/stripe_eu/ca.pem')).status).toBe(404);
   });
