@@ -17,6 +17,7 @@ import { discrepancies, disputes, inboundEvents } from '../store/schema.ts';
 import type { DiscrepancyAmounts, DiscrepancyFacts } from '../store/schema.ts';
 import { transition } from '../store/transition.ts';
 import { compare, dedupeKey, DISCREPANCY_CATEGORIES } from './compare.ts';
+import { missingReports, syncProviderReports } from './provider-reports.ts';
 import type { DiscrepancyCategory, Finding, UnappliedInboxRow } from './compare.ts';
 
 export interface ReconcileDeps {
@@ -209,6 +210,8 @@ export async function reconcile(deps: ReconcileDeps, opts: ReconcileOptions): Pr
     const connector = deps.connectors.get(account);
     if (connector === undefined) throw new UnknownConnectorError(`no connector account "${account}" (configured: ${[...deps.connectors.keys()].join(', ')})`);
     const now = deps.now();
+    // Announced reports first: downloaded and imported once, whatever the window.
+    const reports = await syncProviderReports(deps.db, account, connector, now);
     const records = await connector.fetchReconciliationRecords(opts.window);
     const payments = await ourPayments(deps.db, account, opts.window, records);
     const result = compare({
@@ -229,10 +232,20 @@ export async function reconcile(deps: ReconcileDeps, opts: ReconcileOptions): Pr
       if (outcome === 'reopened') reopened++;
       if (outcome === 'updated') updated++;
     }
+    if (connector.reports !== undefined) {
+      for (const f of await missingReports(deps.db, account, connector, { graceMs: connector.reports.missingGraceMs }, now)) {
+        found++;
+        byCategory[f.category]++;
+        const outcome = await storeFinding(deps.db, account, f, null, deps.now());
+        if (outcome === 'inserted' || outcome === 'reopened') stored++;
+        if (outcome === 'reopened') reopened++;
+        if (outcome === 'updated') updated++;
+      }
+    }
     const imported = await importSettlement(deps.db, account, connector, opts.window, deps.now());
-    settlement.lines += imported.lines;
-    settlement.posted += imported.posted;
-    settlement.unmatched += imported.unmatched;
+    settlement.lines += imported.lines + reports.lines;
+    settlement.posted += imported.posted + reports.posted;
+    settlement.unmatched += imported.unmatched + reports.unmatched;
     deps.onProgress?.(account, i + 1, accounts.length);
   }
   return { window: { from: opts.window.from.toISOString(), to: opts.window.to.toISOString() }, checked, discrepancies: found, by_category: byCategory, auto_resolved: autoResolved, new: stored, reopened, updated, settlement };
