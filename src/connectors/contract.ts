@@ -153,6 +153,13 @@ export interface ProviderReports {
   download(fileName: string): Promise<string | null>;
   /** Every money-moving row of one downloaded report (nothing for a report that holds none). */
   settlementLines(report: { readonly name: string; readonly text: string }): readonly SettlementLine[];
+  /**
+   * Reconciliation records from downloaded daily status reports (Adyen: payments accounting
+   * reports), the window's days and the history days before them.
+   */
+  records(reports: readonly { readonly name: string; readonly text: string }[], window: ReconciliationWindow): readonly ReconciliationRecord[];
+  /** How many days before a window the records need for a payment's whole history. */
+  readonly historyDays: number;
   /** When a daily report's day (YYYY-MM-DD, the account's zone) ends, epoch ms. */
   dayEndMs(day: string): number;
   /** How long after its day (or after the next batch) a report may be missing before it is a finding. */

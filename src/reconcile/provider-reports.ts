@@ -6,7 +6,7 @@
 // absent `graceMs` after its day ended.
 
 import { and, eq, isNotNull, isNull } from 'drizzle-orm';
-import type { Connector } from '../connectors/contract.ts';
+import type { Connector, ReconciliationRecord, ReconciliationWindow } from '../connectors/contract.ts';
 import type { SettlementImport } from '../ledger/settlement.ts';
 import { postSettlementLines } from '../ledger/settlement.ts';
 import type { Db } from '../store/db.ts';
@@ -134,4 +134,41 @@ export function missingFrom(known: readonly KnownReport[], dayEndMs: (day: strin
     }
   }
   return out;
+}
+
+const DAY_MS = 86_400_000;
+const nextDay = (day: string, n = 1): string => new Date(Date.parse(`${day}T00:00:00Z`) + n * DAY_MS).toISOString().slice(0, 10);
+
+export interface StoredRecords {
+  readonly records: readonly ReconciliationRecord[];
+  /** Activity before this instant is in the reports read; later activity is not expected in the records yet. */
+  readonly coveredUntil: Date;
+}
+
+/**
+ * The window's records from the downloaded daily status reports (Adyen payments accounting
+ * reports) of the window's days and the connector's history days before them. Null when the
+ * account has none at all (nothing was ever announced): the connector's own fetch is used then.
+ */
+export async function recordsFromStoredReports(db: Db, account: string, connector: Connector, window: ReconciliationWindow): Promise<StoredRecords | null> {
+  const reports = connector.reports;
+  if (reports === undefined) return null;
+  const rows = await db
+    .select({ fileName: providerReports.fileName, reportDay: providerReports.reportDay, content: providerReports.content })
+    .from(providerReports)
+    .where(and(eq(providerReports.connector, account), eq(providerReports.kind, 'accounting_daily'), isNotNull(providerReports.content)));
+  if (rows.length === 0) return null;
+  const from = window.from.getTime();
+  const to = window.to.getTime();
+  const dayStart = (day: string): number => reports.dayEndMs(nextDay(day, -1));
+  const wanted = rows.filter((r) => r.reportDay !== null && reports.dayEndMs(r.reportDay) > from - reports.historyDays * DAY_MS && dayStart(r.reportDay) < to);
+  const present = new Set(wanted.map((r) => r.reportDay!));
+  // Covered: from the window's first day on, as long as every day's report is there.
+  let covered = from;
+  const first = [...present].sort().find((d) => reports.dayEndMs(d) > from);
+  if (first !== undefined && dayStart(first) <= from) {
+    for (let d = first; present.has(d); d = nextDay(d)) covered = reports.dayEndMs(d);
+  }
+  const records = reports.records(wanted.map((r) => ({ name: r.fileName, text: r.content! })), window);
+  return { records, coveredUntil: new Date(Math.min(covered, to)) };
 }

@@ -17,7 +17,7 @@ import { discrepancies, disputes, inboundEvents } from '../store/schema.ts';
 import type { DiscrepancyAmounts, DiscrepancyFacts } from '../store/schema.ts';
 import { transition } from '../store/transition.ts';
 import { compare, dedupeKey, DISCREPANCY_CATEGORIES } from './compare.ts';
-import { missingReports, syncProviderReports } from './provider-reports.ts';
+import { missingReports, recordsFromStoredReports, syncProviderReports } from './provider-reports.ts';
 import type { DiscrepancyCategory, Finding, UnappliedInboxRow } from './compare.ts';
 
 export interface ReconcileDeps {
@@ -212,13 +212,16 @@ export async function reconcile(deps: ReconcileDeps, opts: ReconcileOptions): Pr
     const now = deps.now();
     // Announced reports first: downloaded and imported once, whatever the window.
     const reports = await syncProviderReports(deps.db, account, connector, now);
-    const records = await connector.fetchReconciliationRecords(opts.window);
+    // Statuses from the announced daily status reports when the account has any (Adyen), else the connector's own fetch.
+    const fromReports = await recordsFromStoredReports(deps.db, account, connector, opts.window);
+    const records = fromReports?.records ?? (await connector.fetchReconciliationRecords(opts.window));
+    const visibleMs = Math.min(now.getTime() - connector.reconciliationDelayMs, fromReports?.coveredUntil.getTime() ?? Number.POSITIVE_INFINITY);
     const payments = await ourPayments(deps.db, account, opts.window, records);
     const result = compare({
       account, records, payments, windowFrom: opts.window.from,
       disputes: await knownDisputes(deps.db, payments.map((p) => p.id)),
       unapplied: await unappliedInbox(deps.db, account, opts.window, new Date(now.getTime() - (opts.inboxGraceMs ?? 10 * 60_000))),
-      visibleBefore: new Date(now.getTime() - connector.reconciliationDelayMs),
+      visibleBefore: new Date(visibleMs),
     });
     const byId = new Map(payments.map((p) => [p.id, p]));
     checked += result.checked;
@@ -242,7 +245,8 @@ export async function reconcile(deps: ReconcileDeps, opts: ReconcileOptions): Pr
         if (outcome === 'updated') updated++;
       }
     }
-    const imported = await importSettlement(deps.db, account, connector, opts.window, deps.now());
+    // An account whose reports are announced imports them as they come (syncProviderReports), not by day name.
+    const imported = fromReports !== null ? { lines: 0, posted: 0, unmatched: 0 } : await importSettlement(deps.db, account, connector, opts.window, deps.now());
     settlement.lines += imported.lines + reports.lines;
     settlement.posted += imported.posted + reports.posted;
     settlement.unmatched += imported.unmatched + reports.unmatched;

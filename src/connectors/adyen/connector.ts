@@ -27,7 +27,7 @@ import { toAdyenValue } from './currencies.ts';
 import { ADYEN_DEFAULT_DECLINES, ADYEN_POLICY } from './defaults.ts';
 import { ADYEN_ERROR_CLASSIFICATION, outcomeForFailure } from './error-classification.ts';
 import { CheckoutAPI, Client, EnvironmentEnum } from './library.ts';
-import { downloadReportFile, fetchSettlementLines, fetchSettlementRecords, settlementLinesFromReports } from './reconciliation.ts';
+import { downloadReportFile, fetchSettlementLines, recordsFromAccountingReports, fetchSettlementRecords, settlementLinesFromReports } from './reconciliation.ts';
 import type { ReportSource } from './reconciliation.ts';
 import { addDays, parseReportFileName, zoneDayStartMs } from './report-files.ts';
 import { modificationOutcome, paymentOutcome } from './status-map.ts';
@@ -152,6 +152,8 @@ export function createAdyenConnector(account: string, options: AdyenConnectorOpt
   const reports: ProviderReports = {
     accepts: (fileName) => announcedReport(fileName).report ?? null,
     download: (fileName) => downloadReportFile(reportSource, fileName),
+    records: (texts, window) => recordsFromAccountingReports(texts.filter((r) => parseReportFileName(r.name)?.kind === 'accounting_daily'), window, options.reportTimeZone),
+    historyDays: options.reportHistoryDays,
     dayEndMs: (day) => zoneDayStartMs(options.reportTimeZone, addDays(day, 1)),
     missingGraceMs: options.reportMissingGraceHours * 3_600_000,
     settlementLines: (report) => (parseReportFileName(report.name)?.kind === 'settlement_batch' ? settlementLinesFromReports([report], null, options.reportTimeZone) : []),

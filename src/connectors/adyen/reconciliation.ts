@@ -295,3 +295,57 @@ export function settlementLinesFromReports(csvs: readonly ReportText[], window: 
   }
   return out;
 }
+
+/**
+ * Records from the daily payments accounting reports: one per payment with a record of any type
+ * booked in the window (Received, Authorised, SentForSettle, Settled, SentForRefund, Refunded,
+ * RefundedReversed, Chargeback, ChargebackReversed, CaptureFailed, Cancelled, Refused, Expired,
+ * Error, …), its status the latest record type, its amounts those of the money-moving ones (Main
+ * Amount), every report read counting toward the payment's history. Booking Date is local to the
+ * account zone, checked against the row's TimeZone.
+ */
+export function recordsFromAccountingReports(reports: readonly ReportText[], window: ReconciliationWindow, zone: string): ReconciliationRecord[] {
+  const from = window.from.toISOString();
+  const to = window.to.toISOString();
+  const folds = new Map<string, Fold>();
+  const rows: { psp: string; ref: string; at: string; type: string; currency: string; amount: number; modification: string }[] = [];
+  for (const report of reports) {
+    const { name, text } = textOf(report);
+    const [head, ...lines] = parseCsv(text);
+    if (head === undefined) continue;
+    const col = (n: string): number => {
+      const i = head.indexOf(n);
+      if (i < 0) throw new ReconciliationFetchError(`${name}: payments accounting report has no column "${n}"`);
+      return i;
+    };
+    const c = { psp: col('Psp Reference'), ref: col('Merchant Reference'), booked: col('Booking Date'), timeZone: col('TimeZone'), type: col('Record Type'), currency: col('Main Currency'), amount: col('Main Amount'), modification: head.indexOf('Modification Reference') };
+    for (const [i, line] of lines.entries()) {
+      const where = `${name} row ${i + 2}`;
+      const currency = line[c.currency] ?? '';
+      const amount = minorUnits((line[c.amount] ?? '').replace(/^-/, ''), currency);
+      const psp = line[c.psp] ?? '';
+      if (psp === '' || amount === null) throw new ReconciliationFetchError(`${where}: unreadable accounting row: ${line.join(',')}`);
+      rows.push({ psp, ref: line[c.ref] ?? '', at: rowInstant(line, c.booked, c.timeZone, zone, where), type: line[c.type] ?? '', currency, amount, modification: c.modification < 0 ? '' : (line[c.modification] ?? '') });
+    }
+  }
+  // Record types in booking order, whatever order the reports were read in.
+  rows.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+  for (const r of rows) {
+    const fold = folds.get(r.psp) ?? { providerRef: r.psp, attemptId: r.ref || null, status: '', currency: r.currency, authorized: 0, captured: 0, refunded: 0, createdAt: r.at, disputed: false, failedCaptures: [], returned: 0, inWindow: false, hasStart: false };
+    switch (r.type) {
+      case 'Authorised': fold.authorized += r.amount; fold.hasStart = true; break;
+      case 'Received': fold.hasStart = true; break;
+      case 'Settled': fold.captured += r.amount; break;
+      case 'CaptureFailed': fold.captured -= r.amount; fold.failedCaptures.push(r.modification); break;
+      case 'Refunded': fold.refunded += r.amount; break;
+      case 'RefundedReversed': fold.refunded -= r.amount; fold.returned += r.amount; break;
+      case 'Chargeback': fold.disputed = true; break;
+      case 'ChargebackReversed': fold.disputed = false; break;
+      default: break; // SentForSettle, SentForRefund, Cancelled, Refused, Expired, Error, …: a status, no money of their own
+    }
+    fold.status = r.type;
+    if (r.at >= from && r.at < to) fold.inWindow = true;
+    folds.set(r.psp, fold);
+  }
+  return [...folds.values()].filter((f) => f.inWindow).map(recordOf);
+}

@@ -82,6 +82,29 @@ describe('Adyen REPORT_AVAILABLE', () => {
     expect((await reports()).length).toBe(rows.length);
   });
 
+  it('statuses come from the announced daily payments accounting reports, read from the database, not downloaded by day', async () => {
+    const p = await gw.waitFor((await gw.pay({ amount: 120_000 })).id, settled);
+    await requestCapture(gw.rt, gw.merchantId, p, undefined, true);
+    const c = await gw.waitFor(p.id, (x) => x.state === 'captured');
+    const psp = c.attempts.find((a) => a.status === 'authorized' || a.connector === 'adyen_eu')!.providerRef!;
+    const at = adyen.clock.nowMs();
+    await adyen.advanceClock(DAY_S + 3_600);
+    const announced = await adyen.announceReports();
+    await until(reports, (r) => announced.every((f) => r.some((x) => x.file_name === f)));
+    const window = { from: new Date(at - 3_600_000), to: new Date(at + 3_600_000) };
+    const deps = { db: gw.rt.database.db, connectors: gw.rt.connectors, envs: gw.rt.envs, now: () => new Date(adyen.clock.nowMs()) };
+    await reconcile(deps, { window, connector: 'adyen_eu' }); // downloads what was announced
+    const requests = adyen.requestsReceived();
+    const s = await reconcile(deps, { window, connector: 'adyen_eu' });
+    expect(adyen.requestsReceived()).toBe(requests); // nothing fetched by day name
+    expect(s.checked).toBeGreaterThanOrEqual(1);
+    expect(s.by_category.no_counterpart).toBe(0);
+    const texts = (await reports()).filter((r) => r.kind === 'accounting_daily' && r.content !== null).map((r) => ({ name: r.file_name, text: r.content! }));
+    const record = gw.rt.connectors.get('adyen_eu')!.reports!.records(texts, window).find((r) => r.providerRef === psp);
+    expect(record).toMatchObject({ status: 'Settled', authorized: 120_000, captured: 120_000, refunded: 0 });
+    expect(texts.some((t) => /,SentForSettle,/.test(t.text) && /,Authorised,/.test(t.text))).toBe(true);
+  });
+
   it('a forged download host is never contacted: the URL is built from the configured origin and the file name', async () => {
     const connections: Socket[] = [];
     const trap = createServer((s) => {

@@ -1,6 +1,6 @@
 // Report times are local to the Adyen account's zone, with a TimeZone abbreviation per row (issue 33).
 import { describe, expect, it } from 'vitest';
-import { recordsFromSettlementReports, settlementLinesFromReports } from '../../../../src/connectors/adyen/reconciliation.ts';
+import { recordsFromAccountingReports, recordsFromSettlementReports, settlementLinesFromReports } from '../../../../src/connectors/adyen/reconciliation.ts';
 import { parseReportFileName, reportDownloadUrl, reportInstant, zoneDayStartMs } from '../../../../src/connectors/adyen/report-files.ts';
 import { batchOf, matchReportPath, settlementReport } from '../../../../src/sandboxes/adyen/settlement-report.ts';
 import { AdyenSandboxState } from '../../../../src/sandboxes/adyen/state.ts';
@@ -66,5 +66,21 @@ describe('report file names', () => {
       expect(() => reportDownloadUrl('https://ca-test.adyen.com', 'Shop', bad)).toThrow(RangeError);
     }
     expect(reportDownloadUrl('https://ca-test.adyen.com', 'My Shop', 'settlement_detail_report_batch_3.csv')).toBe('https://ca-test.adyen.com/reports/download/MerchantAccount/My%20Shop/settlement_detail_report_batch_3.csv');
+  });
+});
+
+describe('payments accounting report records', () => {
+  const HEADA = 'Company Account,Merchant Account,Psp Reference,Merchant Reference,Payment Method,Booking Date,TimeZone,Main Currency,Main Amount,Record Type,Payment Currency,Received (PC),Authorised (PC),Captured (PC),Settlement Currency,Payable (SC),Commission (SC),Modification Reference';
+  const rowA = (psp: string, at: string, tz: string, type: string, amount: string, mod = '') => `Co,Shop,${psp},att_${psp},visa,${at},${tz},EUR,${amount},${type},EUR,,,,EUR,,,${mod}`;
+  it('folds every record type into the payment status and amounts, in booking order across reports', () => {
+    const day1 = [HEADA, rowA('P', '2027-03-27 10:00:00', 'CET', 'Received', '50.00'), rowA('P', '2027-03-27 10:00:01', 'CET', 'Authorised', '50.00'), rowA('P', '2027-03-27 11:00:00', 'CET', 'SentForSettle', '50.00')].join('\r\n');
+    const day2 = [HEADA, rowA('P', '2027-03-28 09:00:00', 'CEST', 'Settled', '50.00'), rowA('P', '2027-03-28 10:00:00', 'CEST', 'SentForRefund', '20.00'), rowA('P', '2027-03-28 10:30:00', 'CEST', 'Refunded', '20.00'),
+      rowA('P', '2027-03-28 12:00:00', 'CEST', 'RefundedReversed', '5.00'), rowA('P', '2027-03-28 13:00:00', 'CEST', 'Chargeback', '30.00'), rowA('Q', '2027-03-28 13:00:00', 'CEST', 'Refused', '9.00')].join('\r\n');
+    const window = { from: new Date('2027-03-27T22:00:00Z'), to: new Date('2027-03-28T22:00:00Z') };
+    const records = recordsFromAccountingReports([{ name: 'payments_accounting_report_2027_03_28.csv', text: day2 }, { name: 'payments_accounting_report_2027_03_27.csv', text: day1 }], window, ZONE);
+    expect(records.find((r) => r.providerRef === 'P')).toMatchObject({ status: 'Chargeback', authorized: 5_000, captured: 5_000, refunded: 1_500, refundsReturned: 500, disputed: true, createdAt: '2027-03-27T09:00:00.000Z' });
+    expect(records.find((r) => r.providerRef === 'Q')).toMatchObject({ status: 'Refused', captured: 0 });
+    // Day 1 alone is outside the window: its payment appears only through day 2's records.
+    expect(recordsFromAccountingReports([day1], window, ZONE)).toEqual([]);
   });
 });
