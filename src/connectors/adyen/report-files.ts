@@ -100,27 +100,6 @@ export function reportInstant(local: string, abbreviation: string, zone: string,
   return new Date(ms).toISOString();
 }
 
-/** The calendar day (YYYY-MM-DD) of an instant in a zone. */
-export function localDay(zone: string, ms: number): string {
-  return new Date(ms + zoneOffsetMinutes(zone, ms) * 60_000).toISOString().slice(0, 10);
-}
-
-/** An instant as the zone's local time and abbreviation, the way a report writes it (the sandbox). */
-export function localTimeAndAbbreviation(zone: string, ms: number): { local: string; abbreviation: string } {
-  const offset = zoneOffsetMinutes(zone, ms);
-  const local = new Date(ms + offset * 60_000).toISOString().replace('T', ' ').slice(0, 19);
-  const preferred: Readonly<Record<string, Readonly<Record<number, string>>>> = {
-    'Europe/London': { 0: 'GMT', 60: 'BST' }, 'Europe/Dublin': { 0: 'GMT', 60: 'IST' }, 'Europe/Lisbon': { 0: 'WET', 60: 'WEST' },
-  };
-  const byZone = preferred[zone]?.[offset];
-  if (byZone !== undefined) return { local, abbreviation: byZone };
-  if (offset === 0) return { local, abbreviation: 'UTC' };
-  const european = { 60: 'CET', 120: 'CEST' } as Record<number, string>;
-  const any = european[offset] ?? Object.entries(ABBREVIATIONS).find(([, o]) => o === offset)?.[0];
-  if (any === undefined) throw new ReportTimeError(`no abbreviation for ${zone} at offset ${offset}`);
-  return { local, abbreviation: any };
-}
-
 /** YYYY-MM-DD plus n days. */
 export function addDays(day: string, n: number): string {
   return new Date(Date.parse(`${day}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);

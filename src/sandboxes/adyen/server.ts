@@ -20,7 +20,7 @@ import { adyenStateOf, batchingDelayMs, changesOf } from './aggregates.ts';
 import type { AdyenAccountSettings } from './aggregates.ts';
 import { chargeback, failCapture, reverseRefund } from './late-events.ts';
 import { checkBatching, eventDate, NotificationOutbox, webhookTarget } from './notifications.ts';
-import { addDays, zoneDayStartMs } from '../../connectors/adyen/report-files.ts';
+import { nextCalendarDay, zoneMidnight } from './report-zone.ts';
 import { batchDay, batchOf } from './settlement-report.ts';
 import type { SettlementBooking } from './state.ts';
 import type { AdyenWebhookEndpoint, NotificationBatching, NotificationItem } from './notifications.ts';
@@ -190,7 +190,7 @@ export async function startAdyenSandbox(options: AdyenSandboxOptions): Promise<A
       }
       const files: string[] = [];
       let last = next - 1;
-      for (let batch = next; zoneDayStartMs(reportTimeZone, addDays(batchDay(batch), 1)) + reportDelayMs <= nowMs; batch++) {
+      for (let batch = next; zoneMidnight(reportTimeZone, nextCalendarDay(batchDay(batch))) + reportDelayMs <= nowMs; batch++) {
         last = batch;
         files.push(`settlement_detail_report_batch_${batch}.csv`, `payments_accounting_report_${batchDay(batch).replace(/-/g, '_')}.csv`);
       }

@@ -7,8 +7,8 @@
 // Settled when the capture succeeds, so a capture the scheme rejects later (CAPTURE_FAILED) shows
 // as a CaptureFailed debit row for the same modification.
 
-import { addDays, localDay, localTimeAndAbbreviation, zoneDayStartMs } from '../../connectors/adyen/report-files.ts';
 import { adyenDecimals } from './currencies.ts';
+import { nextCalendarDay, zoneDay, zoneLocalTime, zoneMidnight } from './report-zone.ts';
 import type { AdyenSandboxState, SettlementBooking } from './state.ts';
 
 export const SETTLEMENT_REPORT_COLUMNS = [
@@ -32,7 +32,7 @@ export interface ReportRequest {
 
 /** The batch number of an instant: the account-zone calendar day, counted from 1970-01-01. */
 export function batchOf(zone: string, ms: number): number {
-  return Math.floor(Date.parse(`${localDay(zone, ms)}T00:00:00Z`) / DAY_MS);
+  return Math.floor(Date.parse(`${zoneDay(zone, ms)}T00:00:00Z`) / DAY_MS);
 }
 
 export function batchDay(batch: number): string {
@@ -40,7 +40,7 @@ export function batchDay(batch: number): string {
 }
 
 export function matchReportPath(path: string, zone = 'UTC'): ReportRequest | null {
-  const local = (day: string): { dayStartMs: number; dayEndMs: number } => ({ dayStartMs: zoneDayStartMs(zone, day), dayEndMs: zoneDayStartMs(zone, addDays(day, 1)) });
+  const local = (day: string): { dayStartMs: number; dayEndMs: number } => ({ dayStartMs: zoneMidnight(zone, day), dayEndMs: zoneMidnight(zone, nextCalendarDay(day)) });
   const b = BATCH_PATH.exec(path);
   if (b !== null) return { merchantAccount: decodeURIComponent(b[1] ?? ''), kind: 'settlement_batch', ...local(batchDay(Number(b[2]))) };
   const a = ACCOUNTING_PATH.exec(path);
@@ -78,7 +78,7 @@ function row(b: SettlementBooking, zone: string): string[] {
   const currency = b.payment.amount.currency;
   const fee = b.fee ?? 0;
   const net = majorUnits(b.amount - fee, currency);
-  const { local: created, abbreviation } = localTimeAndAbbreviation(zone, b.bookedMs);
+  const { local: created, abbreviation } = zoneLocalTime(zone, b.bookedMs);
   return [
     'SwitchyardSandbox', b.payment.merchantAccount, b.payment.pspReference, b.payment.merchantReference, b.payment.paymentMethod, created, abbreviation,
     b.type, b.modificationReference, currency, debit ? amount : '', debit ? '' : amount, '1', currency, debit ? amount : '', debit ? '' : net, majorUnits(fee, currency), String(batch),
@@ -120,7 +120,7 @@ function accountingReport(bookings: readonly SettlementBooking[], zone: string):
     const currency = b.payment.amount.currency;
     const amount = majorUnits(b.amount, currency);
     const fee = majorUnits(b.fee ?? 0, currency);
-    const { local, abbreviation } = localTimeAndAbbreviation(zone, b.bookedMs);
+    const { local, abbreviation } = zoneLocalTime(zone, b.bookedMs);
     for (const recordType of recordTypes(b.type)) {
       const received = recordType === 'Received' ? amount : '';
       const authorised = recordType === 'Authorised' ? amount : '';
