@@ -73,5 +73,7 @@ export interface SandboxControl {
   setKeyLifetime(ms: number | null): Promise<void>;
   /** PEM of the TLS certificate, for sandboxes that serve HTTPS. */
   readonly caPem?: string;
+  /** Providers that announce reports (Adyen REPORT_AVAILABLE): announces those due; answers the file names. */
+  announceReports?(options?: { readonly except?: readonly string[] }): Promise<string[]>;
   close(): Promise<void>;
 }
