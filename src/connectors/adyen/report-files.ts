@@ -49,11 +49,16 @@ export class ReportTimeError extends Error {
   override readonly name = 'ReportTimeError';
 }
 
-/** Offsets (minutes east of UTC) of the abbreviations Adyen writes in a report's TimeZone column. */
-const ABBREVIATIONS: Readonly<Record<string, number>> = {
-  UTC: 0, GMT: 0, WET: 0, WEST: 60, BST: 60, IST: 60, CET: 60, CEST: 120, MET: 60, MEST: 120, EET: 120, EEST: 180, MSK: 180,
-  EST: -300, EDT: -240, CST: -360, CDT: -300, MST: -420, MDT: -360, PST: -480, PDT: -420, AKST: -540, AKDT: -480, HST: -600,
-  AEST: 600, AEDT: 660, ACST: 570, ACDT: 630, AWST: 480, NZST: 720, NZDT: 780, JST: 540, KST: 540, HKT: 480, SGT: 480,
+/**
+ * Offsets (minutes east of UTC) of the abbreviations Adyen writes in a report's TimeZone column.
+ * Some abbreviations mean more than one zone (IST: Irish or Indian; CST: US Central or China): the
+ * candidate the account zone is at wins.
+ */
+const ABBREVIATIONS: Readonly<Record<string, readonly number[]>> = {
+  UTC: [0], GMT: [0], WET: [0], WEST: [60], BST: [60], IST: [60, 330], CET: [60], CEST: [120], MET: [60], MEST: [120], EET: [120], EEST: [180], MSK: [180],
+  EST: [-300], EDT: [-240], CST: [-360, 480], CDT: [-300], MST: [-420], MDT: [-360], PST: [-480], PDT: [-420], AKST: [-540], AKDT: [-480], HST: [-600],
+  AEST: [600], AEDT: [660], ACST: [570], ACDT: [630], AWST: [480], NZST: [720], NZDT: [780], JST: [540], KST: [540], HKT: [480], SGT: [480], WIB: [420], ICT: [420], PHT: [480],
+  BRT: [-180], ART: [-180], GST: [240],
 };
 
 const offsetFormats = new Map<string, Intl.DateTimeFormat>();
@@ -91,13 +96,16 @@ export function checkTimeZone(zone: string): string {
 export function reportInstant(local: string, abbreviation: string, zone: string, where: string): string {
   const m = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})$/.exec(local.trim());
   if (m === null) throw new ReportTimeError(`${where}: unreadable time "${local}"`);
-  const offset = ABBREVIATIONS[abbreviation.trim().toUpperCase()];
-  if (offset === undefined) throw new ReportTimeError(`${where}: unknown TimeZone "${abbreviation}" (account zone ${zone})`);
+  const offsets = ABBREVIATIONS[abbreviation.trim().toUpperCase()];
+  if (offsets === undefined) throw new ReportTimeError(`${where}: unknown TimeZone "${abbreviation}" (account zone ${zone})`);
   const [, y, mo, d, h, mi, s] = m.map(Number) as [number, number, number, number, number, number, number];
-  const ms = Date.UTC(y, mo - 1, d, h, mi, s) - offset * 60_000;
-  const actual = zoneOffsetMinutes(zone, ms);
-  if (actual !== offset) throw new ReportTimeError(`${where}: TimeZone "${abbreviation}" at ${local} is not the account zone ${zone} (UTC${actual >= 0 ? '+' : '-'}${Math.abs(actual) / 60} then)`);
-  return new Date(ms).toISOString();
+  const naive = Date.UTC(y, mo - 1, d, h, mi, s);
+  for (const offset of offsets) {
+    const ms = naive - offset * 60_000;
+    if (zoneOffsetMinutes(zone, ms) === offset) return new Date(ms).toISOString();
+  }
+  const actual = zoneOffsetMinutes(zone, naive - (offsets[0] ?? 0) * 60_000);
+  throw new ReportTimeError(`${where}: TimeZone "${abbreviation}" at ${local} is not the account zone ${zone} (UTC${actual >= 0 ? '+' : '-'}${Math.abs(actual) / 60} then)`);
 }
 
 /** YYYY-MM-DD plus n days. */

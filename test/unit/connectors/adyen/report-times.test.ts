@@ -34,6 +34,11 @@ describe('report times across daylight-saving changes', () => {
     expect(() => settlementLinesFromReports([{ name: 'r.csv', text: wrong }], null, ZONE)).toThrow(/r\.csv row 2: TimeZone "CET" .* not the account zone Europe\/Amsterdam/);
     expect(() => reportInstant('2027-07-10 10:00:00', 'BST', ZONE, 'x')).toThrow(/not the account zone/);
     expect(reportInstant('2027-07-10 10:00:00', 'BST', 'Europe/London', 'x')).toBe('2027-07-10T09:00:00.000Z');
+    // One abbreviation, two zones: the account's decides.
+    expect(reportInstant('2027-07-10 10:00:00', 'IST', 'Europe/Dublin', 'x')).toBe('2027-07-10T09:00:00.000Z');
+    expect(reportInstant('2027-07-10 10:00:00', 'IST', 'Asia/Kolkata', 'x')).toBe('2027-07-10T04:30:00.000Z');
+    // The hour the spring change skips does not exist in CET or CEST.
+    expect(() => reportInstant('2027-03-28 02:30:00', 'CET', ZONE, 'x')).toThrow(/not the account zone/);
   });
 
   it('the sandbox writes a batch of an Amsterdam day that crosses the change in its local time, and the connector reads it back', () => {
