@@ -5,7 +5,7 @@
 // a grace period is a finding: a gap in the settlement batch numbers, or a daily accounting report
 // absent `graceMs` after its day ended.
 
-import { and, eq, isNotNull, isNull } from 'drizzle-orm';
+import { and, eq, gte, isNotNull, isNull, lte } from 'drizzle-orm';
 import type { Connector, ReconciliationRecord, ReconciliationWindow } from '../connectors/contract.ts';
 import type { SettlementImport } from '../ledger/settlement.ts';
 import { postSettlementLines } from '../ledger/settlement.ts';
@@ -153,13 +153,23 @@ export interface StoredRecords {
 export async function recordsFromStoredReports(db: Db, account: string, connector: Connector, window: ReconciliationWindow): Promise<StoredRecords | null> {
   const reports = connector.reports;
   if (reports === undefined) return null;
+  const any = await db
+    .select({ fileName: providerReports.fileName })
+    .from(providerReports)
+    .where(and(eq(providerReports.connector, account), eq(providerReports.kind, 'accounting_daily'), isNotNull(providerReports.content)))
+    .limit(1);
+  if (any.length === 0) return null;
+  const from = window.from.getTime();
+  const to = window.to.getTime();
+  // A day either side of the exact bounds (any zone's day is within a day of the UTC one); filtered exactly below.
+  const isoDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
   const rows = await db
     .select({ fileName: providerReports.fileName, reportDay: providerReports.reportDay, content: providerReports.content })
     .from(providerReports)
-    .where(and(eq(providerReports.connector, account), eq(providerReports.kind, 'accounting_daily'), isNotNull(providerReports.content)));
-  if (rows.length === 0) return null;
-  const from = window.from.getTime();
-  const to = window.to.getTime();
+    .where(and(
+      eq(providerReports.connector, account), eq(providerReports.kind, 'accounting_daily'), isNotNull(providerReports.content),
+      gte(providerReports.reportDay, isoDay(from - (reports.historyDays + 1) * DAY_MS)), lte(providerReports.reportDay, isoDay(to + DAY_MS)),
+    ));
   const dayStart = (day: string): number => reports.dayEndMs(nextDay(day, -1));
   const wanted = rows.filter((r) => r.reportDay !== null && reports.dayEndMs(r.reportDay) > from - reports.historyDays * DAY_MS && dayStart(r.reportDay) < to);
   const present = new Set(wanted.map((r) => r.reportDay!));
