@@ -56,6 +56,8 @@ export function accountConfig(config: SwitchyardConfig, account: YamlAccount, en
           environment: sandbox ? 'TEST' : 'LIVE', timeoutMs: account.timeout_ms,
           ...(sandbox ? { baseUrl: `https://${endpoint.host}:${endpoint.port}` } : {}),
           ...(account.live_endpoint_url_prefix === undefined ? {} : { liveEndpointUrlPrefix: account.live_endpoint_url_prefix }),
+          ...(account.report_time_zone === undefined ? {} : { reportTimeZone: account.report_time_zone }),
+          ...(account.report_missing_grace_hours === undefined ? {} : { reportMissingGraceHours: account.report_missing_grace_hours }),
           ...ca,
         },
       };
@@ -131,6 +133,7 @@ async function startInProcessSandbox(database: SandboxDatabase, name: string, ac
     case 'adyen': {
       const sb = await startAdyenSandbox({
         database, account: name, apiKey: account.api_key, merchantAccount: account.merchant_account, port: 0,
+        ...(account.report_time_zone === undefined ? {} : { reportTimeZone: account.report_time_zone }),
         certificateDirectory: account.certificate_dir ?? join(dataDir, `${name}-tls`),
         ...(webhookUrl === undefined ? {} : { webhook: { url: webhookUrl, hmacKey: account.hmac_keys[0]!, username: account.basic_auth.username, password: account.basic_auth.password } }),
       });

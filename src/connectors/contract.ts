@@ -84,6 +84,8 @@ export type NormalizedEvent = {
   readonly providerRef: string | null;
   readonly occurredAt: string;
   readonly rawType: string;
+  /** A report the provider announced (Adyen REPORT_AVAILABLE), its file name already accepted by the connector. */
+  readonly report?: AnnouncedReport;
 } & (
   | { readonly kind: 'authorization'; readonly outcome: CallOutcome }
   | { readonly kind: 'capture_succeeded' | 'capture_failed' | 'capture_reversed'; readonly amount: number; readonly currency: string; readonly modificationRef: string | null }
@@ -133,6 +135,35 @@ export interface SettlementLine {
   readonly fee: number;
   readonly bookedAt: string;
   readonly batch: string;
+}
+
+/** What a connector makes of an announced report file name: null for a name it does not accept. */
+export interface AnnouncedReport {
+  readonly fileName: string;
+  readonly kind: 'settlement_batch' | 'accounting_daily';
+  /** The settlement batch number (gaps are missing reports). */
+  readonly sequence: number | null;
+  /** The calendar day (account zone) a daily report covers. */
+  readonly day: string | null;
+}
+
+export interface ProviderReports {
+  accepts(fileName: string): AnnouncedReport | null;
+  /** Downloads an accepted report by name from the configured origin; null when it is not there (yet). */
+  download(fileName: string): Promise<string | null>;
+  /** Every money-moving row of one downloaded report (nothing for a report that holds none). */
+  settlementLines(report: { readonly name: string; readonly text: string }): readonly SettlementLine[];
+  /**
+   * Reconciliation records from downloaded daily status reports (Adyen: payments accounting
+   * reports), the window's days and the history days before them.
+   */
+  records(reports: readonly { readonly name: string; readonly text: string }[], window: ReconciliationWindow): readonly ReconciliationRecord[];
+  /** How many days before a window the records need for a payment's whole history. */
+  readonly historyDays: number;
+  /** When a daily report's day (YYYY-MM-DD, the account's zone) ends, epoch ms. */
+  dayEndMs(day: string): number;
+  /** How long after its day (or after the next batch) a report may be missing before it is a finding. */
+  readonly missingGraceMs: number;
 }
 
 export interface ReconciliationWindow {
@@ -236,5 +267,7 @@ export interface Connector {
   fetchReconciliationRecords(window: ReconciliationWindow): Promise<readonly ReconciliationRecord[]>;
   /** Settlement rows booked in the window, for connectors whose provider reports them (Adyen); absent otherwise. */
   fetchSettlementLines?(window: ReconciliationWindow): Promise<readonly SettlementLine[]>;
+  /** Reports the provider announces by notification (Adyen REPORT_AVAILABLE); absent otherwise. */
+  readonly reports?: ProviderReports;
   close(): Promise<void>;
 }

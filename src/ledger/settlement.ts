@@ -8,7 +8,7 @@ import { and, eq, inArray, or } from 'drizzle-orm';
 import type { Connector, ReconciliationWindow, SettlementLine } from '../connectors/contract.ts';
 import { newId } from '../core/ids.ts';
 import { settlementPosting } from '../core/ledger.ts';
-import type { Db } from '../store/db.ts';
+import type { Db, DbOrTx } from '../store/db.ts';
 import { paymentAttempts } from '../store/schema.ts';
 import { writePosting } from './postings.ts';
 
@@ -23,7 +23,7 @@ export interface SettlementImport {
 
 export const settlementSource = (account: string, line: SettlementLine): string => `settlement:${account}:${line.lineId}`;
 
-async function paymentsOf(db: Db, account: string, lines: readonly SettlementLine[]): Promise<(l: SettlementLine) => string | null> {
+async function paymentsOf(db: DbOrTx, account: string, lines: readonly SettlementLine[]): Promise<(l: SettlementLine) => string | null> {
   const attemptIds = [...new Set(lines.map((l) => l.attemptId).filter((x): x is string => x !== null))];
   const refs = [...new Set(lines.map((l) => l.providerRef))];
   if (lines.length === 0) return () => null;
@@ -40,10 +40,15 @@ async function paymentsOf(db: Db, account: string, lines: readonly SettlementLin
 export async function importSettlement(db: Db, account: string, connector: Connector, window: ReconciliationWindow, now: Date): Promise<SettlementImport> {
   if (connector.fetchSettlementLines === undefined) return { lines: 0, posted: 0, unmatched: 0 };
   const lines = await connector.fetchSettlementLines(window);
-  const paymentOf = await paymentsOf(db, account, lines);
+  return db.transaction((tx) => postSettlementLines(tx, account, lines, now));
+}
+
+/** Posts each line once (its source is UNIQUE), inside the caller's transaction. */
+export async function postSettlementLines(tx: DbOrTx, account: string, lines: readonly SettlementLine[], now: Date): Promise<SettlementImport> {
+  const paymentOf = await paymentsOf(tx, account, lines);
   let posted = 0;
   let unmatched = 0;
-  await db.transaction(async (tx) => {
+  {
     for (const line of lines) {
       const paymentId = paymentOf(line);
       if (paymentId === null) {
@@ -55,6 +60,6 @@ export async function importSettlement(db: Db, account: string, connector: Conne
       const description = `${line.type} ${line.modificationRef ?? line.providerRef} batch ${line.batch}`;
       if (await writePosting(tx, posting, { id: newId('ledger', now.getTime()), paymentId, source: settlementSource(account, line), description, createdAt: now })) posted++;
     }
-  });
+  }
   return { lines: lines.length, posted, unmatched };
 }

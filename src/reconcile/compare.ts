@@ -9,7 +9,7 @@ import type { PaymentInput } from '../core/inputs.ts';
 import type { Attempt, Payment } from '../core/payment.ts';
 import type { DiscrepancyFacts } from '../store/schema.ts';
 
-export const DISCREPANCY_CATEGORIES = ['missed_notification', 'unapplied_event', 'provider_side_change', 'no_counterpart', 'amount_mismatch'] as const;
+export const DISCREPANCY_CATEGORIES = ['missed_notification', 'unapplied_event', 'provider_side_change', 'no_counterpart', 'amount_mismatch', 'missing_report'] as const;
 export type DiscrepancyCategory = (typeof DISCREPANCY_CATEGORIES)[number];
 
 export interface Finding {

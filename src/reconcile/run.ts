@@ -17,6 +17,7 @@ import { discrepancies, disputes, inboundEvents } from '../store/schema.ts';
 import type { DiscrepancyAmounts, DiscrepancyFacts } from '../store/schema.ts';
 import { transition } from '../store/transition.ts';
 import { compare, dedupeKey, DISCREPANCY_CATEGORIES } from './compare.ts';
+import { missingReports, recordsFromStoredReports, syncProviderReports } from './provider-reports.ts';
 import type { DiscrepancyCategory, Finding, UnappliedInboxRow } from './compare.ts';
 
 export interface ReconcileDeps {
@@ -209,13 +210,18 @@ export async function reconcile(deps: ReconcileDeps, opts: ReconcileOptions): Pr
     const connector = deps.connectors.get(account);
     if (connector === undefined) throw new UnknownConnectorError(`no connector account "${account}" (configured: ${[...deps.connectors.keys()].join(', ')})`);
     const now = deps.now();
-    const records = await connector.fetchReconciliationRecords(opts.window);
+    // Announced reports first: downloaded and imported once, whatever the window.
+    const reports = await syncProviderReports(deps.db, account, connector, now);
+    // Statuses from the announced daily status reports when the account has any (Adyen), else the connector's own fetch.
+    const fromReports = await recordsFromStoredReports(deps.db, account, connector, opts.window);
+    const records = fromReports?.records ?? (await connector.fetchReconciliationRecords(opts.window));
+    const visibleMs = Math.min(now.getTime() - connector.reconciliationDelayMs, fromReports?.coveredUntil.getTime() ?? Number.POSITIVE_INFINITY);
     const payments = await ourPayments(deps.db, account, opts.window, records);
     const result = compare({
       account, records, payments, windowFrom: opts.window.from,
       disputes: await knownDisputes(deps.db, payments.map((p) => p.id)),
       unapplied: await unappliedInbox(deps.db, account, opts.window, new Date(now.getTime() - (opts.inboxGraceMs ?? 10 * 60_000))),
-      visibleBefore: new Date(now.getTime() - connector.reconciliationDelayMs),
+      visibleBefore: new Date(visibleMs),
     });
     const byId = new Map(payments.map((p) => [p.id, p]));
     checked += result.checked;
@@ -229,10 +235,21 @@ export async function reconcile(deps: ReconcileDeps, opts: ReconcileOptions): Pr
       if (outcome === 'reopened') reopened++;
       if (outcome === 'updated') updated++;
     }
-    const imported = await importSettlement(deps.db, account, connector, opts.window, deps.now());
-    settlement.lines += imported.lines;
-    settlement.posted += imported.posted;
-    settlement.unmatched += imported.unmatched;
+    if (connector.reports !== undefined) {
+      for (const f of await missingReports(deps.db, account, connector, { graceMs: connector.reports.missingGraceMs }, now)) {
+        found++;
+        byCategory[f.category]++;
+        const outcome = await storeFinding(deps.db, account, f, null, deps.now());
+        if (outcome === 'inserted' || outcome === 'reopened') stored++;
+        if (outcome === 'reopened') reopened++;
+        if (outcome === 'updated') updated++;
+      }
+    }
+    // An account whose reports are announced imports them as they come (syncProviderReports), not by day name.
+    const imported = fromReports !== null ? { lines: 0, posted: 0, unmatched: 0 } : await importSettlement(deps.db, account, connector, opts.window, deps.now());
+    settlement.lines += imported.lines + reports.lines;
+    settlement.posted += imported.posted + reports.posted;
+    settlement.unmatched += imported.unmatched + reports.unmatched;
     deps.onProgress?.(account, i + 1, accounts.length);
   }
   return { window: { from: opts.window.from.toISOString(), to: opts.window.to.toISOString() }, checked, discrepancies: found, by_category: byCategory, auto_resolved: autoResolved, new: stored, reopened, updated, settlement };

@@ -47,6 +47,10 @@ const adyenAccount = z.strictObject({
   certificate_dir: z.string().min(1).optional(),
   /** Live only: the account's endpoint prefix (e.g. 1797a841fbb37ca7-AdyenDemo). */
   live_endpoint_url_prefix: z.string().min(1).optional(),
+  /** The account's time zone as configured at Adyen (IANA, e.g. Europe/Amsterdam): report times are local to it. Default UTC. */
+  report_time_zone: z.string().min(1).optional(),
+  /** Hours after its day (or after the next settlement batch) a report may be missing before it is a finding. Default 12. */
+  report_missing_grace_hours: z.number().min(0).max(336).optional(),
 });
 
 export const connectorAccountSchema = z.discriminatedUnion('type', [stripeAccount, adyenAccount]);

@@ -8,6 +8,7 @@ import {
   bigserial,
   boolean,
   customType,
+  date,
   index,
   integer,
   jsonb,
@@ -431,3 +432,21 @@ export const schemaMigrations = pgTable('schema_migrations', {
   checksum: text('checksum').notNull(),
   appliedAt: ts('applied_at').notNull().defaultNow(),
 });
+
+/** Reports a provider announced (migration 0014): recorded once, downloaded once, imported once. */
+export const providerReports = pgTable(
+  'provider_reports',
+  {
+    connector: text('connector').notNull(),
+    fileName: text('file_name').notNull(),
+    kind: text('kind').notNull(),
+    sequence: integer('sequence'),
+    reportDay: date('report_day', { mode: 'string' }),
+    announcedAt: ts('announced_at').notNull(),
+    downloadedAt: ts('downloaded_at'),
+    content: text('content'),
+    importedAt: ts('imported_at'),
+    lastError: text('last_error'),
+  },
+  (t) => [primaryKey({ columns: [t.connector, t.fileName] }), index('provider_reports_pending').on(t.connector).where(sql`content IS NULL OR imported_at IS NULL`)],
+);

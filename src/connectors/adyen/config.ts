@@ -29,6 +29,17 @@ const AdyenSettings = z.strictObject({
   timeoutMs: z.number().int().min(100).max(120_000).default(20_000),
   /** Origin of the report download (settlement details); defaults to Adyen's Customer Area host. */
   reportBaseUrl: z.string().regex(/^https:\/\/[^/\s]+$/, 'an https origin without a path').optional(),
+  /** The account's time zone (Customer Area > Account > time zone): report times are local to it; IANA name. */
+  reportTimeZone: z.string().min(1).refine((zone) => {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: zone });
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'must be an IANA time zone, e.g. Europe/Amsterdam').default('UTC'),
+  /** A daily payments accounting report not announced this many hours after its day (or a settlement batch gap this old) is a missing-report finding. */
+  reportMissingGraceHours: z.number().min(0).max(24 * 14).default(12),
   /** How long after the fact a settlement row is in the report. */
   reportDelayMs: z.number().int().min(0).default(15 * 60_000),
   /**

@@ -12,6 +12,7 @@ import type {
   ConnectorAccountConfig,
   ConnectorFactory,
   DeclineTable,
+  ProviderReports,
   QueryRequest,
   ReconciliationRecord,
   ReconciliationWindow,
@@ -26,11 +27,13 @@ import { toAdyenValue } from './currencies.ts';
 import { ADYEN_DEFAULT_DECLINES, ADYEN_POLICY } from './defaults.ts';
 import { ADYEN_ERROR_CLASSIFICATION, outcomeForFailure } from './error-classification.ts';
 import { CheckoutAPI, Client, EnvironmentEnum } from './library.ts';
-import { fetchSettlementLines, fetchSettlementRecords } from './reconciliation.ts';
+import { downloadReportFile, fetchSettlementLines, recordsFromAccountingReports, fetchSettlementRecords, settlementLinesFromReports } from './reconciliation.ts';
+import type { ReportSource } from './reconciliation.ts';
+import { addDays, parseReportFileName, zoneDayStartMs } from './report-files.ts';
 import { modificationOutcome, paymentOutcome } from './status-map.ts';
 import { captureRequest, paymentRequest, refundRequest, resolvePaymentMethod, toAdyenAmount } from './transformers.ts';
 import { recordTransport, RedirectingHttpClient } from './transport.ts';
-import { verifyAdyenWebhook } from './webhook.ts';
+import { announcedReport, verifyAdyenWebhook } from './webhook.ts';
 
 export { ReconciliationFetchError } from './reconciliation.ts';
 
@@ -133,15 +136,28 @@ export function createAdyenConnector(account: string, options: AdyenConnectorOpt
     });
   }
 
+  const reportSource: ReportSource = {
+    baseUrl: options.reportBaseUrl ?? options.baseUrl ?? (options.environment === 'LIVE' ? 'https://ca-live.adyen.com' : 'https://ca-test.adyen.com'),
+    merchantAccount, apiKey: options.apiKey, ca: options.caPem, timeoutMs: options.timeoutMs, zone: options.reportTimeZone,
+  };
+
   function fetchReconciliationRecords(window: ReconciliationWindow): Promise<readonly ReconciliationRecord[]> {
-    const baseUrl = options.reportBaseUrl ?? options.baseUrl ?? (options.environment === 'LIVE' ? 'https://ca-live.adyen.com' : 'https://ca-test.adyen.com');
-    return fetchSettlementRecords({ baseUrl, merchantAccount, apiKey: options.apiKey, ca: options.caPem, timeoutMs: options.timeoutMs }, window, options.reportHistoryDays);
+    return fetchSettlementRecords(reportSource, window, options.reportHistoryDays);
   }
 
   function fetchReportLines(window: ReconciliationWindow): Promise<readonly SettlementLine[]> {
-    const baseUrl = options.reportBaseUrl ?? options.baseUrl ?? (options.environment === 'LIVE' ? 'https://ca-live.adyen.com' : 'https://ca-test.adyen.com');
-    return fetchSettlementLines({ baseUrl, merchantAccount, apiKey: options.apiKey, ca: options.caPem, timeoutMs: options.timeoutMs }, window);
+    return fetchSettlementLines(reportSource, window);
   }
+
+  const reports: ProviderReports = {
+    accepts: (fileName) => announcedReport(fileName).report ?? null,
+    download: (fileName) => downloadReportFile(reportSource, fileName),
+    records: (texts, window) => recordsFromAccountingReports(texts.filter((r) => parseReportFileName(r.name)?.kind === 'accounting_daily'), window, options.reportTimeZone),
+    historyDays: options.reportHistoryDays,
+    dayEndMs: (day) => zoneDayStartMs(options.reportTimeZone, addDays(day, 1)),
+    missingGraceMs: options.reportMissingGraceHours * 3_600_000,
+    settlementLines: (report) => (parseReportFileName(report.name)?.kind === 'settlement_batch' ? settlementLinesFromReports([report], null, options.reportTimeZone) : []),
+  };
 
   const webhookSecrets = { hmacKeys: options.hmacKeys, username: options.webhookUsername, password: options.webhookPassword };
   return {
@@ -162,6 +178,7 @@ export function createAdyenConnector(account: string, options: AdyenConnectorOpt
     verifyWebhook: (rawBody, headers, now) => verifyAdyenWebhook(rawBody, headers, webhookSecrets, now, declineTable),
     fetchReconciliationRecords,
     fetchSettlementLines: fetchReportLines,
+    reports,
     close: () => Promise.resolve(), // the library opens a new agent per request (connection: close)
   };
 }

@@ -6,6 +6,24 @@
 import https from 'node:https';
 import { ADYEN_EXPONENTS, fromAdyenValue } from './currencies.ts';
 import type { ReconciliationRecord, ReconciliationWindow, SettlementLine } from '../contract.ts';
+import { reportDownloadUrl, reportInstant } from './report-files.ts';
+
+/** A downloaded report: its file name (for errors) and text. A bare string is an unnamed report. */
+export type ReportText = string | { readonly name: string; readonly text: string };
+
+function textOf(r: ReportText): { name: string; text: string } {
+  return typeof r === 'string' ? { name: 'report', text: r } : r;
+}
+
+/**
+ * A row's `Creation Date` as an instant: the local time in the account's zone, checked against the
+ * row's TimeZone abbreviation. A report without a TimeZone column is read as UTC.
+ */
+function rowInstant(line: readonly string[], created: number, timeZoneCol: number, zone: string, where: string): string {
+  const local = line[created] ?? '';
+  const abbreviation = timeZoneCol < 0 ? 'UTC' : (line[timeZoneCol] ?? '');
+  return reportInstant(local, abbreviation, zone, where);
+}
 
 export class ReconciliationFetchError extends Error {
   override readonly name = 'ReconciliationFetchError';
@@ -94,31 +112,32 @@ function columnOf(head: readonly string[]): (name: string) => number {
  * booked in the window; rows outside the window (earlier reports read for a payment's history)
  * count toward the record's amounts. Unreadable rows throw: a report we misread is worse than none.
  */
-export function recordsFromSettlementReports(csvs: readonly string[], window: ReconciliationWindow): ReconciliationRecord[] {
-  return [...foldReports(csvs, window).values()].filter((f) => f.inWindow).map(recordOf);
+export function recordsFromSettlementReports(csvs: readonly ReportText[], window: ReconciliationWindow, zone = 'UTC'): ReconciliationRecord[] {
+  return [...foldReports(csvs, window, zone).values()].filter((f) => f.inWindow).map(recordOf);
 }
 
 /** pspReferences with rows in the window whose authorisation row is not among the rows read: their history starts earlier. */
-export function refsMissingHistory(csvs: readonly string[], window: ReconciliationWindow): Set<string> {
-  return new Set([...foldReports(csvs, window).values()].filter((f) => f.inWindow && !f.hasStart).map((f) => f.providerRef));
+export function refsMissingHistory(csvs: readonly ReportText[], window: ReconciliationWindow, zone = 'UTC'): Set<string> {
+  return new Set([...foldReports(csvs, window, zone).values()].filter((f) => f.inWindow && !f.hasStart).map((f) => f.providerRef));
 }
 
-function foldReports(csvs: readonly string[], window: ReconciliationWindow): Map<string, Fold> {
+function foldReports(csvs: readonly ReportText[], window: ReconciliationWindow, zone: string): Map<string, Fold> {
   const from = window.from.toISOString();
   const to = window.to.toISOString();
   const folds = new Map<string, Fold>();
-  for (const csv of csvs) {
-    const [head, ...lines] = parseCsv(csv);
+  for (const report of csvs) {
+    const { name, text } = textOf(report);
+    const [head, ...lines] = parseCsv(text);
     if (head === undefined) continue;
     const col = columnOf(head);
-    const c = { psp: col('Psp Reference'), ref: col('Merchant Reference'), created: col('Creation Date'), type: col('Type'), currency: col('Gross Currency'), debit: col('Gross Debit (GC)'), credit: col('Gross Credit (GC)'), modification: col('Modification Reference') };
-    for (const line of lines) {
+    const c = { psp: col('Psp Reference'), ref: col('Merchant Reference'), created: col('Creation Date'), timeZone: head.indexOf('TimeZone'), type: col('Type'), currency: col('Gross Currency'), debit: col('Gross Debit (GC)'), credit: col('Gross Credit (GC)'), modification: col('Modification Reference') };
+    for (const [n, line] of lines.entries()) {
       const psp = line[c.psp] ?? '';
       const currency = line[c.currency] ?? '';
       const debit = minorUnits(line[c.debit] ?? '', currency);
       const credit = minorUnits(line[c.credit] ?? '', currency);
       if (psp === '' || debit === null || credit === null) throw new ReconciliationFetchError(`unreadable settlement row: ${line.join(',')}`);
-      const createdAt = new Date(`${(line[c.created] ?? '').replace(' ', 'T')}Z`).toISOString();
+      const createdAt = rowInstant(line, c.created, c.timeZone, zone, `${name} row ${n + 2}`);
       const fold = folds.get(psp) ?? { providerRef: psp, attemptId: line[c.ref] || null, status: '', currency, authorized: 0, captured: 0, refunded: 0, createdAt, disputed: false, failedCaptures: [], returned: 0, inWindow: false, hasStart: false };
       const type = line[c.type] ?? '';
       if (type === 'Authorised') {
@@ -160,6 +179,16 @@ export interface ReportSource {
   readonly apiKey: string;
   readonly ca: string | undefined;
   readonly timeoutMs: number;
+  /** The account's IANA zone: report times are local to it. */
+  readonly zone: string;
+}
+
+/**
+ * One announced report by file name, from the configured origin and merchant account only (never a
+ * URL from the notification). Null when the report is not there (404).
+ */
+export function downloadReportFile(source: ReportSource, fileName: string): Promise<string | null> {
+  return download(reportDownloadUrl(source.baseUrl, source.merchantAccount, fileName), source);
 }
 
 function download(url: string, source: ReportSource): Promise<string | null> {
@@ -209,15 +238,15 @@ function downloadReports(source: ReportSource, window: ReconciliationWindow): Pr
  */
 export async function fetchSettlementRecords(source: ReportSource, window: ReconciliationWindow, historyDays = 0): Promise<ReconciliationRecord[]> {
   const csvs = await downloadReports(source, window);
-  if (historyDays > 0 && refsMissingHistory(csvs, window).size > 0) {
+  if (historyDays > 0 && refsMissingHistory(csvs, window, source.zone).size > 0) {
     const startOfWindowDay = Math.floor(window.from.getTime() / DAY_MS) * DAY_MS;
     csvs.unshift(...(await downloadDays(source, startOfWindowDay - historyDays * DAY_MS, startOfWindowDay)));
   }
-  return recordsFromSettlementReports(csvs, window);
+  return recordsFromSettlementReports(csvs, window, source.zone);
 }
 
 export async function fetchSettlementLines(source: ReportSource, window: ReconciliationWindow): Promise<SettlementLine[]> {
-  return settlementLinesFromReports(await downloadReports(source, window), window);
+  return settlementLinesFromReports(await downloadReports(source, window), window, source.zone);
 }
 
 /** Rows that book no money: the sandbox's Authorised / Cancelled additions. */
@@ -229,21 +258,23 @@ const NOT_MONEY = new Set(['Authorised', 'Cancelled', 'Received', 'SentForSettle
  * commission, markup and scheme fee is in it). A row settled in another currency than it was
  * booked in is refused: converting it is not something to guess.
  */
-export function settlementLinesFromReports(csvs: readonly string[], window: ReconciliationWindow): SettlementLine[] {
+export function settlementLinesFromReports(csvs: readonly ReportText[], window: ReconciliationWindow | null, zone = 'UTC'): SettlementLine[] {
   const out: SettlementLine[] = [];
-  const from = window.from.toISOString();
-  const to = window.to.toISOString();
-  for (const csv of csvs) {
-    const [head, ...lines] = parseCsv(csv);
+  const from = window?.from.toISOString() ?? '';
+  const to = window?.to.toISOString() ?? '\uffff';
+  for (const report of csvs) {
+    const { name, text } = textOf(report);
+    const [head, ...lines] = parseCsv(text);
     if (head === undefined) continue;
     const col = columnOf(head);
     const c = {
       psp: col('Psp Reference'), ref: col('Merchant Reference'), created: col('Creation Date'), type: col('Type'), modification: col('Modification Reference'),
       currency: col('Gross Currency'), debit: col('Gross Debit (GC)'), credit: col('Gross Credit (GC)'),
       netCurrency: col('Net Currency'), netDebit: col('Net Debit (NC)'), netCredit: col('Net Credit (NC)'), batch: col('Batch Number'),
+      timeZone: head.indexOf('TimeZone'),
     };
     const seen = new Map<string, number>();
-    for (const line of lines) {
+    for (const [rowIndex, line] of lines.entries()) {
       const type = line[c.type] ?? '';
       if (NOT_MONEY.has(type)) continue;
       const psp = line[c.psp] ?? '';
@@ -256,11 +287,65 @@ export function settlementLinesFromReports(csvs: readonly string[], window: Reco
       const key = `${batch}:${psp}:${type}:${modificationRef ?? '-'}`;
       const n = (seen.get(key) ?? 0) + 1;
       seen.set(key, n);
-      const bookedAt = new Date(`${(line[c.created] ?? '').replace(' ', 'T')}Z`).toISOString();
+      const bookedAt = rowInstant(line, c.created, c.timeZone, zone, `${name} row ${rowIndex + 2}`);
       if (bookedAt < from || bookedAt >= to) continue;
       const gross = credit - debit;
       out.push({ lineId: n === 1 ? key : `${key}#${n}`, providerRef: psp, attemptId: line[c.ref] || null, modificationRef, type, currency, gross, fee: gross - (netCredit - netDebit), bookedAt, batch });
     }
   }
   return out;
+}
+
+/**
+ * Records from the daily payments accounting reports: one per payment with a record of any type
+ * booked in the window (Received, Authorised, SentForSettle, Settled, SentForRefund, Refunded,
+ * RefundedReversed, Chargeback, ChargebackReversed, CaptureFailed, Cancelled, Refused, Expired,
+ * Error, …), its status the latest record type, its amounts those of the money-moving ones (Main
+ * Amount), every report read counting toward the payment's history. Booking Date is local to the
+ * account zone, checked against the row's TimeZone.
+ */
+export function recordsFromAccountingReports(reports: readonly ReportText[], window: ReconciliationWindow, zone: string): ReconciliationRecord[] {
+  const from = window.from.toISOString();
+  const to = window.to.toISOString();
+  const folds = new Map<string, Fold>();
+  const rows: { psp: string; ref: string; at: string; type: string; currency: string; amount: number; modification: string }[] = [];
+  for (const report of reports) {
+    const { name, text } = textOf(report);
+    const [head, ...lines] = parseCsv(text);
+    if (head === undefined) continue;
+    const col = (n: string): number => {
+      const i = head.indexOf(n);
+      if (i < 0) throw new ReconciliationFetchError(`${name}: payments accounting report has no column "${n}"`);
+      return i;
+    };
+    const c = { psp: col('Psp Reference'), ref: col('Merchant Reference'), booked: col('Booking Date'), timeZone: col('TimeZone'), type: col('Record Type'), currency: col('Main Currency'), amount: col('Main Amount'), modification: head.indexOf('Modification Reference') };
+    for (const [i, line] of lines.entries()) {
+      const where = `${name} row ${i + 2}`;
+      const currency = line[c.currency] ?? '';
+      const amount = minorUnits((line[c.amount] ?? '').replace(/^-/, ''), currency);
+      const psp = line[c.psp] ?? '';
+      if (psp === '' || amount === null) throw new ReconciliationFetchError(`${where}: unreadable accounting row: ${line.join(',')}`);
+      rows.push({ psp, ref: line[c.ref] ?? '', at: rowInstant(line, c.booked, c.timeZone, zone, where), type: line[c.type] ?? '', currency, amount, modification: c.modification < 0 ? '' : (line[c.modification] ?? '') });
+    }
+  }
+  // Record types in booking order, whatever order the reports were read in.
+  rows.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+  for (const r of rows) {
+    const fold = folds.get(r.psp) ?? { providerRef: r.psp, attemptId: r.ref || null, status: '', currency: r.currency, authorized: 0, captured: 0, refunded: 0, createdAt: r.at, disputed: false, failedCaptures: [], returned: 0, inWindow: false, hasStart: false };
+    switch (r.type) {
+      case 'Authorised': fold.authorized += r.amount; fold.hasStart = true; break;
+      case 'Received': fold.hasStart = true; break;
+      case 'Settled': fold.captured += r.amount; break;
+      case 'CaptureFailed': fold.captured -= r.amount; fold.failedCaptures.push(r.modification); break;
+      case 'Refunded': fold.refunded += r.amount; break;
+      case 'RefundedReversed': fold.refunded -= r.amount; fold.returned += r.amount; break;
+      case 'Chargeback': fold.disputed = true; break;
+      case 'ChargebackReversed': fold.disputed = false; break;
+      default: break; // SentForSettle, SentForRefund, Cancelled, Refused, Expired, Error, …: a status, no money of their own
+    }
+    fold.status = r.type;
+    if (r.at >= from && r.at < to) fold.inWindow = true;
+    folds.set(r.psp, fold);
+  }
+  return [...folds.values()].filter((f) => f.inWindow).map(recordOf);
 }

@@ -6,10 +6,11 @@
 
 import { timingSafeEqual } from 'node:crypto';
 import type { CallOutcome } from '../../core/outcome.ts';
-import type { DeclineTable, NormalizedEvent, WebhookVerification } from '../contract.ts';
+import type { AnnouncedReport, DeclineTable, NormalizedEvent, WebhookVerification } from '../contract.ts';
 import { declinedOutcome } from '../decline-table.ts';
 import { fromAdyenValue } from './currencies.ts';
 import { hmacValidator } from './library.ts';
+import { parseReportFileName } from './report-files.ts';
 import type { AdyenTypes } from './library.ts';
 import { declineCodeForRefusal, refusalCodeForText } from './refusal-reasons.ts';
 
@@ -151,6 +152,13 @@ function refsOf(item: Item): { attemptId: string | null; providerRef: string | n
   return { attemptId, providerRef: isPayment ? item.pspReference : original };
 }
 
+/** `{report}` for a file name of a known report pattern; nothing otherwise (the event stays ignored). */
+export function announcedReport(fileName: string): { report: AnnouncedReport } | Record<string, never> {
+  const file = parseReportFileName(fileName);
+  if (file === null) return {};
+  return { report: { fileName, kind: file.kind, sequence: file.kind === 'settlement_batch' ? file.batch : null, day: file.kind === 'accounting_daily' ? file.day : null } };
+}
+
 export function verifyAdyenWebhook(
   rawBody: Buffer,
   headers: Readonly<Record<string, string | string[] | undefined>>,
@@ -174,6 +182,8 @@ export function verifyAdyenWebhook(
   const events = items.map((item): NormalizedEvent => ({
     ...normalizeItem(item, table),
     ...refsOf(item),
+    // The file name is signed (pspReference); the URL in `reason` is not, and is never read.
+    ...(item.eventCode === 'REPORT_AVAILABLE' && item.success === 'true' && announcedReport(item.pspReference)),
     providerEventId: `${item.eventCode}:${item.pspReference}:${item.success}`,
     connectorType: 'adyen',
     occurredAt: occurredAt(item, now),

@@ -25,7 +25,6 @@ import { matchReportPath, settlementReport } from './settlement-report.ts';
 import { AdyenSandboxState } from './state.ts';
 import type { SettlementBooking } from './state.ts';
 
-const DAY_MS = 86_400_000;
 
 export interface AdyenProtocolDeps {
   readonly store: AccountStore;
@@ -33,6 +32,8 @@ export interface AdyenProtocolDeps {
   readonly apiKey: string;
   readonly merchantAccount: string;
   readonly reportDelayMs: number;
+  /** The account's zone: report times are local to it, batches and daily reports are its days. */
+  readonly reportTimeZone: string;
   /** Turns a notification item into the stored event (signed now when this process knows the endpoint). */
   readonly toEvent: (item: NotificationItem) => { eventId: string; type: string; items: NotificationItem[] };
 }
@@ -187,12 +188,12 @@ export class AdyenProtocol implements ProviderProtocol {
   }
 
   private async report(req: ProviderRequest): Promise<Answer> {
-    const wanted = matchReportPath(req.path);
+    const wanted = matchReportPath(req.path, this.deps.reportTimeZone);
     if (wanted === null) return errorAnswer(notFound(req.path));
     await this.deps.store.refresh();
     const state = new AdyenSandboxState();
-    state.bookings.push(...((await this.deps.store.bookingsBetween(wanted.dayStartMs, wanted.dayStartMs + DAY_MS)) as SettlementBooking[]));
-    const csv = settlementReport(state, wanted, this.deps.clock.nowMs(), this.deps.reportDelayMs);
+    state.bookings.push(...((await this.deps.store.bookingsBetween(wanted.dayStartMs, wanted.dayEndMs)) as SettlementBooking[]));
+    const csv = settlementReport(state, wanted, this.deps.clock.nowMs(), this.deps.reportDelayMs, this.deps.reportTimeZone);
     if (csv === null) return errorAnswer(notFound(`${req.path} (not generated yet)`));
     return { status: 200, body: csv, headers: { 'content-type': 'text/csv; charset=utf-8' } };
   }

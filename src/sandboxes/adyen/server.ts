@@ -19,7 +19,10 @@ import type { AdyenOperationContext } from './context.ts';
 import { adyenStateOf, batchingDelayMs, changesOf } from './aggregates.ts';
 import type { AdyenAccountSettings } from './aggregates.ts';
 import { chargeback, failCapture, reverseRefund } from './late-events.ts';
-import { checkBatching, NotificationOutbox, webhookTarget } from './notifications.ts';
+import { checkBatching, eventDate, NotificationOutbox, webhookTarget } from './notifications.ts';
+import { nextCalendarDay, zoneMidnight } from './report-zone.ts';
+import { batchDay, batchOf } from './settlement-report.ts';
+import type { SettlementBooking } from './state.ts';
 import type { AdyenWebhookEndpoint, NotificationBatching, NotificationItem } from './notifications.ts';
 import { AdyenProtocol, newPspReference } from './protocol.ts';
 
@@ -44,6 +47,8 @@ export interface AdyenSandboxOptions {
   readonly keyTtlMs?: number;
   /** How long after booking a settlement row appears in the report. Default 15 minutes. */
   readonly reportDelayMs?: number;
+  /** The account's IANA zone: report times are local to it; batches and daily reports cover its days. Default UTC. */
+  readonly reportTimeZone?: string;
 }
 
 export interface AdyenSandbox extends SandboxControl {
@@ -70,6 +75,13 @@ export interface AdyenSandbox extends SandboxControl {
   webhookDeliveries(): Promise<readonly DeliveryRecord[]>;
   /** Resolves once every notification queued so far was delivered or given up on. */
   webhooksIdle(): Promise<void>;
+  /**
+   * Announces (REPORT_AVAILABLE, pspReference = the file name, reason = its download URL) the
+   * settlement details batch and the payments accounting report of every account-zone day that has
+   * closed (plus the report delay) since the last announcement, from the first day with a booking.
+   * `except` names files to leave unannounced (a report Adyen never delivers). Answers the files announced.
+   */
+  announceReports(options?: { readonly except?: readonly string[] }): Promise<string[]>;
 }
 
 const DAY_MS = 86_400_000;
@@ -84,6 +96,7 @@ export async function startAdyenSandbox(options: AdyenSandboxOptions): Promise<A
   });
   const faults = new FaultScheduler(store);
   const reportDelayMs = options.reportDelayMs ?? 15 * 60_000;
+  const reportTimeZone = options.reportTimeZone ?? 'UTC';
   // The dispatcher renders with the outbox, and the outbox sets the dispatcher's target.
   let outbox: NotificationOutbox | undefined = undefined;
   const dispatcher = new WebhookDispatcher({
@@ -103,6 +116,7 @@ export async function startAdyenSandbox(options: AdyenSandboxOptions): Promise<A
     apiKey: options.apiKey,
     merchantAccount: options.merchantAccount,
     reportDelayMs,
+    reportTimeZone,
     toEvent: (item) => notifications.toEvent(item),
   });
   let listener: ProviderListener;
@@ -165,6 +179,32 @@ export async function startAdyenSandbox(options: AdyenSandboxOptions): Promise<A
     webhookDeliveries: () => dispatcher.deliveries(),
     webhooksIdle: () => dispatcher.idle(),
     requestsReceived: () => listener.requestsReceived,
+    announceReports: async (o = {}) => {
+      const settings = (await store.refresh()).settings as AdyenAccountSettings & { reportsAnnouncedThrough?: number };
+      const nowMs = clock.nowMs();
+      let next = settings.reportsAnnouncedThrough === undefined ? undefined : settings.reportsAnnouncedThrough + 1;
+      if (next === undefined) {
+        const first = (await store.bookingsBetween(0, nowMs + 1) as SettlementBooking[]).reduce((m, b) => Math.min(m, b.bookedMs), Number.POSITIVE_INFINITY);
+        next = batchOf(reportTimeZone, Number.isFinite(first) ? first : nowMs);
+      }
+      const files: string[] = [];
+      let last = next - 1;
+      for (let batch = next; zoneMidnight(reportTimeZone, nextCalendarDay(batchDay(batch))) + reportDelayMs <= nowMs; batch++) {
+        last = batch;
+        files.push(`settlement_detail_report_batch_${batch}.csv`, `payments_accounting_report_${batchDay(batch).replace(/-/g, '_')}.csv`);
+      }
+      const announced = files.filter((f) => !(o.except ?? []).includes(f));
+      const base = `${listener.url}/reports/download/MerchantAccount/${encodeURIComponent(options.merchantAccount)}`;
+      if (announced.length > 0) {
+        await fromCode({}, (ctx) => {
+          for (const file of announced) {
+            ctx.notify({ amount: { value: 0, currency: 'EUR' }, eventCode: 'REPORT_AVAILABLE', eventDate: eventDate(ctx.nowMs), merchantAccountCode: options.merchantAccount, merchantReference: '', pspReference: file, reason: `${base}/${file}`, success: 'true' });
+          }
+        });
+      }
+      if (last >= next) await store.updateSettings({ reportsAnnouncedThrough: last });
+      return announced;
+    },
     close: async () => {
       await listener.close();
       await dispatcher.close();

@@ -31,6 +31,7 @@ const webhooksBody = z
   .strict();
 
 const clockBody = z.object({ advance_s: z.number().min(0) }).strict();
+const announceBody = z.object({ except: z.array(z.string().min(1)).optional() }).strict();
 
 /** null: back to the provider's own key lifetime (Stripe 24 h, Adyen 7 days). */
 const idempotencyBody = z.object({ key_ttl_s: z.number().positive().nullable() }).strict();
@@ -136,6 +137,17 @@ export function createControlRouter(sandboxes: readonly SandboxControl[]): Route
     const { advance_s } = parse(clockBody, req.body);
     await sandbox.advanceClock(advance_s);
     res.json({ advanced_s: advance_s });
+  });
+
+  router.post('/_sandbox/:account/reports/announce', async (req, res) => {
+    const sandbox = sandboxOf(req, res);
+    if (!sandbox) return;
+    const body = parse(announceBody, req.body);
+    if (sandbox.announceReports === undefined) {
+      res.status(404).json({ error: { message: `sandbox ${sandbox.account} (${sandbox.type}) announces no reports`, field: null } });
+      return;
+    }
+    res.json({ announced: await sandbox.announceReports(body.except === undefined ? {} : { except: body.except }) });
   });
 
   router.post('/_sandbox/:account/idempotency', async (req, res) => {

@@ -91,5 +91,7 @@ export interface SandboxControl {
   requestsReceived(): number;
   /** PEM of the TLS certificate, for sandboxes that serve HTTPS. */
   readonly caPem?: string;
+  /** Providers that announce reports (Adyen REPORT_AVAILABLE): announces those due; answers the file names. */
+  announceReports?(options?: { readonly except?: readonly string[] }): Promise<string[]>;
   close(): Promise<void>;
 }

@@ -3,7 +3,7 @@
 // (intake-router.ts counts and logs them); 'unverified' rows are only those older versions wrote.
 
 import { and, desc, eq, inArray, sql } from 'drizzle-orm';
-import type { NormalizedEvent } from '../../connectors/contract.ts';
+import type { AnnouncedReport, NormalizedEvent } from '../../connectors/contract.ts';
 import type { Db, DbOrTx } from '../../store/db.ts';
 import { inboundEvents } from '../../store/schema.ts';
 import { claimStatement, outboxDoneStatement, whyNotClaimed } from '../../jobs/outbox-claims.ts';
@@ -68,7 +68,17 @@ async function storeOne(tx: DbOrTx, account: string, rawBody: Buffer, headersJso
     SELECT (SELECT id FROM ins)::text AS inbound_id, (SELECT id FROM job)::text AS outbox_id`);
   const row = res.rows[0];
   if (row === undefined || row.inbound_id === null) return null;
+  if (e.report !== undefined) await recordAnnouncedReport(tx, account, e.report, e.occurredAt);
   return { outboxId: row.outbox_id === null ? null : Number(row.outbox_id) };
+}
+
+/** An announced report, once per (account, file name): a redelivered or repeated announcement records nothing. */
+// announced_at is the notification's eventDate (the provider's clock): the missing-report grace runs from it.
+async function recordAnnouncedReport(tx: DbOrTx, account: string, r: AnnouncedReport, announcedAt: string): Promise<void> {
+  await tx.execute(sql`
+    INSERT INTO provider_reports (connector, file_name, kind, sequence, report_day, announced_at)
+    VALUES (${account}, ${r.fileName}, ${r.kind}, ${r.sequence}, ${r.day}::date, ${announcedAt}::timestamptz)
+    ON CONFLICT (connector, file_name) DO NOTHING`);
 }
 
 export interface InboundRow {

@@ -25,7 +25,7 @@ describe('switchyard reconcile', () => {
     expect(Object.keys(last)).toEqual(['window', 'checked', 'discrepancies', 'by_category', 'auto_resolved', 'new', 'reopened', 'updated']);
     const w = last['window'] as { from: string; to: string };
     expect(Date.parse(w.to) - Date.parse(w.from)).toBe(2 * 3_600_000);
-    expect(last['by_category']).toEqual({ missed_notification: 0, unapplied_event: 0, provider_side_change: 0, no_counterpart: 0, amount_mismatch: 0 });
+    expect(last['by_category']).toEqual({ missed_notification: 0, unapplied_event: 0, provider_side_change: 0, no_counterpart: 0, amount_mismatch: 0, missing_report: 0 });
     expect(r.stderr).not.toContain('reconcile [');
   }, 60_000);
 

@@ -89,7 +89,7 @@ describe('switchyard discrepancies', () => {
   }, 60_000);
 
   it('bad input: one line, exit code 1', async () => {
-    expect(oneLine(await cli(['list', '--category', 'bogus']))).toEqual([1, ['--category "bogus" is not one of missed_notification, unapplied_event, provider_side_change, no_counterpart, amount_mismatch']]);
+    expect(oneLine(await cli(['list', '--category', 'bogus']))).toEqual([1, ['--category "bogus" is not one of missed_notification, unapplied_event, provider_side_change, no_counterpart, amount_mismatch, missing_report']]);
     expect(oneLine(await cli(['list', '--status', 'closed']))).toEqual([1, ['--status "closed" is not one of open, resolved, all']]);
     expect(oneLine(await cli(['resolve', 'pay_123', '--note', 'x']))).toEqual([1, ['"pay_123" is not a discrepancy id (dsc_…; see switchyard discrepancies list)']]);
     expect(oneLine(await cli(['resolve', newId('discrepancy'), '--note', 'x']))).toEqual([1, [expect.stringMatching(/^no discrepancy dsc_/) as unknown as string]]);

@@ -153,7 +153,7 @@ describe('reconcile', () => {
 
   it('the command: --json summary keys, one connector', async () => {
     const s = await runReconcile(gw.rt, { since: '1h', connector: 'stripe_eu', json: true }, () => undefined);
-    expect(Object.keys(s.by_category).sort()).toEqual(['amount_mismatch', 'missed_notification', 'no_counterpart', 'provider_side_change', 'unapplied_event']);
+    expect(Object.keys(s.by_category).sort()).toEqual(['amount_mismatch', 'missed_notification', 'missing_report', 'no_counterpart', 'provider_side_change', 'unapplied_event']);
     expect(s.checked).toBeGreaterThan(0);
     expect(s.new).toBe(0);
     await expect(runReconcile(gw.rt, { since: '1h', connector: 'nope', json: true }, () => undefined)).rejects.toThrow(/no connector account "nope"/);

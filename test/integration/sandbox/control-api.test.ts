@@ -112,6 +112,11 @@ describe('control API', () => {
     expect(await call('POST', '/_sandbox/stripe_eu/webhooks', { delay_ms: 'soon' })).toMatchObject({ status: 400, json: { error: { field: 'delay_ms' } } });
   });
 
+  it('announces reports only for providers that have them', async () => {
+    expect(await call('POST', '/_sandbox/stripe_eu/reports/announce', {})).toMatchObject({ status: 404, json: { error: { message: 'sandbox stripe_eu (stripe) announces no reports' } } });
+    expect(await call('POST', '/_sandbox/stripe_eu/reports/announce', { except: 'x' })).toMatchObject({ status: 400, json: { error: { field: 'except' } } });
+  });
+
   it('advances the sandbox clock', async () => {
     const before = (await stripe.paymentIntents.create({ amount: 100, currency: 'usd' })).created;
     expect((await call('POST', '/_sandbox/stripe_eu/clock', { advance_s: 3600 })).status).toBe(200);
