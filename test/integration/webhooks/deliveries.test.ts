@@ -72,13 +72,16 @@ describe('deliveries', () => {
     const started = Date.now();
     const p = await gw.waitFor((await gw.pay()).id, settled);
     expect(p.state).toBe('authorized');
-    const [ok] = await rx.waitFor((r) => r.some((x) => x.path === '/ok'));
+    // The /ok delivery, whichever endpoint's came first (deliveries are taken fairly, not in order).
+    const ok = (await rx.waitFor((r) => r.some((x) => x.path === '/ok'))).find((x) => x.path === '/ok');
     expect(ok!.at - started).toBeLessThan(3_000);
     // Each endpoint's own key set: what its merchant pins.
     const jwks = createRemoteJWKSet(new URL(jwksUrls['ok']!));
     // What docs/webhooks.md tells merchants to do:
     const [h, payload, s] = String(ok!.headers['switchyard-signature']).split('.');
     expect(payload).toBe('');
+    // Signed with this endpoint's own key (its kid names the endpoint and key version).
+    expect(JSON.parse(Buffer.from(h!, 'base64url').toString('utf8')), `delivery ${JSON.stringify({ path: ok!.path, headers: ok!.headers })}`).toMatchObject({ alg: 'ES256', kid: `${endpoints['ok']}.v1` });
     const { protectedHeader } = await compactVerify(`${h}.${ok!.body.toString('base64url')}.${s}`, jwks, { algorithms: ['ES256'] });
     expect(Math.abs(Date.now() / 1000 - (protectedHeader.iat as number))).toBeLessThan(300);
     expect(protectedHeader.kid).toBe(`${endpoints['ok']}.v1`);
