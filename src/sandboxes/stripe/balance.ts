@@ -9,7 +9,7 @@ import type { FormParams } from './form-encoding.ts';
 import { stripeId } from './ids.ts';
 import { renderCharge, renderDispute, renderList, renderRefund } from './objects.ts';
 import type { StripeObject } from './objects.ts';
-import { assertKnownParams, readExpand, readInteger, readString } from './params.ts';
+import { assertKnownParams, createdFilter, readExpand, readInteger, readString } from './params.ts';
 import type { BalanceTransactionRecord } from './state.ts';
 
 /** How long Stripe keeps events (GET /v1/events returns nothing older). */
@@ -58,19 +58,6 @@ function renderSource(id: string, ctx: OperationContext): StripeObject | string 
   return id;
 }
 
-/** `created` as Stripe filters lists: an exact value or a range of gt / gte / lt / lte (unix seconds). */
-function createdFilter(params: FormParams): (created: number) => boolean {
-  const created = params['created'];
-  if (created === undefined) return () => true;
-  if (typeof created === 'string') {
-    const exact = readInteger(params, 'created', 0, Number.MAX_SAFE_INTEGER);
-    return (c) => c === exact;
-  }
-  if (Array.isArray(created)) throw invalidParam('created', 'Invalid created filter.');
-  const bound = (op: string): number | undefined => readInteger(created, op, 0, Number.MAX_SAFE_INTEGER);
-  const [gt, gte, lt, lte] = [bound('gt'), bound('gte'), bound('lt'), bound('lte')];
-  return (c) => (gt === undefined || c > gt) && (gte === undefined || c >= gte) && (lt === undefined || c < lt) && (lte === undefined || c <= lte);
-}
 
 /** Newest first (ties: the later booked first), then the page after `starting_after`. */
 function page<T extends { id: string; created: number }>(items: readonly T[], params: FormParams, resource: string): { data: T[]; hasMore: boolean } {

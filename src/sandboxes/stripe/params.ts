@@ -91,3 +91,17 @@ export function required<T>(value: T | undefined, name: string): T {
   if (value === undefined) throw missingParam(name);
   return value;
 }
+
+/** `created` as Stripe filters lists: an exact value or a range of gt / gte / lt / lte (unix seconds). */
+export function createdFilter(params: FormParams): (created: number) => boolean {
+  const created = params['created'];
+  if (created === undefined) return () => true;
+  if (typeof created === 'string') {
+    const exact = readInteger(params, 'created', 0, Number.MAX_SAFE_INTEGER);
+    return (c) => c === exact;
+  }
+  if (Array.isArray(created)) throw invalidParam('created', 'Invalid created filter.');
+  const bound = (op: string): number | undefined => readInteger(created, op, 0, Number.MAX_SAFE_INTEGER);
+  const [gt, gte, lt, lte] = [bound('gt'), bound('gte'), bound('lt'), bound('lte')];
+  return (c) => (gt === undefined || c > gt) && (gte === undefined || c >= gte) && (lt === undefined || c < lt) && (lte === undefined || c <= lte);
+}

@@ -11,7 +11,7 @@ import type { StripeObject } from './objects.ts';
 import { bookBalanceTransaction } from './balance.ts';
 import { assertWholeUnits } from './currencies.ts';
 import {
-  assertKnownParams, readAmount, readBoolean, readCardOption, readCurrency, readEnum, readExpand, readInteger, readMetadata, readString, required,
+  assertKnownParams, createdFilter, readAmount, readBoolean, readCardOption, readCurrency, readEnum, readExpand, readInteger, readMetadata, readString, required,
 } from './params.ts';
 import type { CaptureMethod, ChargeRecord, PaymentIntentRecord, PaymentIntentStatus } from './state.ts';
 import { testPaymentMethod } from './test-payment-methods.ts';
@@ -208,18 +208,6 @@ export function listPaymentIntents(ctx: OperationContext, params: FormParams): S
   return renderList('/v1/payment_intents', page, all.length > limit);
 }
 
-function createdFilter(params: FormParams): (created: number) => boolean {
-  const created = params['created'];
-  if (created === undefined) return () => true;
-  if (typeof created === 'string') {
-    const exact = readInteger(params, 'created', 0, Number.MAX_SAFE_INTEGER);
-    return (c) => c === exact;
-  }
-  if (Array.isArray(created)) throw invalidParam('created', 'Invalid created filter.');
-  const bound = (op: string): number | undefined => readInteger(created, op, 0, Number.MAX_SAFE_INTEGER);
-  const [gt, gte, lt, lte] = [bound('gt'), bound('gte'), bound('lt'), bound('lte')];
-  return (c) => (gt === undefined || c > gt) && (gte === undefined || c >= gte) && (lt === undefined || c < lt) && (lte === undefined || c <= lte);
-}
 
 export function findPaymentIntent(ctx: OperationContext, id: string): PaymentIntentRecord {
   const pi = ctx.state.paymentIntents.get(id);
