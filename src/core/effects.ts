@@ -60,7 +60,9 @@ export type DiscrepancyKind =
   | 'refund_unresolved'
   | 'capture_unresolved'
   | 'refunds_exceed_captured'
-  | 'fence_after_approval'; // the provider confirmed our fence of an attempt after its approval, with money moved since
+  | 'fence_after_approval' // the provider confirmed our fence of an attempt after its approval, with money moved since
+  | 'fact_after_resolution' // a provider fact (a capture confirmed, ...) that the payment's resolved state cannot take
+  | 'operator_override'; // an operator resolved a payment the guards refused, naming the reason
 
 export interface DiscrepancyEffect {
   readonly type: 'discrepancy';
