@@ -86,8 +86,9 @@ export function requestRefund(rt: Runtime, merchantId: string, payment: Payment,
   return apply(rt, merchantId, payment.id, { type: 'refund_requested', refundId, amount: amount ?? refundable, reason }, 'api', payment);
 }
 
-export function resolveByOperator(rt: Runtime, merchantId: string, paymentId: string, as: 'authorized' | 'failed' | 'voided', note: string): Promise<TransitionResult> {
-  return apply(rt, merchantId, paymentId, { type: 'operator_resolved', as, note }, 'operator');
+/** The operator's resolution: as, note, and who, why an override, what the provider's records showed (all kept on the transition row). */
+export function resolveByOperator(rt: Runtime, merchantId: string, paymentId: string, input: Omit<Extract<PaymentInput, { type: 'operator_resolved' }>, 'type'>): Promise<TransitionResult> {
+  return apply(rt, merchantId, paymentId, { type: 'operator_resolved', ...input }, 'operator');
 }
 
 const waitsByDb = new WeakMap<object, PaymentWaits>();
