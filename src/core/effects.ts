@@ -80,10 +80,16 @@ export interface DiscrepancyEffect {
 /** Money movements the ledger posts (issue: ledger). Amounts are minor units of the payment's currency. */
 export interface LedgerEffect {
   readonly type: 'ledger';
-  readonly posting: 'capture' | 'capture_reversed' | 'refund' | 'refund_reversed';
+  /**
+   * held_for_release: captured money that is not the merchant's (a late or partial approval under
+   * automatic capture, being refunded); release_refunded: its release confirmed, moved out.
+   */
+  readonly posting: 'capture' | 'capture_reversed' | 'refund' | 'refund_reversed' | 'held_for_release' | 'release_refunded';
   readonly amount: number;
   readonly currency: string;
   readonly connector: string;
+  /** The attempt whose money moves (kept on the ledger transaction for the per-attempt checks). */
+  readonly attemptId?: string;
   readonly captureId?: string;
   readonly refundId?: string;
 }
