@@ -191,7 +191,7 @@ export function onReleaseEvent(d: Draft, attempt: Attempt, ok: boolean, provider
   // A failure after a confirmation: the release refund was reversed, the customer is charged again
   // (held again, when it was booked as held).
   const reversed = current.status === 'succeeded';
-  const heldAgain = reversed && current.kind === 'refund' && current.held !== undefined ? hold(d, attempt, { ...current, amount: current.amount, held: 0 }) : null;
+  const heldAgain = reversed && current.kind === 'refund' && current.held !== undefined ? hold(d, attempt, { ...current, held: 0 }) : null;
   const a = reversed ? d.updateAttempt(attempt.id, { status: 'releasing', ...(heldAgain === null ? {} : { release: heldAgain }) }) : attempt;
   releaseFailed(d, a, { kind: 'declined', code: 'release_failed', providerCode: 'release_failed', declineClass: 'hard', message: null });
 }
