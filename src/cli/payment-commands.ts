@@ -103,13 +103,15 @@ export async function resolveCommand(settings: GatewaySettings, id: string, o: {
   // Bad input fails before anything starts.
   if (!isResolution(as)) throw new CliInputError(`--as must be one of ${RESOLUTIONS.join(', ')} (got "${as}")`);
   if (note.trim() === '') throw new CliInputError('--note must say why (it is kept in the payment timeline)');
+  const { cliOperator } = await import('../ops/operators.ts');
+  const operator = cliOperator();
   const { startRuntime } = await import('../app/runtime.ts');
   // The runtime's own lines (signing keys, the transition) are noise here: the result is the one line.
   const quiet = (): void => undefined;
   const rt = await startRuntime({ role: 'api', databaseUrl: settings.databaseUrl, redisUrl: settings.redisUrl, configFile: settings.configFile, queuePrefix: o.queuePrefix, log: quiet });
   try {
-    const r = await opsInput(() => resolvePayment(rt, id, as, note));
-    return json ? JSON.stringify(r) : `payment ${r.id}: ${r.from} -> ${r.to} by operator (transition ${r.transitionId}; see switchyard payments show ${r.id})`;
+    const r = await opsInput(() => resolvePayment(rt, id, as, note, operator.name));
+    return json ? JSON.stringify({ ...r, operator: operator.name }) : `payment ${r.id}: ${r.from} -> ${r.to} by operator ${operator.name} (transition ${r.transitionId}; see switchyard payments show ${r.id})`;
   } finally {
     await rt.stop();
   }
@@ -143,7 +145,7 @@ export function registerPaymentCommands(program: Command, c: CommandContext): vo
     .requiredOption('--note <text>', 'why: what you checked, and where (kept in the timeline)')
     .option('--queue-prefix <prefix>', 'BullMQ key prefix of the gateway', 'sy')
     .option('--json', 'one JSON line')
-    .addHelpText('after', '\nExample:\n  switchyard payments resolve pay_01h... --as failed --note "Stripe dashboard: no charge for pi_123 (ticket OPS-42)"')
+    .addHelpText('after', '\nRecorded in the audit trail under the operator whose token SWITCHYARD_OPERATOR_TOKEN holds.\n\nExample:\n  switchyard payments resolve pay_01h... --as failed --note "Stripe dashboard: no charge for pi_123 (ticket OPS-42)"')
     .action(c.action(async (id: string, o: { as: string; note: string; json?: boolean; queuePrefix: string }) => {
       c.print(await resolveCommand(c.settings(), id, { as: o.as, note: o.note, json: o.json === true, queuePrefix: o.queuePrefix }));
     }));

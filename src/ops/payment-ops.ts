@@ -9,6 +9,7 @@ import { resolveByOperator } from '../app/payment-service.ts';
 import type { OperationFailure } from '../core/payment.ts';
 import type { Db } from '../store/db.ts';
 import { loadTimeline } from '../store/payment-queries.ts';
+import { recordAudit } from './audit.ts';
 import type { TimelineEntry } from '../store/payment-queries.ts';
 
 /** A request an operator got wrong (unknown id, missing note, a payment not in needs_review). */
@@ -138,13 +139,17 @@ export interface Resolved {
 }
 
 /** The operator's way out of needs_review; anything step() refuses comes back as an OpsInputError with its reason. */
-export async function resolvePayment(rt: Runtime, id: string, as: string, note: string): Promise<Resolved> {
+export async function resolvePayment(rt: Runtime, id: string, as: string, note: string, operator: string): Promise<Resolved> {
   if (!isResolution(as)) throw new OpsInputError(`--as must be one of ${RESOLUTIONS.join(', ')} (got "${as}")`);
   if (note.trim() === '') throw new OpsInputError('a note is required: say why (it is kept in the payment timeline)');
-  const owner = await rt.database.db.execute<{ merchant_id: string }>(sql`SELECT merchant_id FROM payments WHERE id = ${id}`);
+  const owner = await rt.database.db.execute<{ merchant_id: string; state: string }>(sql`SELECT merchant_id, state FROM payments WHERE id = ${id}`);
   const merchantId = owner.rows[0]?.merchant_id;
   if (merchantId === undefined) throw new OpsInputError(`no payment ${id}`);
-  const r = await resolveByOperator(rt, merchantId, id, as, note.trim());
+  const before = { state: owner.rows[0]!.state };
+  // The audit row commits with the resolution, or not at all.
+  const r = await resolveByOperator(rt, merchantId, id, as, note.trim(), async (tx, logged) => {
+    if (logged.outcome === 'applied') await recordAudit(tx, { operator, action: 'payment.resolve', target: id, before, after: { state: as }, note: note.trim(), at: rt.now() });
+  });
   if (r.kind !== 'applied') throw new OpsInputError(`payment ${id} not resolved: ${r.reason}`);
   return { id, from: r.from, to: r.to, transitionId: r.transitionId };
 }

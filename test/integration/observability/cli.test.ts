@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.ts';
+import { OPERATOR_ENV, runCli } from '../helpers/cli.ts';
 import type { CliResult } from '../helpers/cli.ts';
 import { freePort, startPrivateRedis } from '../helpers/redis-server.ts';
 import { REDIS_URL, startTestGateway, twoStripeConfig } from '../helpers/runtime.ts';
@@ -16,7 +16,7 @@ beforeAll(async () => {
 afterAll(async () => gw?.close());
 
 function cli(args: string[]): Promise<CliResult> {
-  return runCli(args, { DATABASE_URL: gw.db.url, REDIS_URL, SWITCHYARD_CONFIG: gw.rt.config.file });
+  return runCli(args, { DATABASE_URL: gw.db.url, REDIS_URL, SWITCHYARD_CONFIG: gw.rt.config.file, ...OPERATOR_ENV.alice });
 }
 
 /** Parks a payment for review (authorizing -> needs_review is a legal edge), untouched for `ago`. */
@@ -55,15 +55,22 @@ describe('switchyard payments', () => {
     const prefix = ['--queue-prefix', `${gw.prefix}_cli`];
     const done = await cli(['payments', 'resolve', p.id, '--as', 'failed', '--note', 'Stripe dashboard shows no charge (OPS-42)', ...prefix]);
     expect(done.stderr).not.toContain('switchyard:');
-    expect([done.code, done.stdout.trim()]).toEqual([0, `payment ${p.id}: needs_review -> failed by operator (transition ${/transition (\d+)/.exec(done.stdout)?.[1]}; see switchyard payments show ${p.id})`]);
+    expect([done.code, done.stdout.trim()]).toEqual([0, `payment ${p.id}: needs_review -> failed by operator alice (transition ${/transition (\d+)/.exec(done.stdout)?.[1]}; see switchyard payments show ${p.id})`]);
     const row = await gw.db.db.execute<{ state: string }>(sql`SELECT state FROM payments WHERE id = ${p.id}`);
     expect(row.rows[0]!.state).toBe('failed');
     const timeline = JSON.parse((await cli(['payments', 'show', p.id, '--json'])).stdout) as { timeline: { origin: string; from: string; to: string; reason: string; input: { type: string; note: string } }[] };
     expect(timeline.timeline.at(-1)).toMatchObject({ origin: 'operator', from: 'needs_review', to: 'failed', reason: 'operator: Stripe dashboard shows no charge (OPS-42)', input: { type: 'operator_resolved', note: 'Stripe dashboard shows no charge (OPS-42)' } });
 
-    // Already failed: step() refuses, the command says why in one line.
+    // The audit row names the operator whose token the CLI held, committed with the transition.
+    const audit = await gw.db.db.execute<{ operator: string; action: string; before: unknown; after: unknown; note: string }>(sql`SELECT operator, action, before, after, note FROM operator_audit WHERE target = ${p.id}`);
+    expect(audit.rows).toEqual([{ operator: 'alice', action: 'payment.resolve', before: { state: 'needs_review' }, after: { state: 'failed' }, note: 'Stripe dashboard shows no charge (OPS-42)' }]);
+
+    // Already failed: step() refuses, the command says why in one line — and nothing is audited.
     const again = await cli(['payments', 'resolve', p.id, '--as', 'voided', '--note', 'again', ...prefix]);
     expect([again.code, again.stderr.trim()]).toEqual([1, `payment ${p.id} not resolved: operator resolution needs a payment in needs_review, not failed`]);
+    expect((await gw.db.db.execute(sql`SELECT 1 FROM operator_audit WHERE target = ${p.id}`)).rows).toHaveLength(1);
+    const listed = JSON.parse((await cli(['audit', 'list', '--target', p.id, '--operator', 'alice', '--since', '1h', '--json'])).stdout) as { audit: { action: string; target: string }[] };
+    expect(listed.audit.map((a) => [a.action, a.target])).toEqual([['payment.resolve', p.id]]);
   });
 
   it('refuses bad input with one line and a non-zero exit', async () => {
@@ -108,6 +115,9 @@ describe('switchyard webhooks redeliver', () => {
     expect([one.code, one.stdout.trim()]).toEqual([0, 'event evt_obs_3: 1 delivery(ies) queued again (del_obs_3); a running gateway sends them']);
     const none = await cli(['webhooks', 'redeliver', 'evt_nope']);
     expect([none.code, none.stderr.trim()]).toEqual([1, 'no event evt_nope']);
+    // One audit row per event queued again, under the operator's name.
+    const audit = await db.execute<{ operator: string; target: string; after: { deliveries: string[] } }>(sql`SELECT operator, target, after FROM operator_audit WHERE action = 'webhook.redeliver' ORDER BY target`);
+    expect(audit.rows.map((a) => [a.operator, a.target, a.after.deliveries])).toEqual([['alice', 'evt_obs_1', ['del_obs_1']], ['alice', 'evt_obs_2', ['del_obs_2']], ['alice', 'evt_obs_3', ['del_obs_3']]]);
   });
 });
 
