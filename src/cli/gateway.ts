@@ -109,6 +109,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   const pieces = o.role === 'all' ? 'API and workers' : o.role === 'api' ? 'API' : 'workers';
   const sandboxes = rt.sandboxes.length === 0 ? 'no in-process sandboxes' : `sandboxes: ${rt.sandboxes.map((s) => s.account).join(', ')}`;
   o.print(`Switchyard ${pieces} ${server === null ? 'running (no HTTP listener)' : `listening on ${server.url}`} (${sandboxes}; routing ${rt.config.current().snapshot.version})`);
+  if (metricsServer !== null) o.print(`/metrics on its own listener ${metricsServer.url}${o.metrics.token === null ? '' : ' (bearer token required)'}`);
   if (o.role !== 'worker') o.print(`Create a merchant: npx switchyard merchants create --name "My shop"   (then: curl -H "Authorization: Bearer <api_key>" ${server?.url ?? ''}/v1/payments)`);
 
   let stopping: Promise<void> | null = null;

@@ -147,15 +147,18 @@ describe('switchyard dlq replay', () => {
 describe('switchyard start', () => {
   it('refuses a weak admin token in one line', async () => {
     const weak = await runCli(['start', '--role', 'api'], { DATABASE_URL: gw.db.url, REDIS_URL, SWITCHYARD_CONFIG: gw.rt.config.file, SWITCHYARD_ADMIN_TOKEN: 'short' });
-    expect([weak.code, weak.stderr.trim()]).toEqual([1, 'SWITCHYARD_ADMIN_TOKEN must be at least 24 characters without spaces (try: openssl rand -hex 24)']);
+    expect([weak.code, weak.stderr.trim()]).toEqual([1, 'SWITCHYARD_ADMIN_TOKEN must be at least 24 characters without spaces, commas or colons (try: openssl rand -hex 24)']);
   });
 
-  it('a worker started with --port serves /metrics beside its health routes, and logs JSON lines', async () => {
+  it('a worker started with --port serves /metrics beside its health routes, and logs JSON lines; SWITCHYARD_METRICS_PORT moves it to its own listener behind SWITCHYARD_METRICS_TOKEN', async () => {
     const port = await freePort();
+    const metricsPort = await freePort();
+    const token = 'metrics-token-0123456789abcdef';
     // Its own Redis: a worker on the default queue prefix must not take other processes' jobs.
     const redis = await startPrivateRedis();
     const child = spawn('node', ['bin/switchyard.js', 'start', '--role', 'worker', '--port', String(port)], {
-      env: { ...process.env, DATABASE_URL: gw.db.url, REDIS_URL: redis.url, SWITCHYARD_CONFIG: gw.rt.config.file }, stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, DATABASE_URL: gw.db.url, REDIS_URL: redis.url, SWITCHYARD_CONFIG: gw.rt.config.file, SWITCHYARD_METRICS_PORT: String(metricsPort), SWITCHYARD_METRICS_TOKEN: token },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     let err = '';
     child.stderr.on('data', (b: Buffer) => (err += b.toString()));
@@ -164,9 +167,12 @@ describe('switchyard start', () => {
       const deadline = Date.now() + 30_000;
       while (!text.includes('switchyard_breaker_state') && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 250));
-        text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => (r.ok ? r.text() : ''), () => '');
+        text = await fetch(`http://127.0.0.1:${metricsPort}/metrics`, { headers: { authorization: `Bearer ${token}` } }).then((r) => (r.ok ? r.text() : ''), () => '');
       }
       expect(text).toContain('switchyard_breaker_state{connector="stripe_a",state="closed"} 1');
+      expect((await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).status).toBe(401);
+      expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).toBe(404);
+      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
       expect(text).toContain('switchyard_payments_needs_review');
       expect((await fetch(`http://127.0.0.1:${port}/v1/payments`)).status).toBe(404);
       const first = JSON.parse(err.split('\n')[0]!) as Record<string, unknown>;

@@ -150,7 +150,7 @@ describe('GET /metrics', () => {
     }
 
     // Resolved state leaves the gauges: they are read, not accumulated.
-    await db.execute(sql`UPDATE discrepancies SET status = 'resolved' WHERE id = 'dsc_obs_1'`);
+    await db.execute(sql`INSERT INTO discrepancy_resolutions (discrepancy_id, operator, note) VALUES ('dsc_obs_1', 'admin', 'test done')`);
     await db.execute(sql`UPDATE outbox SET status = 'done' WHERE status = 'dead'`);
     await new Promise((r) => setTimeout(r, 1_100));
     const after = await scrape();
