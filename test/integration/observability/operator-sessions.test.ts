@@ -10,6 +10,8 @@ import { createApiApp } from '../../../src/api/app.ts';
 import { listenApi } from '../../../src/api/server.ts';
 import type { ApiServer } from '../../../src/api/server.ts';
 import { revokeRotatedSessions } from '../../../src/ops/operator-sessions.ts';
+import { resolveDiscrepancy } from '../../../src/reconcile/discrepancies.ts';
+import type { ClosingReason } from '../../../src/reconcile/discrepancies.ts';
 import { Operators } from '../../../src/ops/operators.ts';
 import { paymentBody, startApiGateway } from '../api/helpers.ts';
 import type { ApiGateway } from '../api/helpers.ts';
@@ -153,6 +155,23 @@ describe('the audit trail and discrepancy history', () => {
     await expect(raw(`INSERT INTO discrepancy_resolutions (discrepancy_id, operator, note) VALUES ('dsc_ops_t1', 'bob', 'me too')`)).rejects.toThrow(/discrepancy_resolutions_discrepancy_id_key/);
     await expect(raw(`UPDATE discrepancy_resolutions SET note = 'rewritten'`)).rejects.toThrow(refused);
     await expect(raw(`DELETE FROM discrepancy_resolutions`)).rejects.toThrow(refused);
+  });
+});
+
+describe('closing a finding about money the gateway meant to give back', () => {
+  it('takes the provider\'s word (the attempt released on its confirmation) or a reason from the list', async () => {
+    const id = await parkedPayment();
+    const attempt = (await db().execute<{ id: string }>(sql`SELECT id FROM payment_attempts WHERE payment_id = ${id}`)).rows[0]!.id;
+    await db().execute(sql`INSERT INTO discrepancies (id, payment_id, attempt_id, kind, detail) VALUES ('dsc_ops_l1', ${id}, ${attempt}, 'release_failed', 'release refused')`);
+    const resolve = (o: { reason?: ClosingReason }) => resolveDiscrepancy(db(), 'dsc_ops_l1', { note: 'checked', operator: 'alice', now: new Date(), ...o });
+    const refused = await resolve({});
+    expect(refused.ok === false && refused.reason).toBe('needs_reason');
+    // The provider confirmed a later release round: the attempt is released only on its word.
+    await db().execute(sql`UPDATE payment_attempts SET status = 'released' WHERE id = ${attempt}`);
+    const agreed = await resolve({});
+    expect(agreed.ok && agreed.evidence).toEqual({ attemptId: attempt, attemptStatus: 'released', providerRef: null, agrees: true });
+    const history = (await db().execute<{ evidence: { agrees: boolean }; reason: string | null }>(sql`SELECT evidence, reason FROM discrepancy_resolutions WHERE discrepancy_id = 'dsc_ops_l1'`)).rows;
+    expect(history.map((h) => [h.evidence.agrees, h.reason])).toEqual([[true, null]]);
   });
 });
 
