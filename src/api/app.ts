@@ -22,6 +22,9 @@ import { rateLimitByMerchant } from './rate-limit.ts';
 import { refuseUnstorableText } from './unstorable-text.ts';
 import { metricsRouter, observeRequests } from '../observability/http.ts';
 import { createOpsRouter } from '../ops/dashboard-routes.ts';
+import { Operators } from '../ops/operators.ts';
+import type { CookiePolicy } from '../ops/operator-auth.ts';
+import type { MetricsExposure } from '../observability/http.ts';
 import type { RateLimit } from './rate-limit.ts';
 
 import { admissionGate } from './admission.ts';
@@ -47,8 +50,12 @@ export interface ApiOptions {
   /** More routes before the 404 fallback (the providers' webhook intake mounts here). */
   readonly mount?: (app: Express) => void;
   readonly log?: (line: string) => void;
-  /** The operations dashboard's admin token (SWITCHYARD_ADMIN_TOKEN); absent or null: /ops is off. */
+  /** Who may use /ops (src/ops/operators.ts) and how its cookie is marked; no operators: /ops is off. */
+  readonly ops?: { readonly operators: Operators; readonly cookies: CookiePolicy };
+  /** Shorthand for one operator, "admin", with this token (what SWITCHYARD_ADMIN_TOKEN alone configures). */
   readonly adminToken?: string | null;
+  /** How /metrics is served on this listener (default: open, for a private port). */
+  readonly metrics?: MetricsExposure;
 }
 
 function bodyParserProblem(err: unknown): ApiProblem | null {
@@ -82,8 +89,9 @@ export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
   app.use(observeRequests(rt.logger, rt.metrics));
 
   app.use(healthRoutes(rt));
-  app.use(metricsRouter(rt.metrics));
-  app.use(createOpsRouter(rt, { adminToken: opts.adminToken ?? null }));
+  app.use(metricsRouter(rt.metrics, opts.metrics ?? { mode: 'open' }));
+  const adminOnly = new Operators(opts.adminToken === undefined || opts.adminToken === null ? [] : [{ name: 'admin', token: opts.adminToken }]);
+  app.use(createOpsRouter(rt, opts.ops ?? { operators: adminOnly, cookies: { secure: false, trustedProxies: [] } }));
   const document = openApiDocument();
   app.get('/openapi.json', (_req, res) => {
     res.json(document);

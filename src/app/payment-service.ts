@@ -10,7 +10,7 @@ import type { RouteDecision } from '../routing/select.ts';
 import type { DbOrTx } from '../store/db.ts';
 import { loadPayment } from '../store/payment-queries.ts';
 import { createPayment, transition } from '../store/transition.ts';
-import type { TransitionResult } from '../store/transition.ts';
+import type { TransitionOptions, TransitionResult } from '../store/transition.ts';
 import type { StoredPaymentMethod } from '../jobs/call-executor.ts';
 import { PaymentWaits } from './payment-waits.ts';
 import type { Runtime } from './runtime.ts';
@@ -64,11 +64,11 @@ export async function startPayment(rt: Runtime, merchantId: string, req: StartPa
  * `payment`: the caller's fresh read of it, if it has one — its routing snapshot (fixed at
  * creation) picks the env, and transition() starts from it (a stale one is re-read there).
  */
-async function apply(rt: Runtime, merchantId: string, paymentId: string, input: PaymentInput, origin: 'api' | 'operator' = 'api', payment?: Payment): Promise<TransitionResult> {
+async function apply(rt: Runtime, merchantId: string, paymentId: string, input: PaymentInput, origin: 'api' | 'operator' = 'api', payment?: Payment, inTransaction?: TransitionOptions['inTransaction']): Promise<TransitionResult> {
   const p = payment ?? (await loadPayment(rt.database.db, merchantId, paymentId));
   const env = await rt.envs.forSnapshot(rt.database.db, p?.routing.snapshot ?? rt.config.current().snapshot.version);
   return transition(rt.database.db, paymentId, input, origin, env, {
-    merchantId, now: rt.now, onCommitted: (ids) => rt.relay.kick(ids), ...(p === null ? {} : { loaded: p }),
+    merchantId, now: rt.now, onCommitted: (ids) => rt.relay.kick(ids), ...(p === null ? {} : { loaded: p }), ...(inTransaction === undefined ? {} : { inTransaction }),
   });
 }
 
@@ -86,9 +86,15 @@ export function requestRefund(rt: Runtime, merchantId: string, payment: Payment,
   return apply(rt, merchantId, payment.id, { type: 'refund_requested', refundId, amount: amount ?? refundable, reason }, 'api', payment);
 }
 
-/** The operator's resolution: as, note, and who, why an override, what the provider's records showed (all kept on the transition row). */
-export function resolveByOperator(rt: Runtime, merchantId: string, paymentId: string, input: Omit<Extract<PaymentInput, { type: 'operator_resolved' }>, 'type'>): Promise<TransitionResult> {
-  return apply(rt, merchantId, paymentId, { type: 'operator_resolved', ...input }, 'operator');
+/**
+ * The operator's resolution: as, note, and who, why an override, what the provider's records
+ * showed (all kept in the input on the transition row). `inTransaction`: more writes in the
+ * transition's transaction (the operator's audit row, written when it applied).
+ */
+export function resolveByOperator(
+  rt: Runtime, merchantId: string, paymentId: string, input: Omit<Extract<PaymentInput, { type: 'operator_resolved' }>, 'type'>, inTransaction?: TransitionOptions['inTransaction'],
+): Promise<TransitionResult> {
+  return apply(rt, merchantId, paymentId, { type: 'operator_resolved', ...input }, 'operator', undefined, inTransaction);
 }
 
 const waitsByDb = new WeakMap<object, PaymentWaits>();

@@ -1,12 +1,15 @@
 // `switchyard discrepancies list [--status open|resolved|all] [--category C] [--json]` and
-// `switchyard discrepancies resolve <id> --note TEXT [--owner NAME]`: what reconciliation (and the
-// state machine) found, for an operator to work through. Bad input is one line and exit code 1.
+// `switchyard discrepancies resolve <id> --note TEXT [--reason R]`: what reconciliation (and the
+// state machine) found, for an operator to work through; a resolution is recorded under the
+// operator's name (SWITCHYARD_OPERATOR_TOKEN) in the audit trail. Bad input is one line and exit code 1.
 
 import { isId } from '../core/ids.ts';
 import { DISCREPANCY_CATEGORIES } from '../reconcile/compare.ts';
 import type { DiscrepancyCategory } from '../reconcile/compare.ts';
-import { countDiscrepancies, listDiscrepancies, resolveDiscrepancy } from '../reconcile/discrepancies.ts';
-import type { DiscrepancyRow, StatusFilter } from '../reconcile/discrepancies.ts';
+import { CLOSING_REASONS, countDiscrepancies, listDiscrepancies, resolveDiscrepancy } from '../reconcile/discrepancies.ts';
+import type { ClosingReason, DiscrepancyRow, StatusFilter } from '../reconcile/discrepancies.ts';
+import { recordAudit } from '../ops/audit.ts';
+import { cliOperator } from '../ops/operators.ts';
 import { withDb } from './cli-database.ts';
 import { CliInputError } from './cli-input-error.ts';
 
@@ -63,20 +66,33 @@ export async function discrepanciesListCommand(databaseUrl: string, input: ListI
 
 export interface ResolveInput {
   readonly note: string;
-  readonly owner?: string;
+  readonly reason?: string;
 }
 
-export async function discrepanciesResolveCommand(databaseUrl: string, id: string, input: ResolveInput, now: () => Date = () => new Date()): Promise<string> {
+export async function discrepanciesResolveCommand(databaseUrl: string, id: string, input: ResolveInput, now: () => Date = () => new Date(), env: NodeJS.ProcessEnv = process.env): Promise<string> {
   const given: string = id; // isId() narrows id itself to never when it fails
   if (!isId('discrepancy', id)) throw new CliInputError(`"${given}" is not a discrepancy id (dsc_…; see switchyard discrepancies list)`);
   const note = input.note.trim();
   if (note === '' || note.length > 2000) throw new CliInputError('--note must say what was done (1 to 2000 characters)');
-  const owner = input.owner?.trim();
-  if (owner !== undefined && (owner === '' || owner.length > 100)) throw new CliInputError('--owner must be a name (1 to 100 characters)');
+  const reason = input.reason?.trim();
+  if (reason !== undefined && !(CLOSING_REASONS as readonly string[]).includes(reason)) throw new CliInputError(`--reason "${reason}" is not one of ${CLOSING_REASONS.join(', ')}`);
+  const operator = cliOperator(env).name;
   return withDb(databaseUrl, async (db) => {
-    const r = await resolveDiscrepancy(db, id, { note, now: now(), ...(owner === undefined ? {} : { owner }) });
+    const at = now();
+    const r = await resolveDiscrepancy(db, id, {
+      note, operator, now: at, ...(reason === undefined ? {} : { reason: reason as ClosingReason }),
+      alsoInTransaction: (tx, row, evidence) => recordAudit(tx, {
+        operator, action: 'discrepancy.resolve', target: id, before: { status: 'open', kind: row.kind, category: row.category, detail: row.detail },
+        after: { status: 'resolved', reason: reason ?? null, provider_evidence: evidence }, note, at,
+      }).then(() => undefined),
+    });
     if (!r.ok && r.reason === 'not_found') throw new CliInputError(`no discrepancy ${id}`);
-    if (!r.ok) throw new CliInputError(`discrepancy ${id} is already resolved (${r.row.resolvedAt?.toISOString() ?? '?'}, owner ${r.row.owner}): ${r.row.resolution ?? ''}`);
-    return `discrepancy ${id} resolved (owner ${r.row.owner}): ${note}`;
+    if (!r.ok && r.reason === 'needs_reason') {
+      const seen = r.evidence === null ? 'no attempt is recorded for it' : `attempt ${r.evidence.attemptId} is ${r.evidence.attemptStatus}, not released`;
+      throw new CliInputError(`discrepancy ${id} (${r.row.kind}) is about customer money the provider has not confirmed returned (${seen}): give --reason (${CLOSING_REASONS.join(', ')}) with the note`);
+    }
+    if (!r.ok) throw new CliInputError(`discrepancy ${id} is already resolved (${r.row.resolvedAt?.toISOString() ?? '?'}, by ${r.row.owner}): ${r.row.resolution ?? ''}`);
+    const why = r.evidence?.agrees === true ? ' (the provider confirmed the release)' : reason === undefined ? '' : ` (${reason})`;
+    return `discrepancy ${id} resolved by ${operator}${why}: ${note}`;
   });
 }

@@ -21,7 +21,10 @@ import { retryStart } from './start-retry.ts';
 import { formatProblems, loadConfigFile } from '../routing/config-loader.ts';
 import type { GatewaySettings } from './settings.ts';
 import { SettingsError } from './settings.ts';
-import { adminTokenFromEnv } from '../ops/admin-auth.ts';
+import { operatorsFromEnv } from '../ops/operators.ts';
+import { cookiePolicyFromEnv, CookiePolicyError } from '../ops/operator-auth.ts';
+import { revokeRotatedSessions } from '../ops/operator-sessions.ts';
+import type { MetricsExposure } from '../observability/http.ts';
 
 export interface GatewayOptions extends GatewaySettings {
   readonly role: Role;
@@ -42,8 +45,15 @@ export interface RunningGateway {
 }
 
 export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
-  const admin = adminTokenFromEnv();
-  if (!admin.ok) throw new SettingsError(admin.problem);
+  const ops = operatorsFromEnv();
+  if (!ops.ok) throw new SettingsError(ops.problem);
+  let cookies;
+  try {
+    cookies = cookiePolicyFromEnv();
+  } catch (err) {
+    if (err instanceof CookiePolicyError) throw new SettingsError(err.message);
+    throw err;
+  }
   // A config that does not validate will not heal: say so before waiting on any server.
   const loaded = loadConfigFile(o.configFile);
   if (!loaded.ok) throw new ConfigError(formatProblems(loaded));
@@ -52,6 +62,13 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
 
   // Listening first lets /readyz answer 503 (not connection refused) while the dependencies are waited for.
   const server = o.listen ? await listenApi(o.port) : null;
+  // Its own listener when configured, so the public port never serves it; a token on it when configured.
+  const metricsServer = server !== null && o.metrics.port !== null ? await listenApi(o.metrics.port).catch(async (err: unknown) => {
+    await server.close(0);
+    throw err;
+  }) : null;
+  const onMetricsPort: MetricsExposure = o.metrics.token === null ? { mode: 'open' } : { mode: 'token', token: o.metrics.token };
+  const onMainPort: MetricsExposure = metricsServer !== null ? { mode: 'elsewhere' } : onMetricsPort;
   let rt: Runtime;
   try {
     const retry = { startedAt: Date.now(), timeoutMs: o.startTimeoutMs, log };
@@ -67,16 +84,24 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     }), retry);
   } catch (err) {
     await server?.close(0);
+    await metricsServer?.close(0);
     throw err;
   }
   rt.config.watch();
+  metricsServer?.attach(express().use(metricsRouter(rt.metrics, onMetricsPort)));
 
   let stopPurge = (): void => undefined;
   if (server !== null) {
     if (o.role === 'worker') {
-      server.attach(express().use(healthRoutes(rt)).use(metricsRouter(rt.metrics)));
+      server.attach(express().use(healthRoutes(rt)).use(metricsRouter(rt.metrics, onMainPort)));
     } else {
-      server.attach(createApiApp(rt, { authorizationWaitMs: o.waitMs, modificationWaitMs: o.waitMs, idempotencyRetentionMs: o.idempotencyRetentionMs, admission: { maxInFlight: o.maxInFlight }, log, adminToken: admin.token }));
+      // A token rotated since the last start ends the sessions opened under the old one.
+      const revoked = await revokeRotatedSessions(rt.database.db, ops.operators, rt.now());
+      if (revoked > 0) log(`operator sessions: ${revoked} opened under a token that changed since were revoked`);
+      server.attach(createApiApp(rt, {
+        authorizationWaitMs: o.waitMs, modificationWaitMs: o.waitMs, idempotencyRetentionMs: o.idempotencyRetentionMs, admission: { maxInFlight: o.maxInFlight }, log,
+        ops: { operators: ops.operators, cookies }, metrics: onMainPort,
+      }));
       stopPurge = startIdempotencyPurge(rt.database.db, { now: rt.now, log });
     }
   }
@@ -84,6 +109,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   const pieces = o.role === 'all' ? 'API and workers' : o.role === 'api' ? 'API' : 'workers';
   const sandboxes = rt.sandboxes.length === 0 ? 'no in-process sandboxes' : `sandboxes: ${rt.sandboxes.map((s) => s.account).join(', ')}`;
   o.print(`Switchyard ${pieces} ${server === null ? 'running (no HTTP listener)' : `listening on ${server.url}`} (${sandboxes}; routing ${rt.config.current().snapshot.version})`);
+  if (metricsServer !== null) o.print(`/metrics on its own listener ${metricsServer.url}${o.metrics.token === null ? '' : ' (bearer token required)'}`);
   if (o.role !== 'worker') o.print(`Create a merchant: npx switchyard merchants create --name "My shop"   (then: curl -H "Authorization: Bearer <api_key>" ${server?.url ?? ''}/v1/payments)`);
 
   let stopping: Promise<void> | null = null;
@@ -93,6 +119,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     stop() {
       stopping ??= (async () => {
         stopPurge();
+        await metricsServer?.close();
         await server?.close();
         await rt.stop();
       })();

@@ -19,7 +19,7 @@ const log = (line: string): void => console.error(redact(line));
 /** Known failures become their one line; anything else its message, never a stack. */
 function fail(err: unknown): never {
   const known = startFailureLine(err);
-  const expected = err instanceof CliInputError || err instanceof SettingsError || (err as Error | null)?.name === 'ConfigError';
+  const expected = err instanceof CliInputError || err instanceof SettingsError || ['ConfigError', 'OperatorIdentityError'].includes((err as Error | null)?.name ?? '');
   console.error(known ?? (expected ? (err as Error).message : `switchyard: ${redact((err as Error).message ?? String(err))}`));
   process.exit(1);
 }
@@ -79,7 +79,7 @@ merchants
   }));
 merchants
   .command('rotate-key')
-  .description('replace a merchant API key; the old one stops working at once')
+  .description('replace a merchant API key; the old one stops working at once (audited: SWITCHYARD_OPERATOR_TOKEN names you)')
   .argument('<id>', 'merchant id (mer_...)')
   .action(action(async (id: string) => {
     const { rotateKeyCommand } = await import('./merchant-commands.ts');
@@ -125,7 +125,7 @@ dlq
   }));
 dlq
   .command('replay')
-  .description('put a dead letter back through the same checks as any job')
+  .description('put a dead letter back through the same checks as any job (audited: SWITCHYARD_OPERATOR_TOKEN names you)')
   .argument('<id>', 'dead letter id (from dlq list)')
   .option('--queue-prefix <prefix>', 'BullMQ key prefix of the gateway', 'sy')
   .action(action(async (id: string, opts: { queuePrefix: string }) => {
@@ -179,8 +179,9 @@ discrepancies
   .description('resolve an open discrepancy with a note saying what was done')
   .argument('<id>', 'discrepancy id (dsc_...)')
   .requiredOption('--note <text>', 'what was done about it')
-  .option('--owner <name>', 'who owns it (kept on the row)')
-  .action(action(async (id: string, opts: { note: string; owner?: string }) => {
+  .option('--reason <reason>', 'for a late approval or failed release the provider has not confirmed released: returned_outside_switchyard, confirmed_with_provider, customer_refunded_otherwise, written_off or duplicate_finding')
+  .addHelpText('after', '\nRecorded in the audit trail under the operator whose token SWITCHYARD_OPERATOR_TOKEN holds.')
+  .action(action(async (id: string, opts: { note: string; reason?: string }) => {
     const { discrepanciesResolveCommand } = await import('./discrepancy-commands.ts');
     print(await discrepanciesResolveCommand(settingsFromEnv().databaseUrl, id, opts));
   }));
@@ -205,6 +206,21 @@ program
     };
     process.once('SIGTERM', stop);
     process.once('SIGINT', stop);
+  }));
+
+program
+  .command('audit')
+  .description('the operator audit trail')
+  .command('list')
+  .description('operator actions, newest first')
+  .option('--since <duration>', 'only the last 90m, 24h, 7d ...')
+  .option('--operator <name>', 'only this operator')
+  .option('--target <id>', 'only this target (a payment, discrepancy, outbox:<id>, event, merchant); a trailing * matches a prefix')
+  .option('--limit <n>', 'at most this many rows', '200')
+  .option('--json', 'one JSON line')
+  .action(action(async (opts: { since?: string; operator?: string; target?: string; limit: string; json?: boolean }) => {
+    const { auditListCommand } = await import('./audit-commands.ts');
+    print(await auditListCommand(settingsFromEnv().databaseUrl, opts));
   }));
 
 registerPaymentCommands(program, { action, print, log, settings: () => settingsFromEnv() });

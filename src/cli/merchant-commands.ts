@@ -2,6 +2,8 @@
 
 import { createDatabase } from '../store/db.ts';
 import { createMerchant, loadMerchant, rotateMerchantKey } from '../store/merchants.ts';
+import { recordAudit } from '../ops/audit.ts';
+import { cliOperator } from '../ops/operators.ts';
 import { CliInputError } from './cli-input-error.ts';
 import { migrateDatabase } from './preflight.ts';
 
@@ -26,11 +28,18 @@ export async function createMerchantCommand(url: string, name: string): Promise<
   });
 }
 
-export async function rotateKeyCommand(url: string, merchantId: string): Promise<string> {
+/** The new key and its audit row (never the key itself) commit together. */
+export async function rotateKeyCommand(url: string, merchantId: string, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  const operator = cliOperator(env).name;
   return withDatabase(url, async (db) => {
     const merchant = await loadMerchant(db, merchantId);
-    const apiKey = merchant === null ? null : await rotateMerchantKey(db, merchantId);
-    if (merchant === null || apiKey === null) throw new CliInputError(`merchant ${merchantId} not found`);
+    if (merchant === null) throw new CliInputError(`merchant ${merchantId} not found`);
+    const apiKey = await db.transaction(async (tx) => {
+      const key = await rotateMerchantKey(tx, merchantId);
+      if (key !== null) await recordAudit(tx, { operator, action: 'merchant.rotate_key', target: merchantId, after: { key_rotated_at: new Date().toISOString() }, note: 'the old key stopped working' });
+      return key;
+    });
+    if (apiKey === null) throw new CliInputError(`merchant ${merchantId} not found`);
     return JSON.stringify({ id: merchant.id, name: merchant.name, api_key: apiKey });
   });
 }

@@ -14,6 +14,8 @@ import { formatProblems, loadConfigFile } from '../routing/config-loader.ts';
 import { parseDuration } from '../routing/duration.ts';
 import { withDatabase } from './cli-database.ts';
 import { CliInputError } from './cli-input-error.ts';
+import { deadLetterAudit } from '../ops/dead-letters.ts';
+import { cliOperator } from '../ops/operators.ts';
 
 
 export async function dlqListCommand(databaseUrl: string, json: boolean): Promise<string> {
@@ -43,6 +45,7 @@ function retentionsFrom(configFile: string | null): (account: string) => number 
 export async function dlqReplayCommand(databaseUrl: string, redisUrl: string, prefix: string, idText: string, configFile: string | null = null): Promise<string> {
   if (!/^\d+$/.test(idText)) throw new CliInputError(`dead letter id "${idText}" is not a number (see switchyard dlq list)`);
   const id = Number(idText);
+  const operator = cliOperator().name;
   return withDatabase(databaseUrl, async ({ db }) => {
     const row = (await listDeadLetters(db, 10_000)).find((r) => r.id === id);
     if (row === undefined) throw new CliInputError(`no dead letter ${id}`);
@@ -53,7 +56,7 @@ export async function dlqReplayCommand(databaseUrl: string, redisUrl: string, pr
     const redis = redisConnection(redisUrl, 'producer');
     const queues = new QueueSet(redis, prefix);
     try {
-      const ok = await replayDeadLetter(db, queues, queue, id);
+      const ok = await replayDeadLetter(db, queues, queue, id, deadLetterAudit(operator, id, { kind: row.kind, connector: row.connector, payment_id: row.paymentId }, new Date()));
       // The relay of any running gateway publishes the revived row within its sweep interval.
       return ok ? `dead letter ${id} replayed: pending again, the relay publishes it; ${plan.text}` : `dead letter ${id} was no longer dead`;
     } finally {

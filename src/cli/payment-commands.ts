@@ -113,7 +113,7 @@ function recordsText(records: readonly AttemptRecords[]): string[] {
 export async function resolveCommand(
   settings: GatewaySettings,
   id: string,
-  o: { as: string; note: string; json: boolean; queuePrefix: string; operator?: string | undefined; override?: string | undefined; print?: (line: string) => void },
+  o: { as: string; note: string; json: boolean; queuePrefix: string; override?: string | undefined; print?: (line: string) => void },
 ): Promise<string> {
   const { as, note, json } = o;
   const { isResolution, RESOLUTIONS, resolvePayment, ResolutionRefusedError } = await import('../ops/payment-ops.ts');
@@ -121,7 +121,8 @@ export async function resolveCommand(
   if (!isResolution(as)) throw new CliInputError(`--as must be one of ${RESOLUTIONS.join(', ')} (got "${as}")`);
   if (note.trim() === '') throw new CliInputError('--note must say why (it is kept in the payment timeline)');
   if (o.override !== undefined && o.override.trim() === '') throw new CliInputError('--override must name its reason');
-  const operator = o.operator ?? process.env['SWITCHYARD_OPERATOR'] ?? process.env['USER'];
+  const { cliOperator } = await import('../ops/operators.ts');
+  const operator = cliOperator();
   const { startRuntime } = await import('../app/runtime.ts');
   // The runtime's own lines (signing keys, the transition) are noise here: the result is the one line.
   const quiet = (): void => undefined;
@@ -129,15 +130,15 @@ export async function resolveCommand(
   try {
     const r = await opsInput(async () => {
       try {
-        return await resolvePayment(rt, id, as, note, { operator, override: o.override });
+        return await resolvePayment(rt, id, as, note, operator.name, { override: o.override });
       } catch (err) {
         // Refused: what the provider showed still goes out first, so the operator sees why.
         if (err instanceof ResolutionRefusedError && !json) o.print?.(recordsText(err.records).join('\n'));
         throw err;
       }
     });
-    if (json) return JSON.stringify(r);
-    return [...recordsText(r.records), `payment ${r.id}: ${r.from} -> ${r.to} by operator (transition ${r.transitionId}; see switchyard payments show ${r.id})`].join('\n');
+    if (json) return JSON.stringify({ ...r, operator: operator.name });
+    return [...recordsText(r.records), `payment ${r.id}: ${r.from} -> ${r.to} by operator ${operator.name} (transition ${r.transitionId}; see switchyard payments show ${r.id})`].join('\n');
   } finally {
     await rt.stop();
   }
@@ -169,12 +170,11 @@ export function registerPaymentCommands(program: Command, c: CommandContext): vo
     .argument('<id>', 'payment id (pay_...)')
     .addOption(new Option('--as <state>', 'what happened: captured keeps what was captured (refund it through the normal refund path)').choices(['authorized', 'captured', 'failed', 'voided']).makeOptionMandatory())
     .requiredOption('--note <text>', 'why: what you checked, and where (kept in the timeline)')
-    .option('--operator <name>', 'who resolves it (default: $SWITCHYARD_OPERATOR, else $USER); kept with the resolution')
     .option('--override <reason>', 'take failed/voided although the money guards refuse it; the reason is kept with the operator and recorded as a discrepancy')
     .option('--queue-prefix <prefix>', 'BullMQ key prefix of the gateway', 'sy')
     .option('--json', 'one JSON line')
-    .addHelpText('after', '\nExamples:\n  switchyard payments resolve pay_01h... --as failed --note "Stripe dashboard: no charge for pi_123 (ticket OPS-42)"\n  switchyard payments resolve pay_01h... --as captured --note "capture 1 settled; capture 2 unknown (OPS-43)"')
-    .action(c.action(async (id: string, o: { as: string; note: string; json?: boolean; queuePrefix: string; operator?: string; override?: string }) => {
-      c.print(await resolveCommand(c.settings(), id, { as: o.as, note: o.note, json: o.json === true, queuePrefix: o.queuePrefix, operator: o.operator, override: o.override, print: c.print }));
+    .addHelpText('after', '\nRecorded in the audit trail under the operator whose token SWITCHYARD_OPERATOR_TOKEN holds (with the override, if any).\n\nExamples:\n  switchyard payments resolve pay_01h... --as failed --note "Stripe dashboard: no charge for pi_123 (ticket OPS-42)"\n  switchyard payments resolve pay_01h... --as captured --note "capture 1 settled; capture 2 unknown (OPS-43)"')
+    .action(c.action(async (id: string, o: { as: string; note: string; json?: boolean; queuePrefix: string; override?: string }) => {
+      c.print(await resolveCommand(c.settings(), id, { as: o.as, note: o.note, json: o.json === true, queuePrefix: o.queuePrefix, override: o.override, print: c.print }));
     }));
 }

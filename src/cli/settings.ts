@@ -20,6 +20,8 @@ export interface GatewaySettings {
   readonly maxInFlight: number;
   /** How long `start` waits out an unreachable or blipping PostgreSQL or Redis before giving up. */
   readonly startTimeoutMs: number;
+  /** SWITCHYARD_METRICS_PORT: /metrics on its own listener (null: on the main port); SWITCHYARD_METRICS_TOKEN: a bearer token it requires (null: none). */
+  readonly metrics: { readonly port: number | null; readonly token: string | null };
 }
 
 export class SettingsError extends Error {
@@ -48,6 +50,13 @@ export function parsePort(text: string, what: string): number {
   return n;
 }
 
+function metricsSettings(env: NodeJS.ProcessEnv): GatewaySettings['metrics'] {
+  const port = env['SWITCHYARD_METRICS_PORT'];
+  const token = env['SWITCHYARD_METRICS_TOKEN'];
+  if (token !== undefined && token !== '' && (token.length < 24 || /\s/.test(token))) throw new SettingsError('SWITCHYARD_METRICS_TOKEN must be at least 24 characters without spaces (try: openssl rand -hex 24)');
+  return { port: port === undefined || port === '' ? null : parsePort(port, 'SWITCHYARD_METRICS_PORT'), token: token === undefined || token === '' ? null : token };
+}
+
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewaySettings {
   return {
     databaseUrl: databaseUrlFromEnv(env),
@@ -58,5 +67,6 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewaySe
     idempotencyRetentionMs: duration(env, 'SWITCHYARD_IDEMPOTENCY_RETENTION', DEFAULT_IDEMPOTENCY_RETENTION_MS),
     maxInFlight: positiveInteger(env, 'SWITCHYARD_API_MAX_IN_FLIGHT', DEFAULT_MAX_IN_FLIGHT),
     startTimeoutMs: duration(env, 'SWITCHYARD_START_TIMEOUT', DEFAULT_START_TIMEOUT_MS),
+    metrics: metricsSettings(env),
   };
 }

@@ -9,6 +9,7 @@ import { sql } from 'drizzle-orm';
 import { parseDuration } from '../routing/duration.ts';
 import { CliInputError } from './cli-input-error.ts';
 import type { CommandContext } from './payment-commands.ts';
+import type { DbOrTx } from '../store/db.ts';
 import { withDb } from './cli-database.ts';
 
 export interface RedeliverOptions {
@@ -24,13 +25,20 @@ export async function redeliverCommand(databaseUrl: string, o: RedeliverOptions)
   if (o.eventId !== undefined && o.dead) throw new CliInputError('give an event id or --dead, not both');
   const { redeliverEvent } = await import('../webhooks/outbound/endpoint-store.ts');
   const { progressBar } = await import('../ops/progress.ts');
+  const { cliOperator } = await import('../ops/operators.ts');
+  const { recordAudit } = await import('../ops/audit.ts');
+  const operator = cliOperator().name;
   return withDb(databaseUrl, async (db) => {
     const now = new Date();
+    // One audit row per event queued again, in the transaction that queues it.
+    const audit = (eventId: string) => async (tx: DbOrTx, deliveries: readonly string[]): Promise<void> => {
+      await recordAudit(tx, { operator, action: 'webhook.redeliver', target: eventId, after: { deliveries, status: 'pending' }, note: o.dead ? 'dead deliveries redelivered' : null, at: now });
+    };
     if (o.eventId !== undefined) {
       const owner = await db.execute<{ merchant_id: string }>(sql`SELECT merchant_id FROM merchant_events WHERE id = ${o.eventId}`);
       const merchantId = owner.rows[0]?.merchant_id;
       if (merchantId === undefined) throw new CliInputError(`no event ${o.eventId}`);
-      const ids = (await redeliverEvent(db, merchantId, o.eventId, now, o.endpoint)) ?? [];
+      const ids = (await redeliverEvent(db, merchantId, o.eventId, now, o.endpoint, audit(o.eventId))) ?? [];
       if (ids.length === 0) throw new CliInputError(`event ${o.eventId} has no delivery to an enabled endpoint${o.endpoint === undefined ? '' : ` ${o.endpoint}`}`);
       return o.json ? JSON.stringify({ event_id: o.eventId, deliveries: ids }) : `event ${o.eventId}: ${ids.length} delivery(ies) queued again (${ids.join(', ')}); a running gateway sends them`;
     }
@@ -43,7 +51,7 @@ export async function redeliverCommand(databaseUrl: string, o: RedeliverOptions)
     const bar = progressBar(dead.rows.length, 'redeliver');
     const queued: string[] = [];
     for (const d of dead.rows) {
-      queued.push(...((await redeliverEvent(db, d.merchant_id, d.event_id, now, d.endpoint_id)) ?? []));
+      queued.push(...((await redeliverEvent(db, d.merchant_id, d.event_id, now, d.endpoint_id, audit(d.event_id))) ?? []));
       bar.tick(d.event_id);
     }
     bar.done();

@@ -44,14 +44,14 @@ export function onOperator(d: Draft, o: OperatorInput): StepResult | null {
   if (d.p.state !== 'needs_review') return illegal('invalid_state', `operator resolution needs a payment in needs_review, not ${d.p.state}`);
   if (o.note.trim() === '') return illegal('invalid_state', 'operator resolution needs a note');
   const attempt = d.attempts[d.attempts.length - 1];
-  const by = o.operator === undefined || o.operator.trim() === '' ? '' : ` (by ${o.operator.trim()})`;
+  const who = o.operator?.trim() ?? '';
   if (o.as === 'authorized' || o.as === 'captured') {
     if (attempt === undefined) return illegal('invalid_state', `no attempt to mark ${o.as}`);
     if (o.as === 'captured' && d.p.amountCaptured === 0) return illegal('invalid_state', 'nothing is captured: resolve as authorized, failed or voided');
     const amount = attempt.amountAuthorized > 0 ? attempt.amountAuthorized : d.p.amount;
     d.updateAttempt(attempt.id, { status: 'authorized', amountAuthorized: amount });
     d.p.amountAuthorized = Math.max(d.p.amountAuthorized, amount);
-    d.setState(d.p.amountCaptured > 0 ? 'captured' : 'authorized', `operator${by}: ${o.note}`);
+    d.setState(d.p.amountCaptured > 0 ? 'captured' : 'authorized', `operator: ${o.note}`);
     return null;
   }
   const guards = moneyGuards(d, o.provider);
@@ -61,12 +61,12 @@ export function onOperator(d: Draft, o: OperatorInput): StepResult | null {
     return illegal('invalid_state', `cannot resolve as ${o.as}: ${guards.join('; ')}. Instead: ${instead}; or override with a reason`);
   }
   if (guards.length > 0) {
-    if (by === '') return illegal('invalid_state', 'an override needs the operator who takes it');
-    d.emit({ type: 'discrepancy', kind: 'operator_override', detail: `resolved as ${o.as}${by} over: ${guards.join('; ')}. Reason: ${override}` });
+    if (who === '') return illegal('invalid_state', 'an override needs the operator who takes it');
+    d.emit({ type: 'discrepancy', kind: 'operator_override', detail: `resolved as ${o.as} by ${who} over: ${guards.join('; ')}. Reason: ${override}` });
   }
   if (attempt !== undefined && attempt.status === 'review') {
     d.updateAttempt(attempt.id, { status: o.as === 'voided' ? 'released' : 'abandoned', proof: o.as === 'voided' ? null : attempt.proof });
   }
-  d.setState(o.as, `operator${by}: ${o.note}${guards.length > 0 ? ` [override: ${override}]` : ''}`);
+  d.setState(o.as, `operator: ${o.note}${guards.length > 0 ? ` [override by ${who}: ${override}]` : ''}`);
   return null;
 }

@@ -4,7 +4,7 @@
 import { sql } from 'drizzle-orm';
 import { keyExpiredAtExecution } from '../core/key-retention.ts';
 import type { ProviderOperation } from '../core/inputs.ts';
-import type { Db } from '../store/db.ts';
+import type { Db, DbOrTx } from '../store/db.ts';
 import { reviveOutboxRow } from './outbox-claims.ts';
 import { outboxJobId } from './queues.ts';
 import type { QueueSet } from './queues.ts';
@@ -35,8 +35,8 @@ export async function countDeadLetters(db: Db): Promise<{ count: number; oldest:
 }
 
 /** Puts a dead row back to pending and frees its job id, so the relay publishes it again. */
-export async function replayDeadLetter(db: Db, queues: QueueSet, queueName: string, id: number): Promise<boolean> {
-  const revived = await reviveOutboxRow(db, id);
+export async function replayDeadLetter(db: Db, queues: QueueSet, queueName: string, id: number, alsoInTransaction?: (tx: DbOrTx) => Promise<void>): Promise<boolean> {
+  const revived = await reviveOutboxRow(db, id, alsoInTransaction);
   if (!revived) return false;
   const job = await queues.get(queueName).getJob(outboxJobId(id));
   if (job !== undefined) await job.remove();

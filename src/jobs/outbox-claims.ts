@@ -163,9 +163,14 @@ export async function markOutboxDead(db: Db, id: number, error: string): Promise
  * Replay of a dead row goes through the same path as any row: the relay publishes it, the worker
  * checks it. Its execution count stays: a refusal after a replay is no proof the earlier tries never sent.
  */
-export async function reviveOutboxRow(db: Db, id: number): Promise<boolean> {
-  const res = await db.execute(sql`UPDATE outbox SET status = 'pending', published_at = NULL, claimed_until = NULL WHERE id = ${id} AND status = 'dead' RETURNING id`);
-  return res.rows.length === 1;
+/** Back to pending; `alsoInTransaction` writes more in the same transaction when the row was revived (the operator's audit row). */
+export async function reviveOutboxRow(db: Db, id: number, alsoInTransaction?: (tx: DbOrTx) => Promise<void>): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const res = await tx.execute(sql`UPDATE outbox SET status = 'pending', published_at = NULL, claimed_until = NULL WHERE id = ${id} AND status = 'dead' RETURNING id`);
+    if (res.rows.length !== 1) return false;
+    await alsoInTransaction?.(tx);
+    return true;
+  });
 }
 
 export async function loadPaymentMethod(db: DbOrTx, paymentId: string): Promise<unknown> {

@@ -1,6 +1,7 @@
 // HTTP observation: a request id per request (kept from X-Request-Id when sane, echoed back),
 // one structured log line and the request metrics when the response is sent, and GET /metrics.
 
+import { timingSafeEqual } from 'node:crypto';
 import express from 'express';
 import type { Request, RequestHandler, Response, Router } from 'express';
 import type { Logger } from './logger.ts';
@@ -52,10 +53,30 @@ export function observeRequests(logger: Logger, metrics: GatewayMetrics): Reques
   };
 }
 
+/**
+ * How /metrics is served on a listener. `open`: anyone who reaches the port (keep that port
+ * private); `token`: a bearer token is required (SWITCHYARD_METRICS_TOKEN); `elsewhere`: not on this
+ * listener — it has its own (SWITCHYARD_METRICS_PORT), and this one answers 404.
+ */
+export type MetricsExposure = { readonly mode: 'open' } | { readonly mode: 'token'; readonly token: string } | { readonly mode: 'elsewhere' };
+
+function bearerIs(req: Request, token: string): boolean {
+  const auth = req.get('authorization') ?? '';
+  if (!auth.startsWith('Bearer ')) return false;
+  const given = Buffer.from(auth.slice(7).trim());
+  const want = Buffer.from(token);
+  return given.length === want.length && timingSafeEqual(given, want);
+}
+
 /** GET /metrics in the Prometheus text format. */
-export function metricsRouter(metrics: GatewayMetrics): Router {
+export function metricsRouter(metrics: GatewayMetrics, exposure: MetricsExposure = { mode: 'open' }): Router {
   const router = express.Router();
-  router.get('/metrics', async (_req, res) => {
+  if (exposure.mode === 'elsewhere') return router;
+  router.get('/metrics', async (req, res) => {
+    if (exposure.mode === 'token' && !bearerIs(req, exposure.token)) {
+      res.status(401).set('WWW-Authenticate', 'Bearer realm="switchyard-metrics"').type('text/plain').send('metrics token required (Authorization: Bearer <SWITCHYARD_METRICS_TOKEN>)\n');
+      return;
+    }
     const { contentType, body } = await metrics.text();
     res.set('Content-Type', contentType).set('Cache-Control', 'no-store').send(body);
   });

@@ -42,6 +42,18 @@ export interface DeliveryIndicator {
   readonly oldestAgeSeconds: number;
 }
 
+/** Age buckets of pending deliveries: no endpoint or merchant identifier ever becomes a label. */
+export const DELIVERY_AGE_BUCKETS = ['lt_1m', '1m_10m', '10m_1h', '1h_1d', 'gt_1d'] as const;
+/** How many failing deliveries an endpoint has, bucketed. */
+export const ENDPOINT_FAILING_BUCKETS = ['1_9', '10_49', '50_plus'] as const;
+
+export interface DeliveryAggregate {
+  /** pending: not yet tried; failing: tried and being retried. */
+  readonly state: 'pending' | 'failing';
+  readonly age: (typeof DELIVERY_AGE_BUCKETS)[number];
+  readonly count: number;
+}
+
 export interface Indicators {
   readonly at: string;
   /** Non-terminal payments by state and the connector of their latest attempt ('none' before one). */
@@ -50,7 +62,10 @@ export interface Indicators {
   readonly outboxDue: Readonly<Record<string, AgedCount>>;
   /** Dead letters by kind: outbox rows past their retries, and inbound webhook events ('inbound_event'). */
   readonly deadLetters: Readonly<Record<string, AgedCount>>;
+  /** Per endpoint: for the dashboard (behind an operator's token), never for /metrics. */
   readonly deliveries: readonly DeliveryIndicator[];
+  /** Pending deliveries by state and age bucket, and endpoints by how many failing deliveries they have: what /metrics shows. */
+  readonly deliveryTotals: { readonly byAge: readonly DeliveryAggregate[]; readonly endpointsFailing: Readonly<Record<(typeof ENDPOINT_FAILING_BUCKETS)[number], number>> };
   readonly discrepancies: Readonly<Record<string, AgedCount>>;
   /** Null when Redis did not answer. */
   readonly queues: readonly QueueIndicator[] | null;
@@ -123,6 +138,27 @@ async function deliveries(db: Db, now: Date): Promise<DeliveryIndicator[]> {
   return r.rows.map((x) => ({ endpointId: x.endpoint_id, url: x.url, pending: Number(x.pending), failing: Number(x.failing), oldestAgeSeconds: Math.max(0, Number(x.age)) }));
 }
 
+/** The aggregates of the per-endpoint rows (one read serves both). */
+export function deliveryTotals(rows: readonly DeliveryIndicator[], byAge: readonly DeliveryAggregate[]): Indicators['deliveryTotals'] {
+  const endpointsFailing = { '1_9': 0, '10_49': 0, '50_plus': 0 };
+  for (const d of rows) {
+    if (d.failing >= 50) endpointsFailing['50_plus'] += 1;
+    else if (d.failing >= 10) endpointsFailing['10_49'] += 1;
+    else if (d.failing >= 1) endpointsFailing['1_9'] += 1;
+  }
+  return { byAge, endpointsFailing };
+}
+
+async function deliveryAges(db: Db, now: Date): Promise<DeliveryAggregate[]> {
+  const r = await db.execute<{ state: 'pending' | 'failing'; age: DeliveryAggregate['age']; n: number }>(sql`
+    SELECT CASE WHEN attempts > 0 THEN 'failing' ELSE 'pending' END AS state,
+           CASE WHEN a < 60 THEN 'lt_1m' WHEN a < 600 THEN '1m_10m' WHEN a < 3600 THEN '10m_1h' WHEN a < 86400 THEN '1h_1d' ELSE 'gt_1d' END AS age,
+           count(*)::int AS n
+      FROM (SELECT attempts, extract(epoch FROM ${now.toISOString()}::timestamptz - created_at) AS a FROM event_deliveries WHERE status = 'pending') d
+     GROUP BY 1, 2`);
+  return r.rows.map((x) => ({ state: x.state, age: x.age, count: Number(x.n) }));
+}
+
 async function discrepancies(db: Db, now: Date): Promise<Record<string, AgedCount>> {
   const r = await db.execute<CountRow>(sql`
     SELECT coalesce(category, kind) AS key, count(*)::int AS n, extract(epoch FROM ${now.toISOString()}::timestamptz - min(created_at))::float8 AS age
@@ -163,14 +199,15 @@ async function settle<T>(what: string, errors: string[], read: () => Promise<T>,
 export async function readIndicators(s: IndicatorSources): Promise<Indicators> {
   const now = s.now();
   const errors: string[] = [];
-  const [payments, due, dead, dels, disc, queues, fleetBreakers] = await Promise.all([
+  const [payments, due, dead, dels, ages, disc, queues, fleetBreakers] = await Promise.all([
     settle('payments', errors, () => paymentGroups(s.db, now), []),
     settle('outbox', errors, () => outboxDue(s.db, now), {}),
     settle('dead letters', errors, () => deadLetters(s.db, now), {}),
     settle('deliveries', errors, () => deliveries(s.db, now), []),
+    settle('delivery ages', errors, () => deliveryAges(s.db, now), []),
     settle('discrepancies', errors, () => discrepancies(s.db, now), {}),
     settle('queues', errors, () => Promise.all(s.queueNames().map((n) => queueIndicator(s.queue(n), now))), null),
     s.fleetBreakers === undefined ? Promise.resolve({}) : settle('breakers (fleet)', errors, s.fleetBreakers, null),
   ]);
-  return { at: now.toISOString(), payments, outboxDue: due, deadLetters: dead, deliveries: dels, discrepancies: disc, queues, breakers: s.breakers(), fleetBreakers, errors };
+  return { at: now.toISOString(), payments, outboxDue: due, deadLetters: dead, deliveries: dels, deliveryTotals: deliveryTotals(dels, ages), discrepancies: disc, queues, breakers: s.breakers(), fleetBreakers, errors };
 }

@@ -5,6 +5,7 @@
 
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CallOutcome } from '../core/outcome.ts';
+import { DELIVERY_AGE_BUCKETS } from './indicators.ts';
 import type { Indicators } from './indicators.ts';
 import type { TransitionEvent } from './transition-feed.ts';
 
@@ -129,11 +130,14 @@ export class GatewayMetrics implements WebhookIntakeObserver {
     gauge('switchyard_dead_letter_oldest_age_seconds', 'Age of the oldest dead letter, by kind', ['kind'], (g, s) => {
       for (const [kind, v] of Object.entries(s.deadLetters)) g.set({ kind }, v.oldestAgeSeconds);
     });
-    gauge('switchyard_webhook_deliveries_pending', 'Merchant event deliveries not yet delivered, by endpoint', ['endpoint'], (g, s) => {
-      for (const d of s.deliveries) g.set({ endpoint: d.endpointId }, d.pending);
+    // Aggregates only: an endpoint or merchant id as a label would show every merchant's webhook
+    // activity to whoever can scrape. The dashboard, behind an operator's token, has the per-endpoint view.
+    gauge('switchyard_webhook_deliveries', 'Merchant event deliveries not yet delivered, by state (pending: not tried yet; failing: being retried) and age bucket', ['state', 'age'], (g, s) => {
+      for (const state of ['pending', 'failing'] as const) for (const age of DELIVERY_AGE_BUCKETS) g.set({ state, age }, 0);
+      for (const d of s.deliveryTotals.byAge) g.set({ state: d.state, age: d.age }, d.count);
     });
-    gauge('switchyard_webhook_deliveries_failing', 'Pending merchant event deliveries whose last attempt failed (being retried), by endpoint', ['endpoint'], (g, s) => {
-      for (const d of s.deliveries) g.set({ endpoint: d.endpointId }, d.failing);
+    gauge('switchyard_webhook_endpoints_failing', 'Webhook endpoints with failing deliveries, by how many they have (1_9, 10_49, 50_plus)', ['failing'], (g, s) => {
+      for (const [failing, n] of Object.entries(s.deliveryTotals.endpointsFailing)) g.set({ failing }, n);
     });
     gauge('switchyard_discrepancies_open', 'Open reconciliation discrepancies by category', ['category'], (g, s) => {
       for (const [category, v] of Object.entries(s.discrepancies)) g.set({ category }, v.count);

@@ -1,6 +1,7 @@
 // The operations page: plain HTML, CSS and a little JavaScript in one response — no build step.
 // It reads /ops/api/overview every 10 s and renders with textContent only (nothing from the
-// database is ever parsed as HTML). Sign-in posts the token once; a session cookie does the rest.
+// database is ever parsed as HTML). Sign-in posts the operator's token once; a session cookie
+// naming a server-side session does the rest, and signing out ends it.
 
 const STYLE = `
 body{font:14px/1.4 system-ui,sans-serif;margin:0;color:#1d2330;background:#f5f6f8}
@@ -111,6 +112,10 @@ function render(o) {
   const short = (m) => m.replace(/^switchyard_/, '').replace(/_total$/, '');
   $('counters').replaceChildren(table(['counter', 'labels', 'count'], o.counters.map((c) => el('tr', {}, el('td', {}, short(c.metric)),
     el('td', {}, Object.entries(c.labels).filter(([, v]) => v !== '').map(([k, v]) => k + '=' + v).join(' ')), el('td', { class: /unknown|not_sent|rejected|illegal|in_progress|key_reused/.test(c.metric + ' ' + Object.values(c.labels).join(' ')) ? 'warn' : '' }, c.value)))));
+  $('whoami').textContent = 'signed in as ' + o.operator;
+  const brief = (v) => v == null ? '' : JSON.stringify(v);
+  $('audit').replaceChildren(table(['at', 'operator', 'action', 'target', 'before', 'after', 'note'], o.audit.map((a) => el('tr', { 'data-audit': a.action },
+    el('td', {}, a.at), el('td', {}, a.operator), el('td', {}, a.action), el('td', {}, a.target), el('td', {}, brief(a.before)), el('td', {}, brief(a.after)), el('td', {}, a.note || '')))));
   $('updated').textContent = 'updated ' + new Date().toLocaleTimeString();
 }
 
@@ -133,11 +138,11 @@ export function dashboardPage(loginError?: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Switchyard operations</title><meta name="viewport" content="width=device-width,initial-scale=1"><style>${STYLE}</style></head>
 <body>
-<header><h1>Switchyard operations</h1><a href="/ops/queues/">Queues (bull-board)</a><a href="/metrics">/metrics</a>
+<header><h1>Switchyard operations</h1><span id="whoami"></span><a href="/ops/queues/">Queues (bull-board)</a>
 <form method="post" action="/ops/logout"><button>Sign out</button></form></header>
 <main>
 <section id="login" ${loginError === undefined ? 'hidden' : ''}><h2>Sign in</h2>
-<form method="post" action="/ops/login"><label>Admin token <input type="password" name="token" autocomplete="current-password" size="48"></label> <button>Sign in</button></form>
+<form method="post" action="/ops/login"><label>Operator token <input type="password" name="token" autocomplete="current-password" size="48"></label> <button>Sign in</button></form>
 <p class="bad">${loginError === undefined ? '' : escapeHtml(loginError)}</p></section>
 <div id="board" hidden>
 <p id="flash"></p><p class="bad" id="errors"></p>
@@ -149,6 +154,7 @@ export function dashboardPage(loginError?: string): string {
 <section><h2>Payments in flight</h2><div id="inflight"></div></section>
 <section><h2>Queues</h2><div id="queues"></div></section>
 <section><h2>Merchant webhook deliveries pending</h2><div id="deliveries"></div></section>
+<section><h2>Operator actions, newest first</h2><div id="audit"></div></section>
 <section><h2>Counters of this process since it started <span class="muted">(the fleet's: sum them in Prometheus from /metrics)</span></h2><div id="counters"></div></section>
 </div>
 </main>
@@ -158,5 +164,5 @@ export function dashboardPage(loginError?: string): string {
 
 export function disabledPage(): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Switchyard operations</title></head><body>
-<h1>The operations dashboard is off</h1><p>Set SWITCHYARD_ADMIN_TOKEN (at least 24 characters, e.g. <code>openssl rand -hex 24</code>) in the gateway's environment and restart it.</p></body></html>`;
+<h1>The operations dashboard is off</h1><p>Set SWITCHYARD_ADMIN_TOKEN (at least 24 characters, e.g. <code>openssl rand -hex 24</code>), or name your operators in SWITCHYARD_OPERATORS (<code>alice:&lt;token&gt;,bob:&lt;token&gt;</code>), in the gateway's environment and restart it.</p></body></html>`;
 }

@@ -10,6 +10,7 @@ import type { OperationFailure } from '../core/payment.ts';
 import type { Db } from '../store/db.ts';
 import { loadAggregate } from '../store/payment-load.ts';
 import { loadTimeline } from '../store/payment-queries.ts';
+import { recordAudit } from './audit.ts';
 import { asProviderViews, providerRecords } from './provider-records.ts';
 import type { AttemptRecords } from './provider-records.ts';
 import type { TimelineEntry } from '../store/payment-queries.ts';
@@ -150,29 +151,29 @@ export class ResolutionRefusedError extends OpsInputError {
 }
 
 export interface ResolveOptions {
-  /** Who resolves it: recorded with the resolution, required with an override. */
-  readonly operator?: string | undefined;
-  /** Why a resolution the money guards refuse is taken anyway. */
+  /** Why a resolution the money guards refuse is taken anyway (kept with the operator's name). */
   readonly override?: string | undefined;
 }
 
 /**
  * The operator's way out of needs_review: first what the provider's records say for each attempt,
- * then resolveByOperator() with them; anything step() refuses comes back as a
- * ResolutionRefusedError with its reason and the records.
+ * then resolveByOperator() with them and the operator's name; anything step() refuses comes back
+ * as a ResolutionRefusedError with its reason and the records. The audit row (with the override,
+ * if any) commits with the resolution, or not at all.
  */
-export async function resolvePayment(rt: Runtime, id: string, as: string, note: string, o: ResolveOptions = {}): Promise<Resolved> {
+export async function resolvePayment(rt: Runtime, id: string, as: string, note: string, operator: string, o: ResolveOptions = {}): Promise<Resolved> {
   if (!isResolution(as)) throw new OpsInputError(`--as must be one of ${RESOLUTIONS.join(', ')} (got "${as}")`);
   if (note.trim() === '') throw new OpsInputError('a note is required: say why (it is kept in the payment timeline)');
   const override = o.override?.trim();
   if (o.override !== undefined && override === '') throw new OpsInputError('an override must name its reason');
-  const operator = o.operator?.trim();
   const payment = await loadAggregate(rt.database.db, id);
   if (payment === null) throw new OpsInputError(`no payment ${id}`);
   const records = await providerRecords(rt.database.db, rt.connectors, payment, rt.now());
-  const r = await resolveByOperator(rt, payment.merchantId, id, {
-    as, note: note.trim(), provider: asProviderViews(records),
-    ...(operator === undefined || operator === '' ? {} : { operator }), ...(override === undefined ? {} : { override }),
+  const before = { state: payment.state };
+  const input = { as, note: note.trim(), operator, provider: asProviderViews(records), ...(override === undefined ? {} : { override }) };
+  const r = await resolveByOperator(rt, payment.merchantId, id, input, async (tx, logged) => {
+    if (logged.outcome !== 'applied') return;
+    await recordAudit(tx, { operator, action: 'payment.resolve', target: id, before, after: { state: as, ...(override === undefined ? {} : { override }) }, note: note.trim(), at: rt.now() });
   });
   if (r.kind !== 'applied') throw new ResolutionRefusedError(`payment ${id} not resolved: ${r.reason}`, records);
   return { id, from: r.from, to: r.to, transitionId: r.transitionId, records };

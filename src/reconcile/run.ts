@@ -163,7 +163,10 @@ export async function storeFinding(db: Db, account: string, f: Finding, resoluti
     // Two runs storing the same key take turns (the partial unique index would refuse the second open row anyway).
     await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`discrepancy:${key}`}, 0))`);
     const [open] = await tx.select().from(discrepancies).where(and(eq(discrepancies.dedupeKey, key), eq(discrepancies.status, 'open')));
-    const resolvedNow = resolution === null ? {} : { owner: 'reconcile', status: 'resolved', resolution, resolvedAt: now };
+    // An auto-applied finding is resolved by reconcile's own resolution row (the status follows from it, migration 0018).
+    const resolveAs = async (id: string): Promise<void> => {
+      if (resolution !== null) await tx.execute(sql`INSERT INTO discrepancy_resolutions (discrepancy_id, at, operator, note) VALUES (${id}, ${now.toISOString()}::timestamptz, 'reconcile', ${resolution})`);
+    };
     if (open !== undefined) {
       if (open.amounts === null && open.detail === f.detail && resolution === null) {
         // Stored before amounts were recorded (migration 0011): recording them changes nothing else.
@@ -175,10 +178,11 @@ export async function storeFinding(db: Db, account: string, f: Finding, resoluti
       await tx
         .update(discrepancies)
         .set({
-          detail: f.detail, amounts, updatedAt: now, ...resolvedNow,
+          detail: f.detail, amounts, updatedAt: now,
           ...(changed ? { history: sql`${discrepancies.history} || ${JSON.stringify([{ at: now.toISOString(), detail: open.detail, amounts: open.amounts }])}::jsonb` } : {}),
         })
         .where(eq(discrepancies.id, open.id));
+      await resolveAs(open.id);
       return 'updated';
     }
     const [last] = await tx.select().from(discrepancies).where(eq(discrepancies.dedupeKey, key)).orderBy(desc(discrepancies.createdAt), desc(discrepancies.id)).limit(1);
@@ -195,11 +199,12 @@ export async function storeFinding(db: Db, account: string, f: Finding, resoluti
       .values({
         id: newId('discrepancy', now.getTime()), paymentId: f.paymentId, attemptId: f.attemptId, kind: f.category, category: f.category, detail: f.detail,
         connector: account, providerRef: f.providerRef, dedupeKey: key, createdAt: now, amounts, reopens: last?.id ?? null,
-        ...(resolution === null ? { owner: 'operations', status: 'open' } : resolvedNow),
+        owner: 'operations', status: 'open',
       })
       .onConflictDoNothing()
       .returning({ id: discrepancies.id });
     if (rows.length === 0) return 'unchanged';
+    await resolveAs(rows[0]!.id);
     // An auto-applied finding linked to an earlier row is a new resolved row, not a reopened one.
     return last === undefined || resolution !== null ? 'inserted' : 'reopened';
   });

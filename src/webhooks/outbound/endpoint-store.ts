@@ -160,7 +160,8 @@ export async function loadEventView(db: DbOrTx, merchantId: string, eventId: str
 }
 
 /** Sends the event again now to each of its endpoints still enabled (or one of them); null when the event is not found. */
-export async function redeliverEvent(db: Db, merchantId: string, eventId: string, now: Date, endpointId?: string): Promise<string[] | null> {
+/** `alsoInTransaction` writes more in the same transaction once deliveries were queued again (the operator's audit row). */
+export async function redeliverEvent(db: Db, merchantId: string, eventId: string, now: Date, endpointId?: string, alsoInTransaction?: (tx: DbOrTx, deliveryIds: readonly string[]) => Promise<void>): Promise<string[] | null> {
   return db.transaction(async (tx) => {
     const [ev] = await tx.select({ id: merchantEvents.id, paymentId: merchantEvents.paymentId }).from(merchantEvents)
       .where(and(eq(merchantEvents.id, eventId), eq(merchantEvents.merchantId, merchantId)));
@@ -172,6 +173,8 @@ export async function redeliverEvent(db: Db, merchantId: string, eventId: string
          AND (${endpointId ?? null}::text IS NULL OR d.endpoint_id = ${endpointId ?? null})
        RETURNING d.id, d.attempts`);
     for (const r of rows.rows) await enqueueWebhookJob(tx, 'event_delivery', { deliveryId: r.id, seq: r.attempts }, now, ev.paymentId);
-    return rows.rows.map((r) => r.id);
+    const ids = rows.rows.map((r) => r.id);
+    if (ids.length > 0) await alsoInTransaction?.(tx, ids);
+    return ids;
   });
 }

@@ -1,7 +1,7 @@
 // The CLI through its launcher (bin/switchyard.js), as `npx switchyard` runs it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authenticateMerchant } from '../../../src/store/merchants.ts';
-import { runCli } from '../helpers/cli.ts';
+import { OPERATOR_ENV, runCli } from '../helpers/cli.ts';
 import type { CliResult } from '../helpers/cli.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import type { TestDatabase } from '../helpers/db.ts';
@@ -13,7 +13,7 @@ beforeAll(async () => {
 afterAll(async () => db?.drop());
 
 function cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  return runCli(args, { DATABASE_URL: db.url, ...env });
+  return runCli(args, { DATABASE_URL: db.url, ...OPERATOR_ENV.alice, ...env });
 }
 
 describe('switchyard CLI', () => {
@@ -34,6 +34,13 @@ describe('switchyard CLI', () => {
 
     const missing = await cli(['merchants', 'rotate-key', 'mer_nope']);
     expect([missing.code, missing.stderr.trim()]).toEqual([1, 'merchant mer_nope not found']);
+    // Audited under the operator's token, never with the key; without a token nothing rotates.
+    const audit = await db.pool.query<{ operator: string; action: string; target: string; row: string }>(`SELECT operator, action, target, row_to_json(a)::text AS row FROM operator_audit a`);
+    expect(audit.rows.map((a) => [a.operator, a.action, a.target])).toEqual([['alice', 'merchant.rotate_key', m.id]]);
+    expect(audit.rows[0]!.row).not.toContain(r.api_key);
+    const anonymous = await cli(['merchants', 'rotate-key', m.id], { SWITCHYARD_OPERATOR_TOKEN: '' });
+    expect([anonymous.code, anonymous.stderr.trim()]).toEqual([1, 'this command is recorded in the audit trail under your operator name: set SWITCHYARD_OPERATOR_TOKEN to your operator token']);
+    expect((await authenticateMerchant(db.db, r.api_key))?.id).toBe(m.id);
   });
 
   it('routes validate and explain', async () => {

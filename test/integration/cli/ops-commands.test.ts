@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.ts';
+import { OPERATOR_ENV, runCli } from '../helpers/cli.ts';
 import type { CliResult } from '../helpers/cli.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import type { TestDatabase } from '../helpers/db.ts';
@@ -18,7 +18,7 @@ beforeAll(async () => {
 afterAll(async () => db?.drop());
 
 function cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  return runCli(args, { DATABASE_URL: db.url, ...env });
+  return runCli(args, { DATABASE_URL: db.url, ...OPERATOR_ENV.alice, ...env });
 }
 
 describe('operator commands', () => {
@@ -35,6 +35,8 @@ describe('operator commands', () => {
     expect(replayed.stdout).toContain(`dead letter ${id} replayed`);
     const row = await db.db.execute<{ status: string }>(sql`SELECT status FROM outbox WHERE id = ${Number(id)}`);
     expect(row.rows[0]!.status).toBe('pending');
+    const audit = await db.db.execute<{ operator: string; action: string; target: string; before: { status: string; kind: string }; after: unknown }>(sql`SELECT operator, action, target, before, after FROM operator_audit`);
+    expect(audit.rows).toEqual([{ operator: 'alice', action: 'dead_letter.replay', target: `outbox:${id}`, before: { status: 'dead', kind: 'provider_call', connector: 'stripe_a', payment_id: null }, after: { status: 'pending' } }]);
     const bad = await cli(['dlq', 'replay', 'abc']);
     expect([bad.code, bad.stderr.trim()]).toEqual([1, 'dead letter id "abc" is not a number (see switchyard dlq list)']);
     const missing = await cli(['dlq', 'replay', '424242']);

@@ -17,7 +17,7 @@ import { resolvePayment } from '../../../src/ops/payment-ops.ts';
 import { providerRecords } from '../../../src/ops/provider-records.ts';
 import { reconcile } from '../../../src/reconcile/run.ts';
 import type { SandboxControl } from '../../../src/sandboxes/shared/control.ts';
-import { runCli } from '../helpers/cli.ts';
+import { OPERATOR_ENV, runCli } from '../helpers/cli.ts';
 import { REDIS_URL } from '../helpers/runtime.ts';
 import { startWebhookGateway } from '../webhooks/helpers.ts';
 import type { WebhookGateway } from '../webhooks/helpers.ts';
@@ -106,7 +106,7 @@ describe('money guards', () => {
     await stripe.configureWebhooks({ delayMs: 9_000 });
     const { p } = await parkedWith400Captured();
     try {
-      const cli = await runCli(['payments', 'resolve', p.id, '--as', 'failed', '--note', 'customer says no charge', '--queue-prefix', `${gw.prefix}_cli`], { DATABASE_URL: gw.db.url, REDIS_URL, SWITCHYARD_CONFIG: gw.rt.config.file });
+      const cli = await runCli(['payments', 'resolve', p.id, '--as', 'failed', '--note', 'customer says no charge', '--queue-prefix', `${gw.prefix}_cli`], { DATABASE_URL: gw.db.url, REDIS_URL, SWITCHYARD_CONFIG: gw.rt.config.file, ...OPERATOR_ENV.alice });
       expect(cli.code).toBe(1);
       // What the provider's PaymentIntent shows first: the money is captured there.
       expect(cli.stdout).toMatch(/attempt 1 \S+ on stripe_a \(asked the provider now\): shows captured/);
@@ -115,7 +115,7 @@ describe('money guards', () => {
       expect(cli.stderr.trim()).toContain(`payment ${p.id} not resolved: cannot resolve as failed: 400 USD is captured`);
       expect(cli.stderr).toContain('capture 2 of 600 is in flight');
       expect(cli.stderr).toContain('resolve as captured');
-      await expect(resolvePayment(gw.rt, p.id, 'voided', 'x', { operator: 'ana' })).rejects.toThrow(/cannot resolve as voided/);
+      await expect(resolvePayment(gw.rt, p.id, 'voided', 'x', 'ana')).rejects.toThrow(/cannot resolve as voided/);
       expect((await gw.waitFor(p.id, () => true)).state).toBe('needs_review');
     } finally {
       await stripe.configureWebhooks({ delayMs: 0 });
@@ -133,7 +133,7 @@ describe('money guards', () => {
     let p: Payment;
     try {
       ({ p } = await parkedWith400Captured());
-      const r = await resolvePayment(gw.rt, p.id, 'failed', 'finance accepts it', { operator: 'ana', override: 'written off (FIN-8)' });
+      const r = await resolvePayment(gw.rt, p.id, 'failed', 'finance accepts it', 'ana', { override: 'written off (FIN-8)' });
       expect(r.to).toBe('failed');
     } finally {
       await stripe.configureWebhooks({ delayMs: 0 });
@@ -155,11 +155,11 @@ describe('money guards', () => {
     } finally {
       await stripe.configureWebhooks({ enabled: true });
     }
-    const r = await resolvePayment(gw.rt, good.id, 'failed', 'finance accepts the loss', { operator: 'ana', override: 'customer refunded by bank transfer (FIN-7)' });
+    const r = await resolvePayment(gw.rt, good.id, 'failed', 'finance accepts the loss', 'ana', { override: 'customer refunded by bank transfer (FIN-7)' });
     expect([r.from, r.to]).toEqual(['needs_review', 'failed']);
     const [row] = await q<{ input: { operator: string; override: string; provider: { shows: string }[] }; reason: string }>(`SELECT input, reason FROM payment_transitions WHERE id = $1`, [r.transitionId]);
     expect(row!.input).toMatchObject({ operator: 'ana', override: 'customer refunded by bank transfer (FIN-7)', provider: [{ shows: 'captured' }] });
-    expect(row!.reason).toContain('by ana');
+    expect(row!.reason).toContain('[override by ana: customer refunded by bank transfer (FIN-7)]');
     const overrides = await q<{ kind: string }>(`SELECT kind FROM discrepancies WHERE payment_id = $1`, [good.id]);
     expect(overrides.map((d) => d.kind)).toContain('operator_override');
 

@@ -20,3 +20,10 @@ export async function runCli(args: readonly string[], env: Readonly<Record<strin
     return { code: e.code, stdout: e.stdout, stderr: e.stderr };
   }
 }
+
+/** Two operators (src/ops/operators.ts) and the CLI credential of each: operator commands are audited under the token's name. */
+const OPERATORS = 'alice:alice-token-0123456789abcdef0123,bob:bob-token-0123456789abcdef01234';
+export const OPERATOR_ENV = {
+  alice: { SWITCHYARD_OPERATORS: OPERATORS, SWITCHYARD_OPERATOR_TOKEN: 'alice-token-0123456789abcdef0123' },
+  bob: { SWITCHYARD_OPERATORS: OPERATORS, SWITCHYARD_OPERATOR_TOKEN: 'bob-token-0123456789abcdef01234' },
+} as const;

@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.ts';
+import { OPERATOR_ENV, runCli } from '../helpers/cli.ts';
 import type { CliResult } from '../helpers/cli.ts';
 import { freePort, startPrivateRedis } from '../helpers/redis-server.ts';
 import { REDIS_URL, startTestGateway, twoStripeConfig } from '../helpers/runtime.ts';
@@ -16,7 +16,7 @@ beforeAll(async () => {
 afterAll(async () => gw?.close());
 
 function cli(args: string[]): Promise<CliResult> {
-  return runCli(args, { DATABASE_URL: gw.db.url, REDIS_URL, SWITCHYARD_CONFIG: gw.rt.config.file });
+  return runCli(args, { DATABASE_URL: gw.db.url, REDIS_URL, SWITCHYARD_CONFIG: gw.rt.config.file, ...OPERATOR_ENV.alice });
 }
 
 /** Parks a payment for review (authorizing -> needs_review is a legal edge), untouched for `ago`. */
@@ -55,18 +55,25 @@ describe('switchyard payments', () => {
     const prefix = ['--queue-prefix', `${gw.prefix}_cli`];
     const done = await cli(['payments', 'resolve', p.id, '--as', 'failed', '--note', 'Stripe dashboard shows no charge (OPS-42)', ...prefix]);
     expect(done.stderr).not.toContain('switchyard:');
-    expect([done.code, done.stdout.trim().split('\n').at(-1)]).toEqual([0, `payment ${p.id}: needs_review -> failed by operator (transition ${/transition (\d+)/.exec(done.stdout)?.[1]}; see switchyard payments show ${p.id})`]);
+    expect([done.code, done.stdout.trim().split('\n').at(-1)]).toEqual([0, `payment ${p.id}: needs_review -> failed by operator alice (transition ${/transition (\d+)/.exec(done.stdout)?.[1]}; see switchyard payments show ${p.id})`]);
     // The provider's records first (the API role never prepared a PaymentIntent: none is found), and that absence proves nothing.
     expect(done.stdout).toMatch(new RegExp(`attempt 1 \\S+ on stripe_a \\(asked the provider now\\): shows nothing_found`));
     expect(done.stdout).toContain('an absent record proves nothing');
     const row = await gw.db.db.execute<{ state: string }>(sql`SELECT state FROM payments WHERE id = ${p.id}`);
     expect(row.rows[0]!.state).toBe('failed');
     const timeline = JSON.parse((await cli(['payments', 'show', p.id, '--json'])).stdout) as { timeline: { origin: string; from: string; to: string; reason: string; input: { type: string; note: string } }[] };
-    expect(timeline.timeline.at(-1)).toMatchObject({ origin: 'operator', from: 'needs_review', to: 'failed', reason: 'operator: Stripe dashboard shows no charge (OPS-42)', input: { type: 'operator_resolved', note: 'Stripe dashboard shows no charge (OPS-42)' } });
+    expect(timeline.timeline.at(-1)).toMatchObject({ origin: 'operator', from: 'needs_review', to: 'failed', reason: 'operator: Stripe dashboard shows no charge (OPS-42)', input: { type: 'operator_resolved', note: 'Stripe dashboard shows no charge (OPS-42)', operator: 'alice', provider: [{ shows: 'nothing_found' }] } });
 
-    // Already failed: step() refuses, the command says why in one line.
+    // The audit row names the operator whose token the CLI held, committed with the transition.
+    const audit = await gw.db.db.execute<{ operator: string; action: string; before: unknown; after: unknown; note: string }>(sql`SELECT operator, action, before, after, note FROM operator_audit WHERE target = ${p.id}`);
+    expect(audit.rows).toEqual([{ operator: 'alice', action: 'payment.resolve', before: { state: 'needs_review' }, after: { state: 'failed' }, note: 'Stripe dashboard shows no charge (OPS-42)' }]);
+
+    // Already failed: step() refuses, the command says why in one line — and nothing is audited.
     const again = await cli(['payments', 'resolve', p.id, '--as', 'voided', '--note', 'again', ...prefix]);
     expect([again.code, again.stderr.trim()]).toEqual([1, `payment ${p.id} not resolved: operator resolution needs a payment in needs_review, not failed`]);
+    expect((await gw.db.db.execute(sql`SELECT 1 FROM operator_audit WHERE target = ${p.id}`)).rows).toHaveLength(1);
+    const listed = JSON.parse((await cli(['audit', 'list', '--target', p.id, '--operator', 'alice', '--since', '1h', '--json'])).stdout) as { audit: { action: string; target: string }[] };
+    expect(listed.audit.map((a) => [a.action, a.target])).toEqual([['payment.resolve', p.id]]);
   });
 
   it('refuses bad input with one line and a non-zero exit', async () => {
@@ -111,6 +118,9 @@ describe('switchyard webhooks redeliver', () => {
     expect([one.code, one.stdout.trim()]).toEqual([0, 'event evt_obs_3: 1 delivery(ies) queued again (del_obs_3); a running gateway sends them']);
     const none = await cli(['webhooks', 'redeliver', 'evt_nope']);
     expect([none.code, none.stderr.trim()]).toEqual([1, 'no event evt_nope']);
+    // One audit row per event queued again, under the operator's name.
+    const audit = await db.execute<{ operator: string; target: string; after: { deliveries: string[] } }>(sql`SELECT operator, target, after FROM operator_audit WHERE action = 'webhook.redeliver' ORDER BY target`);
+    expect(audit.rows.map((a) => [a.operator, a.target, a.after.deliveries])).toEqual([['alice', 'evt_obs_1', ['del_obs_1']], ['alice', 'evt_obs_2', ['del_obs_2']], ['alice', 'evt_obs_3', ['del_obs_3']]]);
   });
 });
 
@@ -140,15 +150,18 @@ describe('switchyard dlq replay', () => {
 describe('switchyard start', () => {
   it('refuses a weak admin token in one line', async () => {
     const weak = await runCli(['start', '--role', 'api'], { DATABASE_URL: gw.db.url, REDIS_URL, SWITCHYARD_CONFIG: gw.rt.config.file, SWITCHYARD_ADMIN_TOKEN: 'short' });
-    expect([weak.code, weak.stderr.trim()]).toEqual([1, 'SWITCHYARD_ADMIN_TOKEN must be at least 24 characters without spaces (try: openssl rand -hex 24)']);
+    expect([weak.code, weak.stderr.trim()]).toEqual([1, 'SWITCHYARD_ADMIN_TOKEN must be at least 24 characters without spaces, commas or colons (try: openssl rand -hex 24)']);
   });
 
-  it('a worker started with --port serves /metrics beside its health routes, and logs JSON lines', async () => {
+  it('a worker started with --port serves /metrics beside its health routes, and logs JSON lines; SWITCHYARD_METRICS_PORT moves it to its own listener behind SWITCHYARD_METRICS_TOKEN', async () => {
     const port = await freePort();
+    const metricsPort = await freePort();
+    const token = 'metrics-token-0123456789abcdef';
     // Its own Redis: a worker on the default queue prefix must not take other processes' jobs.
     const redis = await startPrivateRedis();
     const child = spawn('node', ['bin/switchyard.js', 'start', '--role', 'worker', '--port', String(port)], {
-      env: { ...process.env, DATABASE_URL: gw.db.url, REDIS_URL: redis.url, SWITCHYARD_CONFIG: gw.rt.config.file }, stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, DATABASE_URL: gw.db.url, REDIS_URL: redis.url, SWITCHYARD_CONFIG: gw.rt.config.file, SWITCHYARD_METRICS_PORT: String(metricsPort), SWITCHYARD_METRICS_TOKEN: token },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     let err = '';
     child.stderr.on('data', (b: Buffer) => (err += b.toString()));
@@ -157,9 +170,12 @@ describe('switchyard start', () => {
       const deadline = Date.now() + 30_000;
       while (!text.includes('switchyard_breaker_state') && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 250));
-        text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => (r.ok ? r.text() : ''), () => '');
+        text = await fetch(`http://127.0.0.1:${metricsPort}/metrics`, { headers: { authorization: `Bearer ${token}` } }).then((r) => (r.ok ? r.text() : ''), () => '');
       }
       expect(text).toContain('switchyard_breaker_state{connector="stripe_a",state="closed"} 1');
+      expect((await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).status).toBe(401);
+      expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).toBe(404);
+      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
       expect(text).toContain('switchyard_payments_needs_review');
       expect((await fetch(`http://127.0.0.1:${port}/v1/payments`)).status).toBe(404);
       const first = JSON.parse(err.split('\n')[0]!) as Record<string, unknown>;

@@ -96,7 +96,7 @@ describe('operations dashboard', () => {
 
     const page = await browser.newPage();
     await page.goto(`${api.url}/ops`);
-    await page.getByLabel('Admin token').fill(TOKEN);
+    await page.getByLabel('Operator token').fill(TOKEN);
     await page.getByRole('button', { name: 'Sign in' }).click();
 
     const row = page.locator(`tr[data-payment="${stuck}"]`);
@@ -124,11 +124,23 @@ describe('operations dashboard', () => {
     expect(await state(stuck)).toBe('failed');
     const timeline = await api.gw.db.db.execute<{ origin: string; reason: string }>(sql`SELECT origin, reason FROM payment_transitions WHERE payment_id = ${stuck} ORDER BY id DESC LIMIT 1`);
     expect(timeline.rows[0]).toEqual({ origin: 'operator', reason: 'operator: PSP confirms no charge (OPS-7)' });
+    // The page names who is signed in (the admin token is the operator "admin") and lists what they did.
+    expect(await page.locator('#whoami').textContent()).toBe('signed in as admin');
+    await page.locator('#audit tr[data-audit="payment.resolve"]').first().waitFor({ timeout: 5_000 });
+    expect(await page.locator('#audit').textContent()).toContain('dead_letter.replay');
+    expect(await page.locator('#audit').textContent()).toContain('operator.sign_in');
 
     // bull-board beside it, on the same session: its page, assets and API calls all pass the admin check.
     await page.getByRole('link', { name: 'Queues (bull-board)' }).click();
     await page.getByText('call.stripe_a').first().waitFor({ timeout: 15_000 });
     expect(await page.title()).toBe('Switchyard queues');
+
+    // Signing out ends the session server-side: the page asks for a token again.
+    await page.goto(`${api.url}/ops`);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Operator token').waitFor({ timeout: 5_000 });
+    const signedOut = await api.gw.db.db.execute<{ n: number }>(sql`SELECT count(*)::int AS n FROM operator_audit WHERE action = 'operator.sign_out' AND operator = 'admin'`);
+    expect(signedOut.rows[0]!.n).toBe(1);
     await page.close();
   });
 });

@@ -1,10 +1,12 @@
 // `switchyard discrepancies list|resolve` through the launcher against a real database: listing by
-// status and category (text and --json), resolving with a note and an owner (kept on the row),
+// status and category (text and --json), resolving with a note under the operator's name (the
+// owner is the operator whose token the CLI holds; the resolution is a history row of its own),
+// late approvals closing only with the provider's word or a reason from the fixed list,
 // and one clear line with exit code 1 for every kind of bad input; a finding that reopens a resolved
 // one names it, with its amounts and history.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../src/core/ids.ts';
-import { runCli } from '../helpers/cli.ts';
+import { OPERATOR_ENV, runCli } from '../helpers/cli.ts';
 import type { CliResult } from '../helpers/cli.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import type { TestDatabase } from '../helpers/db.ts';
@@ -28,10 +30,11 @@ describe('a reopened finding', () => {
     const reopened = newId('discrepancy', Date.now() - 4_000);
     const amounts = (returned: number) => JSON.stringify({ provider: { status: 'succeeded', returned }, ours: { refunded: returned } });
     await db.pool.query(
-      `INSERT INTO discrepancies (id, kind, category, detail, connector, provider_ref, dedupe_key, created_at, status, resolution, resolved_at, amounts)
-       VALUES ($1, 'provider_side_change', 'provider_side_change', 'first', 'stripe_eu', 'pi_r', 'k_r', $2, 'resolved', 'paid by transfer', $2, $3)`,
+      `INSERT INTO discrepancies (id, kind, category, detail, connector, provider_ref, dedupe_key, created_at, amounts)
+       VALUES ($1, 'provider_side_change', 'provider_side_change', 'first', 'stripe_eu', 'pi_r', 'k_r', $2, $3)`,
       [old, new Date(Date.now() - 5_000), amounts(400)],
     );
+    await db.pool.query(`INSERT INTO discrepancy_resolutions (discrepancy_id, operator, note) VALUES ($1, 'bob', 'paid by transfer')`, [old]);
     await db.pool.query(
       `INSERT INTO discrepancies (id, kind, category, detail, connector, provider_ref, dedupe_key, created_at, amounts, history, reopens)
        VALUES ($1, 'provider_side_change', 'provider_side_change', 'second', 'stripe_eu', 'pi_r', 'k_r', $2, $3, $4, $5)`,
@@ -45,12 +48,10 @@ describe('a reopened finding', () => {
     expect((await cli(['list'])).stdout).toContain(`second (reopens ${old}) [changed 1×]`);
     const r = await cli(['resolve', reopened, '--note', 'second transfer']);
     expect(r.code, r.stderr).toBe(0);
-    await db.pool.query(`DELETE FROM discrepancies WHERE dedupe_key = 'k_r' AND reopens IS NOT NULL`);
-    await db.pool.query(`DELETE FROM discrepancies WHERE dedupe_key = 'k_r'`);
   }, 60_000);
 });
 
-const cli = (args: string[]): Promise<CliResult> => runCli(['discrepancies', ...args], { DATABASE_URL: db.url, REDIS_URL });
+const cli = (args: string[], env: Record<string, string> = OPERATOR_ENV.alice): Promise<CliResult> => runCli(['discrepancies', ...args], { DATABASE_URL: db.url, REDIS_URL, ...env });
 const oneLine = (r: CliResult): [number, string[]] => [r.code, r.stderr.trim().split('\n')];
 
 describe('switchyard discrepancies', () => {
@@ -67,25 +68,42 @@ describe('switchyard discrepancies', () => {
     const byCategory = JSON.parse((await cli(['list', '--category', 'no_counterpart', '--json'])).stdout) as { count: number; discrepancies: { id: string; owner: string; provider_ref: string }[] };
     expect(byCategory.count).toBe(1);
     expect(byCategory.discrepancies.map((d) => [d.id, d.owner, d.provider_ref])).toEqual([[ids.ghost, 'operations', 'pi_ghost']]);
-    expect((await cli(['list', '--status', 'resolved'])).stdout.trim()).toBe('no resolved discrepancies');
+    expect((await cli(['list', '--status', 'resolved'])).stdout.split('\n')[0]).toBe('2 resolved discrepancies'); // the reopened pair above
   }, 60_000);
 
-  it('resolve: status, note, owner and time kept on the row; listed as resolved; a second resolve is refused', async () => {
-    const r = await cli(['resolve', ids.dispute, '--note', 'dispute evidence submitted by hand', '--owner', 'alice']);
-    expect([r.code, r.stdout.trim()], r.stderr).toEqual([0, `discrepancy ${ids.dispute} resolved (owner alice): dispute evidence submitted by hand`]);
+  it('resolve: status, note, operator and time derived from the resolution row; listed as resolved; a second resolve is refused', async () => {
+    const r = await cli(['resolve', ids.dispute, '--note', 'dispute evidence submitted by hand']);
+    expect([r.code, r.stdout.trim()], r.stderr).toEqual([0, `discrepancy ${ids.dispute} resolved by alice: dispute evidence submitted by hand`]);
+    const history = (await db.pool.query<{ operator: string; note: string; reason: string | null }>(`SELECT operator, note, reason FROM discrepancy_resolutions WHERE discrepancy_id = $1`, [ids.dispute])).rows;
+    expect(history).toEqual([{ operator: 'alice', note: 'dispute evidence submitted by hand', reason: null }]);
     const row = (await db.pool.query<{ status: string; owner: string; resolution: string; resolved_at: Date | null }>(`SELECT status, owner, resolution, resolved_at FROM discrepancies WHERE id = $1`, [ids.dispute])).rows[0]!;
     expect([row.status, row.owner, row.resolution, row.resolved_at instanceof Date]).toEqual(['resolved', 'alice', 'dispute evidence submitted by hand', true]);
     const resolved = JSON.parse((await cli(['list', '--status', 'resolved', '--json'])).stdout) as { discrepancies: { id: string; status: string; resolution: string }[] };
-    expect(resolved.discrepancies.map((d) => [d.id, d.status, d.resolution])).toEqual([[ids.dispute, 'resolved', 'dispute evidence submitted by hand']]);
+    expect(resolved.discrepancies.filter((d) => d.id === ids.dispute).map((d) => [d.id, d.status, d.resolution])).toEqual([[ids.dispute, 'resolved', 'dispute evidence submitted by hand']]);
     expect((await cli(['list'])).stdout.split('\n')[0]).toBe('2 open discrepancies');
 
     const again = oneLine(await cli(['resolve', ids.dispute, '--note', 'again']));
     expect(again[0]).toBe(1);
     expect(again[1]).toHaveLength(1);
-    expect(again[1][0]).toMatch(new RegExp(`^discrepancy ${ids.dispute} is already resolved \\(.*, owner alice\\): dispute evidence submitted by hand$`));
-    // Without --owner the owner stays who it was.
-    await cli(['resolve', ids.ghost, '--note', 'attempt voided by the provider team']);
-    expect((await db.pool.query<{ owner: string }>(`SELECT owner FROM discrepancies WHERE id = $1`, [ids.ghost])).rows[0]!.owner).toBe('operations');
+    expect(again[1][0]).toMatch(new RegExp(`^discrepancy ${ids.dispute} is already resolved \\(.*, by alice\\): dispute evidence submitted by hand$`));
+    // Bob's token names bob; nobody can name themselves.
+    const byBob = await cli(['resolve', ids.ghost, '--note', 'attempt voided by the provider team'], OPERATOR_ENV.bob);
+    expect(byBob.stdout.trim(), byBob.stderr).toBe(`discrepancy ${ids.ghost} resolved by bob: attempt voided by the provider team`);
+    expect((await db.pool.query<{ owner: string }>(`SELECT owner FROM discrepancies WHERE id = $1`, [ids.ghost])).rows[0]!.owner).toBe('bob');
+    expect(oneLine(await cli(['resolve', ids.ghost, '--owner', 'mallory', '--note', 'x']))[1]).toEqual(["error: unknown option '--owner'", '(run with --help for usage)']);
+  }, 60_000);
+
+  it('a late approval closes only on the provider\'s word or with a reason from the list; every resolution is audited', async () => {
+    const refused = oneLine(await cli(['resolve', ids.late, '--note', 'looked at it']));
+    expect(refused[0]).toBe(1);
+    expect(refused[1]).toEqual([`discrepancy ${ids.late} (late_approval) is about customer money the provider has not confirmed returned (no attempt is recorded for it): give --reason (returned_outside_switchyard, confirmed_with_provider, customer_refunded_otherwise, written_off, duplicate_finding) with the note`]);
+    expect(oneLine(await cli(['resolve', ids.late, '--note', 'x', '--reason', 'because']))).toEqual([1, ['--reason "because" is not one of returned_outside_switchyard, confirmed_with_provider, customer_refunded_otherwise, written_off, duplicate_finding']]);
+    expect((await db.pool.query<{ status: string }>(`SELECT status FROM discrepancies WHERE id = $1`, [ids.late])).rows[0]!.status).toBe('open');
+    const ok = await cli(['resolve', ids.late, '--note', 'refunded in the Stripe dashboard, ticket OPS-7', '--reason', 'returned_outside_switchyard']);
+    expect(ok.stdout.trim(), ok.stderr).toBe(`discrepancy ${ids.late} resolved by alice (returned_outside_switchyard): refunded in the Stripe dashboard, ticket OPS-7`);
+    const audit = (await db.pool.query<{ operator: string; action: string; target: string; after: { reason: string | null } }>(`SELECT operator, action, target, after FROM operator_audit WHERE action = 'discrepancy.resolve' ORDER BY id`)).rows;
+    expect(audit.map((a) => [a.operator, a.target])).toEqual([['alice', expect.stringMatching(/^dsc_/)], ['alice', ids.dispute], ['bob', ids.ghost], ['alice', ids.late]]);
+    expect(audit.at(-1)!.after.reason).toBe('returned_outside_switchyard');
   }, 60_000);
 
   it('bad input: one line, exit code 1', async () => {
@@ -94,6 +112,8 @@ describe('switchyard discrepancies', () => {
     expect(oneLine(await cli(['resolve', 'pay_123', '--note', 'x']))).toEqual([1, ['"pay_123" is not a discrepancy id (dsc_…; see switchyard discrepancies list)']]);
     expect(oneLine(await cli(['resolve', newId('discrepancy'), '--note', 'x']))).toEqual([1, [expect.stringMatching(/^no discrepancy dsc_/) as unknown as string]]);
     expect(oneLine(await cli(['resolve', ids.late, '--note', '   ']))).toEqual([1, ['--note must say what was done (1 to 2000 characters)']]);
+    expect(oneLine(await cli(['resolve', ids.late, '--note', 'x'], { SWITCHYARD_OPERATORS: OPERATOR_ENV.alice.SWITCHYARD_OPERATORS }))).toEqual([1, ['this command is recorded in the audit trail under your operator name: set SWITCHYARD_OPERATOR_TOKEN to your operator token']]);
+    expect(oneLine(await cli(['resolve', ids.late, '--note', 'x'], { ...OPERATOR_ENV.alice, SWITCHYARD_OPERATOR_TOKEN: 'not-a-token-of-anyone-at-all-0000' }))).toEqual([1, ['SWITCHYARD_OPERATOR_TOKEN is not the token of any operator in SWITCHYARD_OPERATORS or SWITCHYARD_ADMIN_TOKEN']]);
     expect((await cli(['resolve', ids.late])).code).not.toBe(0); // --note is required
   }, 60_000);
 });

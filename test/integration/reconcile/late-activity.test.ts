@@ -110,7 +110,7 @@ describe('late activity on old payments', () => {
   }, 60_000);
 
   it('Stripe: after that finding is resolved, a second, larger returned refund reopens it, linked to the resolved one', async () => {
-    const resolved = await resolveDiscrepancy(gw.rt.database.db, firstFinding.id, { note: 'paid the customer by bank transfer', now: new Date() });
+    const resolved = await resolveDiscrepancy(gw.rt.database.db, firstFinding.id, { note: 'paid the customer by bank transfer', operator: 'alice', now: new Date() });
     expect(resolved.ok).toBe(true);
     await stripe.configureWebhooks({ enabled: true });
     const second = await refund(returned, 1_000, true);

@@ -47,7 +47,7 @@ describe('operator resolutions with money captured', () => {
     const r = s.apply(resolve('failed', { override: 'finance approved (FIN-9)', operator: 'ana' }));
     expect(r.kind).toBe('applied');
     expect(s.state).toBe('failed');
-    expect(r.kind === 'applied' ? r.note : '').toContain('by ana');
+    expect(r.kind === 'applied' ? r.note : '').toContain('[override by ana: finance approved (FIN-9)]');
     expect(s.effects).toContainEqual(expect.objectContaining({ type: 'discrepancy', kind: 'operator_override' }));
   });
 
