@@ -173,7 +173,8 @@ export async function resolvePayment(rt: Runtime, id: string, as: string, note: 
   const input = { as, note: note.trim(), operator, provider: asProviderViews(records), ...(override === undefined ? {} : { override }) };
   const r = await resolveByOperator(rt, payment.merchantId, id, input, async (tx, logged) => {
     if (logged.outcome !== 'applied') return;
-    await recordAudit(tx, { operator, action: 'payment.resolve', target: id, before, after: { state: as, ...(override === undefined ? {} : { override }) }, note: note.trim(), at: rt.now() });
+    const action = override === undefined ? 'payment.resolve' : 'payment.resolve_override';
+    await recordAudit(tx, { operator, action, target: id, before, after: { state: as, ...(override === undefined ? {} : { override }) }, note: note.trim(), at: rt.now() });
   });
   if (r.kind !== 'applied') throw new ResolutionRefusedError(`payment ${id} not resolved: ${r.reason}`, records);
   return { id, from: r.from, to: r.to, transitionId: r.transitionId, records };

@@ -162,6 +162,8 @@ describe('money guards', () => {
     expect(row!.reason).toContain('[override by ana: customer refunded by bank transfer (FIN-7)]');
     const overrides = await q<{ kind: string }>(`SELECT kind FROM discrepancies WHERE payment_id = $1`, [good.id]);
     expect(overrides.map((d) => d.kind)).toContain('operator_override');
+    const audit = await q<{ operator: string; action: string; after: unknown }>(`SELECT operator, action, after FROM operator_audit WHERE target = $1`, [good.id]);
+    expect(audit).toEqual([{ operator: 'ana', action: 'payment.resolve_override', after: { state: 'failed', override: 'customer refunded by bank transfer (FIN-7)' } }]);
 
     // Reconcile with a planted fault for `bad` (its transition throws): the run reports it and goes on.
     const envs = {
