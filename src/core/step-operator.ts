@@ -57,7 +57,9 @@ export function onOperator(d: Draft, o: OperatorInput): StepResult | null {
   const guards = moneyGuards(d, o.provider);
   const override = o.override?.trim() ?? '';
   if (guards.length > 0 && override === '') {
-    const instead = d.p.amountCaptured > 0 ? 'resolve as captured (keep it), then refund what was captured through the normal refund path' : 'wait for the operations in flight, or resolve as authorized';
+    const instead = d.p.amountCaptured > 0
+      ? 'resolve as captured (keep it), then refund what was captured through the normal refund path'
+      : "wait for the provider's confirmation of what is in flight or held";
     return illegal('invalid_state', `cannot resolve as ${o.as}: ${guards.join('; ')}. Instead: ${instead}; or override with a reason`);
   }
   if (guards.length > 0) {

@@ -28,8 +28,9 @@ export function step(payment: Payment, input: PaymentInput, now: Date, env: Step
     const early = dispatch(d, input);
     return early ?? d.finalize();
   } catch (err) {
-    // What the provider tells us is never refused by throwing (a worker would retry it until it
-    // is dead-lettered, a reconcile run would stop): a fact the state cannot take is a discrepancy.
+    // What the provider tells us (and a worker's timer) is never refused by throwing: a worker
+    // would retry it until it is dead-lettered, a reconcile run would stop. A fact the state cannot
+    // take is a discrepancy.
     if (!(err instanceof IllegalEdgeError) || !FROM_PROVIDER.has(input.type)) throw err;
     return factAfterResolution(payment, now, env, err);
   }

@@ -24,7 +24,7 @@ export interface AttemptRecords extends ProviderView {
 
 export const ABSENT_PROVES_NOTHING = 'no record found: an absent record proves nothing (it may be late, or out of reach of this lookup)';
 
-/** captured beats authorized beats not_charged: the strongest thing any record shows. */
+/** captured beats authorized beats not_charged: the strongest thing any report row of the attempt shows (cautious). */
 const RANK: Record<ProviderView['shows'], number> = { captured: 4, authorized: 3, not_charged: 2, unknown: 1, nothing_found: 0 };
 const strongest = (xs: readonly ProviderView['shows'][]): ProviderView['shows'] => xs.reduce<ProviderView['shows']>((a, b) => (RANK[b] > RANK[a] ? b : a), 'nothing_found');
 
@@ -39,18 +39,31 @@ export function showsOfRecord(r: ReconciliationRecord): ProviderView['shows'] {
 const recordLine = (r: ReconciliationRecord): string =>
   `${r.providerRef} ${r.status}: authorized ${r.authorized}, captured ${r.captured}, refunded ${r.refunded} ${r.currency}`;
 
-function showsOfEvent(e: NormalizedEvent): ProviderView['shows'] {
-  switch (e.kind) {
-    case 'authorization':
-      return e.outcome.kind === 'succeeded' ? 'authorized' : e.outcome.kind === 'declined' ? 'not_charged' : 'unknown';
-    case 'capture_succeeded':
-      return 'captured';
-    case 'void_succeeded':
-    case 'fence_confirmed':
-      return 'not_charged';
-    default:
-      return 'unknown';
+/**
+ * What the verified notifications we hold say, folded in the order received: approved (captured
+ * at once under automatic capture), captured, refunded, cancelled. A later cancellation or a
+ * refund of it all means the customer holds nothing any more.
+ */
+export function showsOfEvents(events: readonly NormalizedEvent[], captureMethod: Payment['captureMethod']): ProviderView['shows'] {
+  let authorized = 0;
+  let captured = 0;
+  let refunded = 0;
+  let cancelled = false;
+  let declined = false;
+  for (const e of events) {
+    if (e.kind === 'authorization' && e.outcome.kind === 'succeeded') {
+      authorized = Math.max(authorized, e.outcome.amount);
+      if (captureMethod === 'automatic') captured = Math.max(captured, e.outcome.amount);
+    } else if (e.kind === 'authorization' && e.outcome.kind === 'declined') declined = true;
+    else if (e.kind === 'capture_succeeded') captured += e.amount;
+    else if (e.kind === 'capture_reversed' || e.kind === 'capture_failed') captured = Math.max(0, captured - e.amount);
+    else if (e.kind === 'refund_succeeded') refunded += e.amount;
+    else if (e.kind === 'refund_reversed' || e.kind === 'refund_failed') refunded = Math.max(0, refunded - e.amount);
+    else if (e.kind === 'void_succeeded' || e.kind === 'fence_confirmed') cancelled = true;
   }
+  if (captured - refunded > 0) return 'captured';
+  if (captured > 0 || cancelled || declined) return 'not_charged';
+  return authorized > 0 ? 'authorized' : 'unknown';
 }
 
 async function fromLookup(connector: Connector & Required<Pick<Connector, 'lookupAttempt'>>, a: Payment['attempts'][number]): Promise<Pick<AttemptRecords, 'shows' | 'lines' | 'detail'>> {
@@ -63,7 +76,8 @@ async function fromLookup(connector: Connector & Required<Pick<Connector, 'looku
   }
 }
 
-async function fromHeld(db: Db, connector: Connector, a: Payment['attempts'][number], now: Date): Promise<Pick<AttemptRecords, 'shows' | 'lines' | 'detail'>> {
+/** The notifications when we hold any (they are fresher), else the report rows (a day late). */
+async function fromHeld(db: Db, connector: Connector, p: Payment, a: Payment['attempts'][number], now: Date): Promise<Pick<AttemptRecords, 'shows' | 'lines' | 'detail'>> {
   const lines: string[] = [];
   const shows: ProviderView['shows'][] = [];
   const window = { from: new Date(new Date(a.createdAt).getTime() - 86_400_000), to: new Date(now.getTime() + 86_400_000) };
@@ -81,12 +95,12 @@ async function fromHeld(db: Db, connector: Connector, a: Payment['attempts'][num
     .orderBy(asc(inboundEvents.receivedAt), asc(inboundEvents.id));
   for (const row of events) {
     const e = row.event as NormalizedEvent;
-    shows.push(showsOfEvent(e));
     const outcome = e.kind === 'authorization' ? ` (${e.outcome.kind})` : '';
     lines.push(`notification ${new Date(row.receivedAt).toISOString()}: ${e.rawType}${outcome} ${e.providerRef ?? ''}`.trimEnd());
   }
   if (lines.length === 0) return { shows: 'nothing_found', lines: [`no report row or verified notification held for this attempt; ${ABSENT_PROVES_NOTHING}`] };
-  return { shows: strongest(shows), lines };
+  const fromEvents = events.length === 0 ? 'unknown' : showsOfEvents(events.map((r) => r.event as NormalizedEvent), p.captureMethod);
+  return { shows: fromEvents !== 'unknown' ? fromEvents : strongest(shows), lines };
 }
 
 /** One view per attempt, oldest first. */
@@ -100,7 +114,7 @@ export async function providerRecords(db: Db, connectors: ReadonlyMap<string, Co
     } else if (connector.lookupAttempt !== undefined) {
       out.push({ ...base, source: 'provider_lookup', ...(await fromLookup(connector as Connector & Required<Pick<Connector, 'lookupAttempt'>>, a)) });
     } else {
-      out.push({ ...base, source: 'reports_and_notifications', ...(await fromHeld(db, connector, a, now)) });
+      out.push({ ...base, source: 'reports_and_notifications', ...(await fromHeld(db, connector, p, a, now)) });
     }
   }
   return out;
