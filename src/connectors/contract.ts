@@ -166,6 +166,13 @@ export interface ProviderReports {
   readonly missingGraceMs: number;
 }
 
+export interface AttemptLookup {
+  readonly attemptId: string;
+  readonly providerRef: string | null;
+  /** When the attempt was created: a list looks around it. */
+  readonly createdAt: Date;
+}
+
 export interface ReconciliationWindow {
   readonly from: Date;
   readonly to: Date;
@@ -265,6 +272,13 @@ export interface Connector {
   /** Records become available `reconciliationDelayMs` after the fact. */
   readonly reconciliationDelayMs: number;
   fetchReconciliationRecords(window: ReconciliationWindow): Promise<readonly ReconciliationRecord[]>;
+  /**
+   * The provider's record of one attempt as it is now, for an operator about to resolve a payment
+   * (Stripe: the PaymentIntent by id, else by listing those created around the attempt); null when
+   * none is found — which proves nothing. Absent for providers with no lookup here (Adyen). Throws
+   * when the provider could not be asked.
+   */
+  lookupAttempt?(req: AttemptLookup): Promise<ReconciliationRecord | null>;
   /** Settlement rows booked in the window, for connectors whose provider reports them (Adyen); absent otherwise. */
   fetchSettlementLines?(window: ReconciliationWindow): Promise<readonly SettlementLine[]>;
   /** Reports the provider announces by notification (Adyen REPORT_AVAILABLE); absent otherwise. */

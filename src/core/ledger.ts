@@ -2,6 +2,7 @@
 // database refuses one that does not (deferred constraint trigger) as a second line of defence.
 
 import type { LedgerEffect } from './effects.ts';
+import { heldPosting } from './ledger-held.ts';
 
 export type LedgerDirection = 'debit' | 'credit';
 
@@ -26,6 +27,7 @@ export const ledgerAccounts = {
   disputes: (merchantId: string) => `merchant:${merchantId}:disputes`,
   fees: (connector: string) => `connector:${connector}:fees`,
   settlement: (connector: string) => `connector:${connector}:settlement`,
+  heldForRelease: (connector: string) => `connector:${connector}:held_for_release`,
 };
 
 function pair(debit: string, credit: string, amount: number, currency: string): LedgerLine[] {
@@ -46,6 +48,9 @@ export function postingFor(effect: LedgerEffect, merchantId: string): Posting {
     case 'refund':
     case 'capture_reversed':
       return { kind: effect.posting, lines: pair(payable, receivable, effect.amount, effect.currency) };
+    case 'held_for_release':
+    case 'release_refunded':
+      return heldPosting(effect.posting, effect.connector, effect.amount, effect.currency);
   }
 }
 

@@ -213,7 +213,7 @@ function applyApproval(d: Draft, attempt: Attempt, o: Succeeded): void {
     d.p.amountCaptured = o.amount;
     d.setState('captured', 'approved with automatic capture');
     d.event('payment.captured');
-    d.emit({ type: 'ledger', posting: 'capture', amount: o.amount, currency: d.p.currency, connector: attempt.connector });
+    d.emit({ type: 'ledger', posting: 'capture', amount: o.amount, currency: d.p.currency, connector: attempt.connector, attemptId: attempt.id });
     return;
   }
   d.setState('authorized', partial ? `partially authorized ${o.amount}` : 'authorized');

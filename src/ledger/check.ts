@@ -2,13 +2,17 @@
 // the postings of its transitions agree with the payment (what the connector owes us on it =
 // captured - refunded); and every dispute's postings agree with its status (withdrawn while
 // opened or lost, held in the merchant's disputes account only while opened). Settlement
-// postings move receivable to the bank and are proven by the balance check alone.
+// postings move receivable to the bank; two checks bound them (issue 29, src/ledger/held-checks.ts):
+// no attempt's settled gross exceeds the capture booked for it, and no held-for-release money
+// stays open past the release bound.
 
 import { sql } from 'drizzle-orm';
 import type { Db } from '../store/db.ts';
+import { heldPastBound, settledBeyondBooked } from './held-checks.ts';
+import type { HeldCheckOptions, HeldProblemKind } from './held-checks.ts';
 
 export interface LedgerProblem {
-  readonly kind: 'unbalanced_transaction' | 'payment_mismatch' | 'dispute_mismatch';
+  readonly kind: 'unbalanced_transaction' | 'payment_mismatch' | 'dispute_mismatch' | HeldProblemKind;
   readonly id: string;
   readonly detail: string;
 }
@@ -20,7 +24,7 @@ export interface LedgerCheckResult {
   readonly problems: readonly LedgerProblem[];
 }
 
-export async function checkLedger(db: Db): Promise<LedgerCheckResult> {
+export async function checkLedger(db: Db, o: HeldCheckOptions = {}): Promise<LedgerCheckResult> {
   const unbalanced = await db.execute<{ id: string; currency: string; net: string }>(sql`
     SELECT transaction_id AS id, currency, sum(CASE direction WHEN 'debit' THEN amount ELSE -amount END) AS net
       FROM ledger_entries GROUP BY transaction_id, currency
@@ -56,6 +60,8 @@ export async function checkLedger(db: Db): Promise<LedgerCheckResult> {
     ...unbalanced.rows.map((r) => ({ kind: 'unbalanced_transaction' as const, id: r.id, detail: `${r.currency} debits - credits = ${r.net}` })),
     ...mismatched.rows.map((r) => ({ kind: 'payment_mismatch' as const, id: r.id, detail: `captured - refunded = ${r.expected} ${r.currency}, receivable booked ${r.booked}` })),
     ...disputeProblems,
+    ...(await settledBeyondBooked(db)),
+    ...(await heldPastBound(db, o)),
   ];
   return { transactions: Number(counts.rows[0]?.transactions ?? 0), payments: Number(counts.rows[0]?.payments ?? 0), disputes: disputeRows.rows.length, problems };
 }

@@ -12,6 +12,8 @@ import { ledgerEntries, ledgerTransactions } from '../store/schema.ts';
 export interface PostingRow {
   readonly id: string;
   readonly paymentId: string | null;
+  /** The attempt whose money it moves, when one does (settlement rows name theirs). */
+  readonly attemptId?: string | null;
   readonly source: string;
   readonly description: string | null;
   readonly createdAt: Date;
@@ -20,7 +22,7 @@ export interface PostingRow {
 export async function writePosting(tx: DbOrTx, posting: Posting, row: PostingRow): Promise<boolean> {
   const inserted = await tx
     .insert(ledgerTransactions)
-    .values({ id: row.id, paymentId: row.paymentId, kind: posting.kind, source: row.source, description: row.description, createdAt: row.createdAt })
+    .values({ id: row.id, paymentId: row.paymentId, attemptId: row.attemptId ?? null, kind: posting.kind, source: row.source, description: row.description, createdAt: row.createdAt })
     .onConflictDoNothing({ target: ledgerTransactions.source })
     .returning({ id: ledgerTransactions.id });
   if (inserted.length === 0) return false;

@@ -361,6 +361,8 @@ export const ledgerTransactions = pgTable('ledger_transactions', {
   kind: text('kind').notNull(),
   source: text('source').notNull().unique(),
   description: text('description'),
+  /** The attempt whose money it moves (migration 0015); null on older rows and disputes. */
+  attemptId: text('attempt_id'),
   createdAt: ts('created_at').notNull().defaultNow(),
 });
 

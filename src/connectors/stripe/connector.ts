@@ -6,6 +6,7 @@ import { Agent as HttpsAgent } from 'node:https';
 import Stripe from 'stripe';
 import type { CallOutcome, NotSent } from '../../core/outcome.ts';
 import type {
+  AttemptLookup,
   AuthorizeRequest,
   CaptureRequest,
   Connector,
@@ -28,7 +29,7 @@ import { toStripeValue } from './currencies.ts';
 import { STRIPE_DEFAULT_DECLINES, STRIPE_POLICY } from './defaults.ts';
 import { outcomeForFailure, STRIPE_ERROR_CLASSIFICATION } from './error-classification.ts';
 import { capturedOutcome, paymentIntentOutcome, preparedOutcome, refundOutcome, voidedOutcome } from './status-map.ts';
-import { captureParams, paymentIntentCreateParams, reconciliationRecord, refundParams, resolvePaymentMethod, toStripeAmount } from './transformers.ts';
+import { attemptIdOf, captureParams, paymentIntentCreateParams, reconciliationRecord, refundParams, resolvePaymentMethod, toStripeAmount } from './transformers.ts';
 import { verifyStripeWebhook } from './webhook.ts';
 
 export interface StripeConnectorDeps {
@@ -213,6 +214,21 @@ export function createStripeConnector(account: string, options: StripeConnectorO
     return [...records.values()];
   }
 
+  /** By id when we know it; else the PaymentIntents created from a minute before the attempt to an hour after, by its metadata. */
+  async function lookupAttempt(req: AttemptLookup): Promise<ReconciliationRecord | null> {
+    if (req.providerRef !== null) {
+      const id = req.providerRef;
+      const r = await recordAttempts(() => stripe.paymentIntents.retrieve(id, { expand: ['latest_charge.refunds'] }));
+      if (r.ok) return reconciliationRecord(r.value, await unexpandedCharge(r.value));
+      if (!isMissingResource(r.error)) throw new ReconciliationFetchError(`Stripe PaymentIntent ${id} could not be read: ${String((r.error as Error).message)}`, { cause: r.error });
+    }
+    const t = Math.floor(req.createdAt.getTime() / 1000);
+    const created = { gte: t - 60, lt: t + 3600 };
+    const listed = await listAll('PaymentIntent', (after) => stripe.paymentIntents.list({ created, limit: 100, expand: ['data.latest_charge.refunds'], ...(after !== undefined ? { starting_after: after } : {}) }));
+    const pi = listed.find((x) => attemptIdOf(x.metadata) === req.attemptId);
+    return pi === undefined ? null : reconciliationRecord(pi, await unexpandedCharge(pi));
+  }
+
   return {
     type: 'stripe',
     account,
@@ -230,6 +246,7 @@ export function createStripeConnector(account: string, options: StripeConnectorO
     query,
     verifyWebhook: (rawBody, headers, now) => verifyStripeWebhook(rawBody, headers, options.webhookSecrets, now, declineTable),
     fetchReconciliationRecords,
+    lookupAttempt,
     close: () => {
       agent.destroy();
       return Promise.resolve();
