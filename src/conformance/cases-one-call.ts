@@ -19,8 +19,8 @@ import { useSandbox } from './context.ts';
 import { authorizeRequest } from './harness.ts';
 import type { ConformanceSandbox, ConformanceSubject } from './subject.ts';
 
-/** Both embedded sandboxes take it: perform the request, then answer (and store) a 500. */
-const ERROR_500_AFTER_PROCESSING = { mode: 'error_500_after_processing' } as unknown as Pick<FaultSpec, 'mode'>;
+/** Both embedded sandboxes take it (not in the shared control API's modes): perform the request, then answer (and store) a 500. */
+const ERROR_500_AFTER_PROCESSING = { op: 'authorize', count: 1, mode: 'error_500_after_processing' } as unknown as FaultSpec;
 
 interface Sent {
   readonly req: AuthorizeRequest;
@@ -106,7 +106,7 @@ export function registerOneCallCases<S extends ConformanceSandbox>(subject: Conf
       const { connector, sandbox, ledgerOf } = kit();
       if (!capable(connector)) return;
       const s = sendOf(connector);
-      await sandbox.scheduleFault({ op: 'authorize', count: 1, ...ERROR_500_AFTER_PROCESSING } as FaultSpec);
+      await sandbox.scheduleFault(ERROR_500_AFTER_PROCESSING);
       const o = await connector.authorize(s.req);
       expect(o, JSON.stringify(o)).toMatchObject({ kind: 'unknown', reason: 'server_error' });
       const replayed = await connector.authorize(s.req);

@@ -2,7 +2,7 @@
 // create with confirm=true, error_on_requires_action for a card that needs authentication, the list
 // read-after-write with `created` filters and metadata, and search lagging behind it.
 
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StripeSandbox } from '../../../src/sandboxes/stripe/index.ts';
 import { rejectionOf, startSandbox, stripeFor } from './helpers.ts';
