@@ -4,8 +4,10 @@
 
 import type Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createConnector } from '../../../src/connectors/registry.ts';
+import { LOOKUP_MAX_PAGES } from '../../../src/connectors/stripe/lookup.ts';
 import type { StripeSandbox } from '../../../src/sandboxes/stripe/index.ts';
-import { rejectionOf, startSandbox, stripeFor } from './helpers.ts';
+import { rejectionOf, SECRET_KEY, startSandbox, stripeFor } from './helpers.ts';
 
 let sandbox: StripeSandbox;
 let stripe: Stripe;
@@ -76,5 +78,24 @@ describe('list and search', () => {
     expect(second.has_more).toBe(false);
     const bad = (await rejectionOf(stripe.paymentIntents.search({ query: 'amount>5 OR currency:"eur"' }))) as Stripe.errors.StripeError;
     expect(bad.type).toBe('StripeInvalidRequestError');
+  });
+});
+
+describe('the connector\'s lookup by attempt id', () => {
+  it('reads at most LOOKUP_MAX_PAGES pages: a window it could not read to the end is unknown, never not_found', async () => {
+    const connector = createConnector('stripe_test', {
+      type: 'stripe', sandbox: true,
+      settings: { secretKey: SECRET_KEY, webhookSecrets: ['whsec_x'], apiHost: '127.0.0.1', apiPort: sandbox.port, apiProtocol: 'http', lookupPageSize: 1 },
+    });
+    try {
+      const sentAt = new Date(sandbox.clock.nowMs()).toISOString();
+      for (let i = 0; i < LOOKUP_MAX_PAGES + 1; i++) await create(`att_crowd_${i}`);
+      const q = await connector.query({ attemptId: 'att_nowhere', providerRef: null, amount: 1200, currency: 'EUR', sentAt });
+      expect(q, JSON.stringify(q)).toMatchObject({ kind: 'unknown', reason: 'unexpected' });
+      const found = await connector.query({ attemptId: 'att_crowd_3', providerRef: null, amount: 1200, currency: 'EUR', sentAt });
+      expect(found, JSON.stringify(found)).toMatchObject({ kind: 'succeeded', amount: 1200 });
+    } finally {
+      await connector.close();
+    }
   });
 });
