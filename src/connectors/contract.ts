@@ -22,7 +22,11 @@ export interface AuthorizeRequest {
   readonly captureMethod: 'manual' | 'automatic';
   readonly paymentMethod: PaymentMethodInput;
   readonly idempotencyKey: string;
-  /** Provider reference from a preparatory call (Stripe PaymentIntent id), when the connector prepares. */
+  /**
+   * Provider reference from a preparatory call (Stripe PaymentIntent id): set only for an attempt
+   * that was prepared (payments persisted in Stripe's former two-call shape); null otherwise, also
+   * when a lookup has since found the provider's object, so a resend repeats the first request exactly.
+   */
   readonly providerRef: string | null;
 }
 
@@ -68,6 +72,11 @@ export interface QueryRequest {
   readonly providerRef: string | null;
   readonly amount: number;
   readonly currency: string;
+  /**
+   * When the first send of the authorization was written (a little before it left), for a lookup by
+   * merchant reference (capabilities.queryByMerchantReference): the provider's object cannot be older.
+   */
+  readonly sentAt?: string | null;
 }
 
 export interface CancelByReferenceRequest {
@@ -258,13 +267,20 @@ export interface Connector {
   /** The effective decline table: the connector's defaults with the account config merged over them. */
   readonly declineTable: DeclineTable;
 
-  /** Preparatory call that moves no money (Stripe: create the PaymentIntent). Only when capabilities.preparesAuthorization. */
+  /**
+   * Preparatory call that moves no money (Stripe: create the PaymentIntent). New attempts use it only
+   * when capabilities.preparesAuthorization; a connector that stopped preparing keeps it for attempts
+   * persisted while it still did (Stripe since issue 26).
+   */
   prepare?(req: PrepareRequest): Promise<CallOutcome>;
   authorize(req: AuthorizeRequest): Promise<CallOutcome>;
   capture(req: CaptureRequest): Promise<CallOutcome>;
   void(req: VoidRequest): Promise<CallOutcome>;
   refund(req: RefundRequest): Promise<CallOutcome>;
-  /** The current truth of an authorization. A reference the provider does not know: unknown{not_found}. */
+  /**
+   * The current truth of an authorization. A reference the provider does not know: unknown{not_found}.
+   * With providerRef null, only a connector declaring queryByMerchantReference looks the attempt up by id.
+   */
   query(req: QueryRequest): Promise<CallOutcome>;
   /** Only when capabilities.cancelByMerchantReference. */
   cancelByReference?(req: CancelByReferenceRequest): Promise<CallOutcome>;

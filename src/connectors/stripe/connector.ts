@@ -28,8 +28,9 @@ import { parseStripeAccountConfig } from './config.ts';
 import { toStripeValue } from './currencies.ts';
 import { STRIPE_DEFAULT_DECLINES, STRIPE_POLICY } from './defaults.ts';
 import { outcomeForFailure, STRIPE_ERROR_CLASSIFICATION } from './error-classification.ts';
+import { findPaymentIntentOfAttempt } from './lookup.ts';
 import { capturedOutcome, paymentIntentOutcome, preparedOutcome, refundOutcome, voidedOutcome } from './status-map.ts';
-import { attemptIdOf, captureParams, paymentIntentCreateParams, reconciliationRecord, refundParams, resolvePaymentMethod, toStripeAmount } from './transformers.ts';
+import { attemptIdOf, authorizeCreateParams, captureParams, paymentIntentCreateParams, reconciliationRecord, refundParams, resolvePaymentMethod, toStripeAmount } from './transformers.ts';
 import { verifyStripeWebhook } from './webhook.ts';
 
 export interface StripeConnectorDeps {
@@ -86,13 +87,24 @@ export function createStripeConnector(account: string, options: StripeConnectorO
     return call.ok ? preparedOutcome(call.value, req) : failed(call);
   }
 
+  /**
+   * One call: create with confirm: true under the attempt's key. An attempt prepared in the former
+   * two-call shape (providerRef set) confirms its PaymentIntent, as it did when it was persisted.
+   */
   async function authorize(req: AuthorizeRequest): Promise<CallOutcome> {
-    if (req.providerRef === null) return localRefusal('Stripe authorizes a prepared PaymentIntent: prepare first');
     const wire = toStripeAmount(req.amount, req.currency);
     if (!wire.ok) return localRefusal(wire.problem);
-    const id = req.providerRef;
-    const call = await recordAttempts(() => stripe.paymentIntents.confirm(id, {}, { idempotencyKey: req.idempotencyKey }));
-    return call.ok ? paymentIntentOutcome(call.value, req, declineTable) : failed(call, id);
+    if (req.providerRef !== null) {
+      const id = req.providerRef;
+      const confirmed = await recordAttempts(() => stripe.paymentIntents.confirm(id, {}, { idempotencyKey: req.idempotencyKey }));
+      return confirmed.ok ? paymentIntentOutcome(confirmed.value, req, declineTable) : failed(confirmed, id);
+    }
+    const pm = resolvePaymentMethod(req.paymentMethod, options.sandbox);
+    if (!pm.ok) return pm.outcome;
+    const params = authorizeCreateParams(req, wire, pm.paymentMethod);
+    // A decline (402) names the PaymentIntent it created in the error: the failure keeps its id.
+    const call = await recordAttempts(() => stripe.paymentIntents.create(params, { idempotencyKey: req.idempotencyKey }));
+    return call.ok ? paymentIntentOutcome(call.value, req, declineTable) : failed(call);
   }
 
   /** Multicapture is per charge: a non-final capture goes out only when the charge says it is available. */
@@ -135,15 +147,29 @@ export function createStripeConnector(account: string, options: StripeConnectorO
     return call.ok ? refundOutcome(call.value, req, declineTable) : failed(call, req.providerRef);
   }
 
+  /** By the PaymentIntent id when known; else found by attempt id in the list (lookup.ts). */
   async function query(req: QueryRequest): Promise<CallOutcome> {
-    if (req.providerRef === null) {
-      return { kind: 'unknown', reason: 'not_found', detail: 'Stripe is queried by PaymentIntent id; none is known for this attempt' };
-    }
+    if (req.providerRef === null) return queryByAttempt(req);
     const id = req.providerRef;
     const call = await recordAttempts(() => stripe.paymentIntents.retrieve(id));
     if (call.ok) return paymentIntentOutcome(call.value, req, declineTable);
     if (isMissingResource(call.error)) return { kind: 'unknown', reason: 'not_found', providerRef: id, detail: 'Stripe does not know this PaymentIntent' };
     return queryFailure(failed(call, id));
+  }
+
+  /** A lookup's answer is a query's answer: found, the status map says what it is; anything else is unknown, never proof. */
+  async function queryByAttempt(req: QueryRequest): Promise<CallOutcome> {
+    const found = await findPaymentIntentOfAttempt(stripe, req, { pageSize: options.lookupPageSize, now: new Date(), retentionMs: policy.keyRetentionMs });
+    switch (found.kind) {
+      case 'found':
+        return paymentIntentOutcome(found.paymentIntent, req, declineTable);
+      case 'not_found':
+        return { kind: 'unknown', reason: 'not_found', detail: `no PaymentIntent with metadata.attempt_id ${req.attemptId} in ${found.pages} page(s) of the list since the send` };
+      case 'incomplete':
+        return { kind: 'unknown', reason: 'unexpected', detail: `lookup stopped after ${found.pages} pages of the list without reaching the send` };
+      case 'failed':
+        return queryFailure(failed(found));
+    }
   }
 
   /** Refunds live on the charge; fetch it when the list did not expand it and money was received. */

@@ -37,7 +37,7 @@ export function renderPaymentIntent(pi: PaymentIntentRecord, state: StripeSandbo
     livemode: false,
     managed_payments: null,
     metadata: { ...pi.metadata },
-    next_action: null,
+    next_action: pi.nextAction ?? null,
     on_behalf_of: null,
     payment_method: pi.paymentMethod,
     payment_method_configuration_details: null,

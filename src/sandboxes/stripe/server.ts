@@ -42,6 +42,8 @@ export interface StripeSandboxOptions {
   readonly webhookRetry?: { readonly maxAttempts?: number; readonly baseMs?: number };
   /** How long an idempotency key is remembered, on the sandbox clock. Default 24 h, as Stripe. */
   readonly keyTtlMs?: number;
+  /** How long a new PaymentIntent stays out of search results (search.ts). Default 60 s, Stripe's "less than a minute". */
+  readonly searchLagMs?: number;
 }
 
 export interface StripeSandbox extends SandboxControl {
@@ -84,7 +86,7 @@ export async function startStripeSandbox(options: StripeSandboxOptions): Promise
     ...(options.webhookRetry?.maxAttempts !== undefined && { maxAttempts: options.webhookRetry.maxAttempts }),
     ...(options.webhookRetry?.baseMs !== undefined && { retryBaseMs: options.webhookRetry.baseMs }),
   });
-  const protocol = new StripeProtocol({ store, clock, secretKey: options.secretKey });
+  const protocol = new StripeProtocol({ store, clock, secretKey: options.secretKey, ...(options.searchLagMs !== undefined && { searchLagMs: options.searchLagMs }) });
   let listener: ProviderListener;
   try {
     listener = await ProviderListener.start({ port: options.port ?? 0, host: options.host ?? '127.0.0.1', protocol, faults });

@@ -35,6 +35,8 @@ export interface PaymentIntentRecord {
   canceledAt: number | null;
   cancellationReason: string | null;
   requestMulticapture: boolean;
+  /** Set while requires_action (absent in documents written before it existed). */
+  nextAction?: { readonly type: string } | null;
 }
 
 export interface ChargeRecord {
