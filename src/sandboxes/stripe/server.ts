@@ -19,7 +19,7 @@ import type { OperationContext } from './context.ts';
 import { buildStripeEvent, stripeWebhookHeaders } from './events.ts';
 import type { StripeObject } from './objects.ts';
 import { StripeProtocol } from './protocol.ts';
-import { closeDispute, failRefund, openDispute } from './refunds.ts';
+import { advanceDispute, closeDispute, failRefund, openDispute } from './refunds.ts';
 
 export interface StripeWebhookEndpoint {
   readonly url: string;
@@ -54,7 +54,9 @@ export interface StripeSandbox extends SandboxControl {
   /** A succeeded refund fails afterwards (refund.updated + refund.failed); returns the refund object. */
   failRefund(refundId: string, failureReason?: string): Promise<StripeObject>;
   /** Opens a dispute on the PaymentIntent's captured charge (charge.dispute.created); returns the dispute object. */
-  createDispute(paymentIntentId: string, options?: { amount?: number; reason?: string }): Promise<StripeObject>;
+  createDispute(paymentIntentId: string, options?: { amount?: number; reason?: string; inquiry?: boolean }): Promise<StripeObject>;
+  /** Moves a dispute to `status` (under_review, needs_response, appeal_*, won, lost, warning_*, prevented) with its events and balance transactions. */
+  advanceDispute(disputeId: string, status: string): Promise<StripeObject>;
   /** Closes an open dispute as won or lost (charge.dispute.closed); returns the dispute object. */
   closeDispute(disputeId: string, outcome: 'won' | 'lost'): Promise<StripeObject>;
   /** This process's delivery target; with none, this process delivers nothing (another may). */
@@ -135,6 +137,7 @@ export async function startStripeSandbox(options: StripeSandboxOptions): Promise
     failRefund: (refundId, failureReason = 'expired_or_canceled_card') => fromCode({ aliases: [refundId] }, (ctx) => failRefund(ctx, refundId, failureReason)),
     createDispute: (paymentIntentId, disputeOptions = {}) => fromCode({ ids: [paymentIntentId] }, (ctx) => openDispute(ctx, paymentIntentId, disputeOptions)),
     closeDispute: (disputeId, outcome) => fromCode({ aliases: [disputeId] }, (ctx) => closeDispute(ctx, disputeId, outcome)),
+    advanceDispute: (disputeId, status) => fromCode({ aliases: [disputeId] }, (ctx) => advanceDispute(ctx, disputeId, status)),
     setWebhookEndpoint: (endpoint) => dispatcher.setTarget(targetOf(endpoint)),
     webhookDeliveries: () => dispatcher.deliveries(),
     webhooksIdle: () => dispatcher.idle(),

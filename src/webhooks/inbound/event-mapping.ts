@@ -8,8 +8,7 @@ import type { PaymentInput, ProviderFact } from '../../core/inputs.ts';
 import type { Attempt, Capture, Payment, Refund } from '../../core/payment.ts';
 import { assertNever } from '../../core/states.ts';
 
-export type DisputeKind = 'dispute_opened' | 'dispute_won' | 'dispute_lost';
-export type DisputeEvent = Extract<NormalizedEvent, { kind: DisputeKind }>;
+export type DisputeEvent = Extract<NormalizedEvent, { kind: 'dispute' }>;
 
 export type EventAction =
   | { readonly kind: 'input'; readonly input: PaymentInput; readonly attemptId: string | null }
@@ -173,10 +172,16 @@ export function actionForEvent(p: Payment, account: string, e: NormalizedEvent):
       }
       return fact({ fact: 'refund_reversed', refundId: r.id }, attempt.id);
     }
-    case 'dispute_opened':
-    case 'dispute_won':
-    case 'dispute_lost':
+    case 'dispute': {
+      // A dispute is about captured money: before its capture is known here, or while a refund of
+      // the payment is in flight (the provider may have taken the money back either way), it is
+      // held and decided once that state exists — never booked against a guess.
+      if (!kept) return { kind: 'ignore', reason: `${e.rawType}: attempt ${attempt.id} is ${attempt.status}, not the attempt that holds the payment` };
+      if (p.amountCaptured === 0) return { kind: 'hold', reason: `${e.rawType}: dispute ${e.disputeRef} on payment ${p.id}, whose capture is not known yet; held until it is` };
+      const refunding = p.refunds.find((r) => inFlight(r.status));
+      if (refunding !== undefined) return { kind: 'hold', reason: `${e.rawType}: dispute ${e.disputeRef} while refund ${refunding.id} is in flight; held until it settles` };
       return { kind: 'dispute', event: e };
+    }
     default:
       return assertNever(e, 'event kind');
   }

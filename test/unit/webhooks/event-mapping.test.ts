@@ -76,8 +76,13 @@ describe('actionForEvent', () => {
     expect(actionForEvent(p, 'adyen_b', ev({ kind: 'capture_succeeded', amount: 2000, currency: 'EUR', modificationRef: 'm' })).kind).toBe('retry');
   });
 
-  it('disputes are records, never payment inputs; unknown codes are ignored', () => {
-    expect(actionForEvent(payment(), 'adyen_b', ev({ kind: 'dispute_opened', disputeRef: 'd1', amount: 5000, currency: 'EUR', reason: null })).kind).toBe('dispute');
+  it('disputes are records, never payment inputs; held until the capture is known and no refund is in flight; unknown codes are ignored', () => {
+    const dispute = ev({ kind: 'dispute', disputeRef: 'd1', amount: 5000, currency: 'EUR', reason: null, fact: { provider: 'adyen', eventCode: 'CHARGEBACK', disputeStatus: null } });
+    const captured = { state: 'captured', amountCaptured: 5000 } as const;
+    expect(actionForEvent(payment(captured), 'adyen_b', dispute).kind).toBe('dispute');
+    expect(actionForEvent(payment(), 'adyen_b', dispute).kind).toBe('hold');
+    expect(actionForEvent(payment({ ...captured, refunds: [refund({ status: 'pending' })] }), 'adyen_b', dispute).kind).toBe('hold');
+    expect(actionForEvent(payment({ ...captured, amountRefunded: 5000, refunds: [refund({ status: 'succeeded', amount: 5000 })] }), 'adyen_b', dispute).kind).toBe('dispute');
     expect(actionForEvent(payment(), 'adyen_b', ev({ kind: 'ignored' })).kind).toBe('ignore');
   });
 
