@@ -49,6 +49,8 @@ export type DisputeStep =
       readonly reinstated: boolean;
       readonly outcome: DisputeOutcome | null;
       readonly defenseEnded?: boolean;
+      /** The event is older than the stage applied: its money (if new) is booked, its status is not taken. */
+      readonly behind?: boolean;
       /** The provider's own name for where the dispute is (Stripe status, Adyen eventCode/disputeStatus). */
       readonly providerStatus: string;
     };
@@ -99,6 +101,7 @@ export function planDispute(current: DisputeRecordState | null, first: { amount:
   const payable = ledgerAccounts.merchantPayable(a.merchantId);
   const fees = ledgerAccounts.fees(a.connector);
   const postings: PlannedPosting[] = [];
+  const events: DisputeEventType[] = current === null ? ['dispute.opened'] : [];
   let withdrawn = base.withdrawn;
   let feeTotal = 0;
   for (const m of step.moves) {
@@ -107,6 +110,9 @@ export function planDispute(current: DisputeRecordState | null, first: { amount:
     if (m.delta !== 0) {
       // Withdrawn: the provider owes us less and the merchant's disputes account holds it; reinstated: back.
       postings.push({ source, posting: { kind: m.delta > 0 ? 'dispute_withdrawn' : 'dispute_reinstated', lines: pair(disputes, receivable, m.delta, m.currency) } });
+      // One event per movement seen (a Stripe event may carry the withdrawal and the reinstatement at once).
+      if (withdrawn === 0 && withdrawn + m.delta > 0) events.push('dispute.funds_withdrawn');
+      if (withdrawn > 0 && withdrawn + m.delta === 0) events.push('dispute.funds_reinstated');
       withdrawn += m.delta;
     }
     if (m.fee !== 0) {
@@ -125,10 +131,6 @@ export function planDispute(current: DisputeRecordState | null, first: { amount:
   else if (withdrawn > 0) status = 'funds_withdrawn';
   else if (step.reinstated || base.status === 'funds_withdrawn' || base.status === 'funds_reinstated') status = 'funds_reinstated';
   else status = 'opened';
-  const events: DisputeEventType[] = [];
-  if (current === null) events.push('dispute.opened');
-  if (base.withdrawn === 0 && withdrawn > 0) events.push('dispute.funds_withdrawn');
-  if (base.withdrawn > 0 && withdrawn === 0) events.push('dispute.funds_reinstated');
   if (step.outcome !== null) events.push(`dispute.${step.outcome}`);
   const next: DisputeRecordState = { ...base, status, withdrawn, stage: Math.max(base.stage, step.stage), defenseEnded: base.defenseEnded || step.defenseEnded === true };
   return { next, fees: feeTotal, postings, events, providerStatus: step.providerStatus };

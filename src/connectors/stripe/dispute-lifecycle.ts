@@ -37,7 +37,7 @@ export function stripeDisputeStep(current: DisputeRecordState | null, status: st
   // same balance transactions, each posted once by its id.
   const moves = transactions.map((t) => ({ key: t.id, delta: -t.amount, fee: t.fee, currency: t.currency }));
   if (current !== null && row.stage < current.stage) {
-    return { kind: 'step', stage: current.stage, moves, reinstated: false, outcome: null, providerStatus: status };
+    return { kind: 'step', stage: current.stage, moves, reinstated: false, outcome: null, providerStatus: status, behind: true };
   }
   return { kind: 'step', stage: row.stage, moves, reinstated: transactions.some((t) => t.amount > 0), outcome: row.final, providerStatus: status };
 }

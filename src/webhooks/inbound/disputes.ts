@@ -30,6 +30,9 @@ function stepOf(current: DisputeRecordState | null, e: DisputeEvent, amount: num
 }
 
 export async function applyDisputeEvent(tx: DbOrTx, payment: Payment, account: string, e: DisputeEvent, now: Date, newId: (k: IdKind) => string): Promise<DisputeResult> {
+  // Events of one dispute are processed by concurrent workers in any order: one at a time per
+  // dispute (the row lock cannot serialize the first two, before the row exists).
+  await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`dispute:${account}:${e.disputeRef}`}, 0))`);
   const where = and(eq(disputes.connector, account), eq(disputes.providerRef, e.disputeRef));
   const [existing] = await tx.select().from(disputes).where(where).for('update');
   if (existing !== undefined && existing.paymentId !== payment.id) return { applied: false, reason: `${e.rawType}: dispute ${existing.id} belongs to payment ${existing.paymentId}, not ${payment.id}` };
@@ -46,25 +49,27 @@ export async function applyDisputeEvent(tx: DbOrTx, payment: Payment, account: s
   const posted = existing === undefined
     ? new Set<string>()
     : new Set((await tx.select({ source: ledgerTransactions.source }).from(ledgerTransactions).where(sql`starts_with(${ledgerTransactions.source}, ${disputeSource(id, '')})`)).map((r) => r.source));
+  // The steps of one dispute are told in the order they are applied: never before the last one told.
+  const at = existing === undefined ? now : new Date(Math.max(now.getTime(), existing.updatedAt.getTime() + 1));
   const plan = planDispute(current, { amount, currency }, step, { disputeId: id, connector: account, merchantId: payment.merchantId }, posted);
-  const advanced = current === null || step.stage >= current.stage;
+  const advanced = step.behind !== true;
   const providerStatus = advanced ? plan.providerStatus : (existing?.providerStatus ?? plan.providerStatus);
   const fees = (existing?.fees ?? 0) + plan.fees;
   if (existing === undefined) {
-    await tx.insert(disputes).values({ id, paymentId: payment.id, connector: account, providerRef: e.disputeRef, amount, currency, status: plan.next.status, reason: e.reason, withdrawn: plan.next.withdrawn, stage: plan.next.stage, defenseEnded: plan.next.defenseEnded, providerStatus, fees, createdAt: now, updatedAt: now });
+    await tx.insert(disputes).values({ id, paymentId: payment.id, connector: account, providerRef: e.disputeRef, amount, currency, status: plan.next.status, reason: e.reason, withdrawn: plan.next.withdrawn, stage: plan.next.stage, defenseEnded: plan.next.defenseEnded, providerStatus, fees, createdAt: at, updatedAt: new Date(at.getTime() + Math.max(0, plan.events.length - 1)) });
   } else {
-    await tx.update(disputes).set({ status: plan.next.status, withdrawn: plan.next.withdrawn, stage: plan.next.stage, defenseEnded: plan.next.defenseEnded, providerStatus, fees, updatedAt: now }).where(eq(disputes.id, id));
+    await tx.update(disputes).set({ status: plan.next.status, withdrawn: plan.next.withdrawn, stage: plan.next.stage, defenseEnded: plan.next.defenseEnded, providerStatus, fees, updatedAt: new Date(at.getTime() + Math.max(0, plan.events.length - 1)) }).where(eq(disputes.id, id));
   }
   // The money that moved, in this same transaction; each movement once (its source is unique).
   for (const p of plan.postings) {
-    await writePosting(tx, p.posting, { id: newId('ledger'), paymentId: payment.id, source: p.source, description: `${id} ${e.rawType}`, createdAt: now });
+    await writePosting(tx, p.posting, { id: newId('ledger'), paymentId: payment.id, source: p.source, description: `${id} ${e.rawType}`, createdAt: at });
   }
   const view: DisputeView = { id, status: plan.next.status, amount: plan.next.amount, currency: plan.next.currency, withdrawn: plan.next.withdrawn, reason: e.reason ?? existing?.reason ?? null, provider_reference: e.disputeRef, provider_status: providerStatus };
   // One merchant event per step; their deliveries' jobs are published by the caller's kick after COMMIT.
   // A millisecond apart, so the steps of one event (opened, funds_withdrawn, lost) list in order.
   for (const [i, event] of plan.events.entries()) {
     const payload: MerchantEventRowPayload = { type: 'merchant_event', event, dispute: view, payment };
-    await recordMerchantEvent(tx, payload, new Date(now.getTime() + i));
+    await recordMerchantEvent(tx, payload, new Date(at.getTime() + i));
   }
   const changed = existing === undefined || plan.postings.length > 0 || plan.events.length > 0 || plan.next.status !== current?.status || providerStatus !== existing.providerStatus;
   return { applied: changed, reason: `${e.rawType}: dispute ${id} ${plan.next.status} (${providerStatus}), withdrawn ${plan.next.withdrawn} ${plan.next.currency}${plan.events.length > 0 ? `; ${plan.events.join(', ')}` : ''}` };
