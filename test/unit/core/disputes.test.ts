@@ -109,9 +109,11 @@ describe('Adyen dispute lifecycle', () => {
 
   it('a dispute notification names the dispute by its pspReference and the payment by originalReference', () => {
     const key = '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056';
-    const item = signNotificationItem({ additionalData: { disputeStatus: 'Lost' }, amount: { value: 1000, currency: 'EUR' }, eventCode: 'SECOND_CHARGEBACK', eventDate: '2026-11-03T10:00:00+01:00', merchantAccountCode: 'M', merchantReference: 'att_1', pspReference: 'DSP1', originalReference: 'PAY1', reason: '10.4', success: 'true' }, key);
-    const v = verifyAdyenWebhook(Buffer.from(notificationBody([item])), { authorization: basicAuthorization('u', 'p') }, { hmacKeys: [key], username: 'u', password: 'p' }, new Date(), ADYEN_DEFAULT_DECLINES);
-    expect(v.ok && v.events[0]).toMatchObject({ kind: 'dispute', disputeRef: 'DSP1', providerRef: 'PAY1', attemptId: 'att_1', amount: 1000, fact: { provider: 'adyen', eventCode: 'SECOND_CHARGEBACK', disputeStatus: 'Lost' } });
+    for (const eventCode of ['NOTIFICATION_OF_CHARGEBACK', 'CHARGEBACK', 'CHARGEBACK_REVERSED', 'SECOND_CHARGEBACK']) {
+      const item = signNotificationItem({ additionalData: { disputeStatus: 'Lost' }, amount: { value: 1000, currency: 'EUR' }, eventCode, eventDate: '2026-11-03T10:00:00+01:00', merchantAccountCode: 'M', merchantReference: 'att_1', pspReference: 'DSP1', originalReference: 'PAY1', reason: '10.4', success: 'true' }, key);
+      const v = verifyAdyenWebhook(Buffer.from(notificationBody([item])), { authorization: basicAuthorization('u', 'p') }, { hmacKeys: [key], username: 'u', password: 'p' }, new Date(), ADYEN_DEFAULT_DECLINES);
+      expect(v.ok && v.events[0], eventCode).toMatchObject({ kind: 'dispute', disputeRef: 'DSP1', providerRef: 'PAY1', attemptId: 'att_1', amount: 1000, providerEventId: `${eventCode}:DSP1:true`, fact: { provider: 'adyen', eventCode, disputeStatus: 'Lost' } });
+    }
     expect(normalizeItem({ eventCode: 'CHARGEBACK', pspReference: 'DSP1', success: 'true', amount: { value: 500, currency: 'EUR' } }, ADYEN_DEFAULT_DECLINES)).toMatchObject({ kind: 'dispute', fact: { disputeStatus: null } });
   });
 });
