@@ -75,7 +75,9 @@ export function runDisputeSteps(ctx: AdyenOperationContext, paymentPsp: string, 
       d.withdrawn = false;
       d.reversedOnce = true;
     }
-    const status = step.disputeStatus === undefined ? code.status : step.disputeStatus;
+    // The issuer's timeframe ending closes an RFI (Expired) as well as a defended chargeback (Won).
+    const usual = step.eventCode === 'ISSUER_RESPONSE_TIMEFRAME_EXPIRED' && !d.reversedOnce ? 'Expired' : code.status;
+    const status = step.disputeStatus === undefined ? usual : step.disputeStatus;
     // A second chargeback sent as Pending leaves room for pre-arbitration; a defense period ending with funds gone ends it.
     d.final = (code.final && !(step.eventCode === 'SECOND_CHARGEBACK' && status === 'Pending')) || (step.eventCode === 'DISPUTE_DEFENSE_PERIOD_ENDED' && d.withdrawn);
     d.codes.push(step.eventCode);
