@@ -95,7 +95,21 @@ function releaseAction(attempt: Attempt, e: NormalizedEvent): EventAction | null
   }
 }
 
-export function actionForEvent(p: Payment, account: string, e: NormalizedEvent): EventAction {
+/**
+ * Events stored in the inbox before issue 32 carry `dispute_opened|won|lost`. An Adyen one names
+ * its event code (rawType), so its lifecycle can still decide it; a Stripe one lost the dispute's
+ * balance transactions, so it is not applied (reconciliation shows the dispute if it matters).
+ */
+export function upgradeLegacyDispute(e: NormalizedEvent): NormalizedEvent {
+  const legacy = e as unknown as { readonly kind: string; readonly disputeRef?: string; readonly amount?: number; readonly currency?: string; readonly reason?: string | null };
+  if (legacy.kind !== 'dispute_opened' && legacy.kind !== 'dispute_won' && legacy.kind !== 'dispute_lost') return e;
+  const base = { providerEventId: e.providerEventId, connectorType: e.connectorType, attemptId: e.attemptId, providerRef: e.providerRef, occurredAt: e.occurredAt, rawType: e.rawType };
+  if (e.connectorType !== 'adyen' || legacy.disputeRef === undefined) return { ...base, kind: 'ignored' };
+  return { ...base, kind: 'dispute', disputeRef: legacy.disputeRef, amount: legacy.amount ?? 0, currency: legacy.currency ?? '', reason: legacy.reason ?? null, fact: { provider: 'adyen', eventCode: e.rawType, disputeStatus: null } };
+}
+
+export function actionForEvent(p: Payment, account: string, stored: NormalizedEvent): EventAction {
+  const e = upgradeLegacyDispute(stored);
   if (e.kind === 'ignored') return { kind: 'ignore', reason: `${e.rawType}: not an event the gateway acts on` };
   const attempt = attemptFor(p, e);
   if (attempt === undefined) return { kind: 'ignore', reason: `${e.rawType}: names no attempt of payment ${p.id}` };
