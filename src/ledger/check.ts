@@ -43,7 +43,7 @@ export async function checkLedger(db: Db): Promise<LedgerCheckResult> {
            coalesce(sum(CASE WHEN e.account LIKE 'merchant:%:payable' THEN (CASE e.direction WHEN 'debit' THEN e.amount ELSE -e.amount END) END), 0) AS written_off,
            coalesce(sum(CASE WHEN t.kind = 'dispute_fee' AND e.account LIKE 'connector:%:fees' THEN (CASE e.direction WHEN 'debit' THEN e.amount ELSE -e.amount END) END), 0) AS fees_booked
       FROM disputes d
-      LEFT JOIN ledger_transactions t ON starts_with(t.source, 'dispute:' || d.id || ':')
+      LEFT JOIN ledger_transactions t ON t.source LIKE 'dispute:%' AND split_part(t.source, ':', 2) = d.id
       LEFT JOIN ledger_entries e ON e.transaction_id = t.id
      GROUP BY d.id, d.status, d.withdrawn, d.fees, d.currency`);
   const disputeProblems: LedgerProblem[] = [];

@@ -5,7 +5,7 @@
 // what it books and tells the merchant; this writes it, under the dispute row's lock, in the
 // transaction that settles the inbox row.
 
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import { adyenDisputeStep } from '../../connectors/adyen/dispute-lifecycle.ts';
 import { stripeDisputeStep } from '../../connectors/stripe/dispute-lifecycle.ts';
 import { disputeSource, isFinalDispute, planDispute } from '../../core/disputes.ts';
@@ -46,9 +46,11 @@ export async function applyDisputeEvent(tx: DbOrTx, payment: Payment, account: s
   if (step.kind === 'stale') return { applied: false, reason: `${e.rawType}: ${step.reason}` };
 
   const id = existing?.id ?? newId('dispute');
+  // Which of the step's movements are booked already: by their sources (the UNIQUE index), not a scan.
+  const candidates = [...step.moves.flatMap((m) => [disputeSource(id, m.key), `${disputeSource(id, m.key)}:fee`]), disputeSource(id, 'lost')];
   const posted = existing === undefined
     ? new Set<string>()
-    : new Set((await tx.select({ source: ledgerTransactions.source }).from(ledgerTransactions).where(sql`starts_with(${ledgerTransactions.source}, ${disputeSource(id, '')})`)).map((r) => r.source));
+    : new Set((await tx.select({ source: ledgerTransactions.source }).from(ledgerTransactions).where(inArray(ledgerTransactions.source, candidates))).map((r) => r.source));
   // The steps of one dispute are told in the order they are applied: never before the last one told.
   const at = existing === undefined ? now : new Date(Math.max(now.getTime(), existing.updatedAt.getTime() + 1));
   const plan = planDispute(current, { amount, currency }, step, { disputeId: id, connector: account, merchantId: payment.merchantId }, posted);
