@@ -4,8 +4,9 @@
 // Adyen notifications with the dispute's own pspReference, originalReference and disputeStatus),
 // in order and delivered reversed. Per path: the dispute's final state, what the provider withdrew,
 // the merchant events, and the dispute's postings by account; then `ledger check` and
-// GET /v1/balances over all of them. A dispute before its capture is known, and one while a refund
-// is in flight, are held and decided when that state arrives. One gateway for the whole file.
+// GET /v1/balances over all of them, and every dispute event delivered to a merchant endpoint. A
+// dispute before its capture is known, and one while a refund is in flight, are held and decided
+// when that state arrives. One gateway for the whole file.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestCapture, requestRefund } from '../../../src/app/payment-service.ts';
 import type { Payment } from '../../../src/core/payment.ts';
@@ -18,19 +19,36 @@ import { rotateMerchantKey } from '../../../src/store/merchants.ts';
 import { settled } from '../helpers/runtime.ts';
 import type { TestGateway } from '../helpers/runtime.ts';
 import { startShippedGateway } from '../helpers/shipped-gateway.ts';
+import { startReceiver } from '../webhooks/helpers.ts';
+import type { Receiver } from '../webhooks/helpers.ts';
 import type { ShippedGateway } from '../helpers/shipped-gateway.ts';
 
 let shipped: ShippedGateway;
 let gw: TestGateway;
 let stripe: StripeSandbox;
 let adyen: AdyenSandbox;
+let receiver: Receiver;
+let apiKey: string;
+
+const DISPUTE_EVENTS = ['dispute.opened', 'dispute.funds_withdrawn', 'dispute.funds_reinstated', 'dispute.won', 'dispute.lost', 'dispute.closed'];
 
 beforeAll(async () => {
   shipped = await startShippedGateway('disputes', { webhooks: { inboundRetryBaseMs: 100, inboundHoldRecheckMs: 300 } });
   ({ gw, stripe, adyen } = shipped);
+  // A merchant endpoint for the dispute events: what is recorded is also delivered.
+  receiver = await startReceiver();
+  const key = await rotateMerchantKey(gw.rt.database.db, gw.merchantId);
+  if (key === null) throw new Error('no merchant to key');
+  apiKey = key;
+  const res = await fetch(`http://127.0.0.1:${shipped.server.port}/v1/webhook_endpoints`, {
+    method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'idempotency-key': 'disputes-endpoint' },
+    body: JSON.stringify({ url: `${receiver.url}/disputes`, events: DISPUTE_EVENTS }),
+  });
+  expect(res.status).toBe(201);
 }, 60_000);
 afterAll(async () => {
   await shipped?.close();
+  await receiver?.close();
 });
 
 const q = async <T extends object>(text: string, params: unknown[] = []): Promise<T[]> => (await gw.db.pool.query<T>(text, params)).rows;
@@ -235,9 +253,19 @@ describe('the books over every path', () => {
   it('`ledger check` passes and GET /v1/balances carries the losses and the open disputes', async () => {
     const check = await checkLedger(gw.rt.database.db);
     expect(check.problems).toEqual([]);
-    const key = await rotateMerchantKey(gw.rt.database.db, gw.merchantId);
-    const res = await fetch(`http://127.0.0.1:${shipped.server.port}/v1/balances`, { headers: { authorization: `Bearer ${key}` } });
+    const res = await fetch(`http://127.0.0.1:${shipped.server.port}/v1/balances`, { headers: { authorization: `Bearer ${apiKey}` } });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ object: 'list', data: [{ object: 'balance', currency: 'EUR', payable: totals.captured - totals.lost, disputed: totals.disputed }], has_more: false, next_cursor: null });
   });
+
+  it('every dispute event recorded was delivered to the merchant endpoint, with its dispute', async () => {
+    const recorded = await q<{ id: string; type: string }>(`SELECT id, type FROM merchant_events WHERE type LIKE 'dispute.%' ORDER BY id`);
+    expect(new Set(recorded.map((e) => e.type))).toEqual(new Set(DISPUTE_EVENTS));
+    const got = await receiver.waitFor((r) => new Set(r.map((x) => (JSON.parse(x.body.toString('utf8')) as { id: string }).id)).size >= recorded.length, 30_000);
+    const bodies = new Map(got.map((x) => { const b = JSON.parse(x.body.toString('utf8')) as { id: string; type: string; data: { dispute?: { status: string; provider_reference: string } } }; return [b.id, b]; }));
+    for (const e of recorded) {
+      expect(bodies.get(e.id)?.type, e.id).toBe(e.type);
+      expect(bodies.get(e.id)?.data.dispute?.provider_reference, e.id).toEqual(expect.any(String));
+    }
+  }, 40_000);
 });
