@@ -101,9 +101,25 @@ export type NormalizedEvent = {
   | { readonly kind: 'void_succeeded' | 'void_failed' }
   | { readonly kind: 'fence_confirmed' | 'fence_refused' }
   | { readonly kind: 'refund_succeeded' | 'refund_failed' | 'refund_reversed'; readonly amount: number; readonly currency: string; readonly modificationRef: string | null }
-  | { readonly kind: 'dispute_opened' | 'dispute_won' | 'dispute_lost'; readonly disputeRef: string; readonly amount: number; readonly currency: string; readonly reason: string | null }
+  | { readonly kind: 'dispute'; readonly disputeRef: string; readonly amount: number; readonly currency: string; readonly reason: string | null; readonly fact: DisputeFact }
   | { readonly kind: 'ignored' }
 );
+
+/**
+ * A dispute event as the provider said it, for its lifecycle (src/connectors/<type>/dispute-lifecycle.ts)
+ * to decide against the dispute as recorded: one event means different things at different stages.
+ */
+export type DisputeFact =
+  | { readonly provider: 'adyen'; readonly eventCode: string; readonly disputeStatus: string | null }
+  | { readonly provider: 'stripe'; readonly eventType: string; readonly status: string; readonly balanceTransactions: readonly DisputeBalanceTransaction[] };
+
+/** A Stripe balance transaction of a dispute, in gateway minor units: amount signed (< 0 withdrawn), fee > 0 charged. */
+export interface DisputeBalanceTransaction {
+  readonly id: string;
+  readonly amount: number;
+  readonly fee: number;
+  readonly currency: string;
+}
 
 export type WebhookVerification =
   | { readonly ok: true; readonly events: readonly NormalizedEvent[] }

@@ -42,8 +42,11 @@ export const MERCHANT_EVENT_TYPES = [
   'refund.failed',
   'refund.reversed',
   'dispute.opened',
+  'dispute.funds_withdrawn',
+  'dispute.funds_reinstated',
   'dispute.won',
   'dispute.lost',
+  'dispute.closed',
 ] as const;
 export type MerchantEventType = (typeof MERCHANT_EVENT_TYPES)[number];
 

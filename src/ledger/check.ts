@@ -1,10 +1,10 @@
 // `switchyard ledger check`: every ledger transaction balances per currency; for every payment
 // the postings of its transitions agree with the payment (what the connector owes us on it =
-// captured - refunded); and every dispute's postings agree with its status (withdrawn while
-// opened or lost, held in the merchant's disputes account only while opened). Settlement
-// postings move receivable to the bank; two checks bound them (issue 29, src/ledger/held-checks.ts):
-// no attempt's settled gross exceeds the capture booked for it, and no held-for-release money
-// stays open past the release bound.
+// captured - refunded); and every dispute's postings agree with its record (what the provider
+// withdrew, held in the merchant's disputes account until lost, then written off; its fees).
+// Settlement postings move receivable to the bank; two checks bound them (issue 29,
+// src/ledger/held-checks.ts): no attempt's settled gross exceeds the capture booked for it, and no
+// held-for-release money stays open past the release bound.
 
 import { sql } from 'drizzle-orm';
 import type { Db } from '../store/db.ts';
@@ -37,21 +37,27 @@ export async function checkLedger(db: Db, o: HeldCheckOptions = {}): Promise<Led
       LEFT JOIN ledger_entries e ON e.transaction_id = t.id AND e.account LIKE 'connector:%:receivable'
      GROUP BY p.id, p.currency, p.amount_captured, p.amount_refunded
     HAVING (p.amount_captured - p.amount_refunded) <> coalesce(sum(CASE e.direction WHEN 'debit' THEN e.amount ELSE -e.amount END), 0)`);
-  // Per dispute: the receivable moved by -amount while opened or lost; the disputes account holds amount while opened.
-  const disputeRows = await db.execute<{ id: string; status: string; amount: string; currency: string; withdrawn: string; held: string }>(sql`
-    SELECT d.id, d.status, d.amount, d.currency,
-           coalesce(sum(CASE WHEN e.account LIKE 'connector:%:receivable' THEN (CASE e.direction WHEN 'credit' THEN e.amount ELSE -e.amount END) END), 0) AS withdrawn,
-           coalesce(sum(CASE WHEN e.account LIKE 'merchant:%:disputes' THEN (CASE e.direction WHEN 'debit' THEN e.amount ELSE -e.amount END) END), 0) AS held
+  // Per dispute (its postings are sourced dispute:<id>:…): the receivable moved by what the provider
+  // withdrew (fees apart); the disputes account holds it until the dispute is lost (then written
+  // off the payable); the fees account has the dispute fees charged.
+  const disputeRows = await db.execute<{ id: string; status: string; withdrawn: string; fees: string; currency: string; moved: string; held: string; written_off: string; fees_booked: string }>(sql`
+    SELECT d.id, d.status, d.withdrawn, d.fees, d.currency,
+           coalesce(sum(CASE WHEN t.kind <> 'dispute_fee' AND e.account LIKE 'connector:%:receivable' THEN (CASE e.direction WHEN 'credit' THEN e.amount ELSE -e.amount END) END), 0) AS moved,
+           coalesce(sum(CASE WHEN e.account LIKE 'merchant:%:disputes' THEN (CASE e.direction WHEN 'debit' THEN e.amount ELSE -e.amount END) END), 0) AS held,
+           coalesce(sum(CASE WHEN e.account LIKE 'merchant:%:payable' THEN (CASE e.direction WHEN 'debit' THEN e.amount ELSE -e.amount END) END), 0) AS written_off,
+           coalesce(sum(CASE WHEN t.kind = 'dispute_fee' AND e.account LIKE 'connector:%:fees' THEN (CASE e.direction WHEN 'debit' THEN e.amount ELSE -e.amount END) END), 0) AS fees_booked
       FROM disputes d
-      LEFT JOIN ledger_transactions t ON t.source IN ('dispute:' || d.id || ':opened', 'dispute:' || d.id || ':won', 'dispute:' || d.id || ':lost')
+      LEFT JOIN ledger_transactions t ON t.source LIKE 'dispute:%' AND split_part(t.source, ':', 2) = d.id
       LEFT JOIN ledger_entries e ON e.transaction_id = t.id
-     GROUP BY d.id, d.status, d.amount, d.currency`);
+     GROUP BY d.id, d.status, d.withdrawn, d.fees, d.currency`);
   const disputeProblems: LedgerProblem[] = [];
   for (const d of disputeRows.rows) {
-    const withdrawn = d.status === 'opened' || d.status === 'lost' ? Number(d.amount) : 0;
-    const held = d.status === 'opened' ? Number(d.amount) : 0;
-    if (Number(d.withdrawn) !== withdrawn || Number(d.held) !== held) {
-      disputeProblems.push({ kind: 'dispute_mismatch', id: d.id, detail: `${d.status} ${d.amount} ${d.currency}: expected withdrawn ${withdrawn} / held ${held}, booked ${d.withdrawn} / ${d.held}` });
+    const withdrawn = Number(d.withdrawn);
+    const lost = d.status === 'lost';
+    const expected = { moved: withdrawn, held: lost ? 0 : withdrawn, writtenOff: lost ? withdrawn : 0, fees: Number(d.fees) };
+    const booked = { moved: Number(d.moved), held: Number(d.held), writtenOff: Number(d.written_off), fees: Number(d.fees_booked) };
+    if (JSON.stringify(expected) !== JSON.stringify(booked)) {
+      disputeProblems.push({ kind: 'dispute_mismatch', id: d.id, detail: `${d.status} ${d.currency}: expected withdrawn ${expected.moved} / held ${expected.held} / written off ${expected.writtenOff} / fees ${expected.fees}, booked ${booked.moved} / ${booked.held} / ${booked.writtenOff} / ${booked.fees}` });
     }
   }
   const counts = await db.execute<{ transactions: string; payments: string }>(sql`
