@@ -360,16 +360,20 @@ export const webhookKeySecret = pgTable('webhook_key_secret', {
   createdAt: ts('created_at').notNull().defaultNow(),
 });
 
-export const ledgerTransactions = pgTable('ledger_transactions', {
-  id: text('id').primaryKey(),
-  paymentId: text('payment_id').references(() => payments.id),
-  kind: text('kind').notNull(),
-  source: text('source').notNull().unique(),
-  description: text('description'),
-  /** The attempt whose money it moves (migration 0015); null on older rows and disputes. */
-  attemptId: text('attempt_id'),
-  createdAt: ts('created_at').notNull().defaultNow(),
-});
+export const ledgerTransactions = pgTable(
+  'ledger_transactions',
+  {
+    id: text('id').primaryKey(),
+    paymentId: text('payment_id').references(() => payments.id),
+    kind: text('kind').notNull(),
+    source: text('source').notNull().unique(),
+    description: text('description'),
+    /** The attempt whose money it moves (migration 0015); null on older rows and disputes. */
+    attemptId: text('attempt_id'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [index('ledger_transactions_attempt_idx').on(t.attemptId).where(sql`attempt_id IS NOT NULL`)],
+);
 
 export const ledgerEntries = pgTable(
   'ledger_entries',
@@ -457,3 +461,44 @@ export const providerReports = pgTable(
   },
   (t) => [primaryKey({ columns: [t.connector, t.fileName] }), index('provider_reports_pending').on(t.connector).where(sql`content IS NULL OR imported_at IS NULL`)],
 );
+
+/** The operator audit trail (migration 0018): append-only, one row per operator action (src/ops/audit.ts). */
+export const operatorAudit = pgTable(
+  'operator_audit',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    at: ts('at').notNull().defaultNow(),
+    operator: text('operator').notNull(),
+    action: text('action').notNull(),
+    target: text('target').notNull(),
+    before: jsonb('before'),
+    after: jsonb('after'),
+    note: text('note'),
+  },
+  (t) => [index('operator_audit_at_idx').on(t.at, t.id), index('operator_audit_operator_idx').on(t.operator, t.at), index('operator_audit_target_idx').on(t.target, t.at)],
+);
+
+/** Dashboard sessions, server-side (migration 0018; src/ops/operator-sessions.ts). */
+export const operatorSessions = pgTable(
+  'operator_sessions',
+  {
+    id: text('id').primaryKey(),
+    operator: text('operator').notNull(),
+    tokenFp: text('token_fp').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    expiresAt: ts('expires_at').notNull(),
+    revokedAt: ts('revoked_at'),
+  },
+  (t) => [index('operator_sessions_operator_idx').on(t.operator).where(sql`revoked_at IS NULL`)],
+);
+
+/** A discrepancy's resolution, its history row (migration 0018): the discrepancy's status is derived from it. */
+export const discrepancyResolutions = pgTable('discrepancy_resolutions', {
+  id: bigserial('id', { mode: 'number' }).primaryKey(),
+  discrepancyId: text('discrepancy_id').notNull().unique().references(() => discrepancies.id),
+  at: ts('at').notNull().defaultNow(),
+  operator: text('operator').notNull(),
+  reason: text('reason'),
+  note: text('note').notNull(),
+  evidence: jsonb('evidence'),
+});
