@@ -149,8 +149,10 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     const breakerSettings = Object.fromEntries(Object.entries(config.connectors).map(([n, c]) => [n, c.breaker]));
     const breakers = new ConnectorBreakers(breakerSettings, log);
     cleanups.unshift(() => Promise.resolve(breakers.shutdown()));
+    // Routing's view of the breakers: this process's own, combined with the fleet's once the board runs (below).
+    let openBreakers = (): ReadonlySet<string> => breakers.openAccounts();
     const envs = new StepEnvFactory({
-      connectors: set.connectors, breakers, snapshots,
+      connectors: set.connectors, breakers, snapshots, openBreakers: () => openBreakers(),
       ...(opts.core === undefined ? {} : { core: opts.core }),
       ...(opts.seams?.transition === undefined ? {} : { seams: opts.seams.transition }),
     });
@@ -172,9 +174,13 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     const accounts = new Set(Object.keys(config.connectors));
     const logger = opts.logger ?? createLogger(log);
     const queueNames = [...[...accounts].map(callQueueName), TIMER_QUEUE, INBOUND_QUEUE, MERCHANT_EVENT_QUEUE, DELIVERY_QUEUE];
-    // Worker processes share their breaker states through Redis, so any process can report the fleet's.
-    const breakerBoard = new BreakerBoard(producer, `${prefix}:switchyard:breakers`, () => breakers.states());
-    if (opts.role !== 'api') breakerBoard.start();
+    // Every process shares its breaker states through Redis (API processes call providers too since
+    // dispatch at commit), so any process can report the fleet's, and routing combines its own
+    // breakers with the fleet's (src/routing/fleet-breakers.ts).
+    const breakerBoard = new BreakerBoard(producer, `${prefix}:switchyard:breakers`, () => breakers.states(), { lastCalls: () => breakers.lastCalls() });
+    breakers.onChange = () => breakerBoard.changed();
+    breakerBoard.start();
+    openBreakers = () => breakerBoard.openAccounts(breakers.openAccounts(), (a) => breakers.windowMs(a));
     cleanups.unshift(() => breakerBoard.stop());
     const observability = startObservability(logger, {
       db: database.db, now, queueNames: () => queueNames, queue: (n) => queues.get(n), breakers: () => breakers.states(), fleetBreakers: () => breakerBoard.read(),

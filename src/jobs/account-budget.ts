@@ -2,7 +2,8 @@
 // made (the process that committed it, and a BullMQ worker): at most `concurrency` calls in flight
 // and `ratePerS` started per second, fleet-wide. Kept in Redis as a sorted set of slot holders
 // scored by when their lease ends (a process killed mid-call frees its slot when the lease ends),
-// and a counter per second. One Lua script takes a slot atomically.
+// and a counter per second. One Lua script takes a slot atomically. The lease is short and renewed
+// while the call runs (as outbox claims are), so a killed process's slots are free within one lease.
 //
 // BullMQ's own limiter only governs jobs taken from its queue; calls made at commit would bypass it.
 
@@ -29,7 +30,7 @@ return 1`;
 export type TakeResult = { readonly ok: true; readonly release: () => Promise<void> } | { readonly ok: false; readonly reason: 'concurrency' | 'rate' };
 
 export interface AccountBudgetOptions {
-  /** How long a slot is held at most without release (a call's timeout plus margin). */
+  /** How long a slot outlives its holder: renewed every third of it while held. Default 10 s. */
   readonly leaseMs?: number;
   readonly now?: () => number;
 }
@@ -44,7 +45,7 @@ export class AccountBudget {
     private readonly limits: Readonly<Record<string, AccountLimits>>,
     o: AccountBudgetOptions = {},
   ) {
-    this.leaseMs = o.leaseMs ?? 120_000;
+    this.leaseMs = o.leaseMs ?? 10_000;
     this.now = o.now ?? Date.now;
     redis.defineCommand('syBudgetTake', { numberOfKeys: 2, lua: TAKE });
   }
@@ -58,8 +59,19 @@ export class AccountBudget {
     const holders = `${this.prefix}:budget:${account}:holders`;
     const second = `${this.prefix}:budget:${account}:rate:${Math.floor(now / 1000)}`;
     const r = await (this.redis as unknown as { syBudgetTake(...a: (string | number)[]): Promise<number> }).syBudgetTake(holders, second, now, this.leaseMs, limits.concurrency, limits.ratePerS, holder);
-    if (r === 1) return { ok: true, release: async () => void (await this.redis.zrem(holders, holder)) };
-    return { ok: false, reason: r === 0 ? 'concurrency' : 'rate' };
+    if (r !== 1) return { ok: false, reason: r === 0 ? 'concurrency' : 'rate' };
+    const renew = setInterval(() => {
+      // XX: only a slot still held is extended (a released or expired one is not taken back).
+      void this.redis.zadd(holders, 'XX', this.now() + this.leaseMs, holder).catch(() => undefined);
+    }, Math.max(50, Math.floor(this.leaseMs / 3)));
+    renew.unref();
+    return {
+      ok: true,
+      release: async () => {
+        clearInterval(renew);
+        await this.redis.zrem(holders, holder);
+      },
+    };
   }
 
   /**
