@@ -112,7 +112,7 @@ export interface GatewaySlice {
   readonly captureMs: number[];
   /** Per payment: authorization latency minus delayMs times the provider calls its authorization made (the round-2 figure). */
   readonly minusProviderMs: number[];
-  /** Provider calls an authorization made on average (a Stripe create is two: PaymentIntent create, then confirm). */
+  /** Provider calls an authorization made on average (one since issue 26: PaymentIntent create with confirm: true; more only after a lost answer). */
   readonly callsPerCreate: number;
   readonly requests: number;
   readonly errors: number;
@@ -123,7 +123,7 @@ export interface GatewaySlice {
  * Manual-capture payments through the gateway at `ratePerS` (open loop): create (timed: what the
  * shopper waits for), then capture (timed apart). The provider latency is set by the caller.
  * `minusProviderMs` is the round-2 "added latency": the create's latency minus `delayMs` times its
- * provider calls (prepare and authorize outbox rows; Stripe's create is two).
+ * provider calls (prepare and authorize outbox rows; a Stripe create is one since issue 26, two before).
  */
 export async function gatewaySlice(http: Http, db: pg.Client, keys: readonly string[], ratePerS: number, seconds: number, delayMs: number): Promise<GatewaySlice> {
   let i = 0;

@@ -105,9 +105,10 @@ export class FaultInjector {
     return this.control(`/_sandbox/${account}/webhooks`, settings);
   }
 
-  private sandboxOp(account: string, op: ProviderOp): string {
-    // Adyen has no create call: its authorize is the one that makes the payment.
-    return account.startsWith('adyen') && op === 'create' ? 'authorize' : op;
+  private sandboxOp(op: ProviderOp): string {
+    // Neither provider has a separate create any more: Adyen's authorize makes the payment, and
+    // Stripe's create confirms (issue 26), so a fault on it is an authorize fault.
+    return op === 'create' ? 'authorize' : op;
   }
 
   private async fire(f: FaultEvent): Promise<string> {
@@ -116,11 +117,11 @@ export class FaultInjector {
       case 'error_503':
       case 'reset_before_processing':
       case 'accept_then_drop':
-        return this.control(`/_sandbox/${account}/faults`, { op: this.sandboxOp(account, f.op ?? 'authorize'), mode: f.kind, count: f.count ?? 1 });
+        return this.control(`/_sandbox/${account}/faults`, { op: this.sandboxOp(f.op ?? 'authorize'), mode: f.kind, count: f.count ?? 1 });
       case 'latency_before':
       case 'latency_after':
         return this.control(`/_sandbox/${account}/faults`, {
-          op: this.sandboxOp(account, f.op ?? 'authorize'), mode: 'latency', count: f.count ?? 1, latency_ms: f.latencyMs ?? 3000,
+          op: this.sandboxOp(f.op ?? 'authorize'), mode: 'latency', count: f.count ?? 1, latency_ms: f.latencyMs ?? 3000,
           process: f.kind === 'latency_before' ? 'before' : 'after',
         });
       case 'release_failure':
@@ -158,7 +159,7 @@ export class FaultInjector {
         await this.topology.redis.restart();
         return 'redis-server killed (-9) and started again, empty';
       case 'duplicate_execution':
-        return this.duplicateExecution(account, this.sandboxOp(account, f.op ?? 'authorize'), f.latencyMs ?? 1_000);
+        return this.duplicateExecution(account, this.sandboxOp(f.op ?? 'authorize'), f.latencyMs ?? 1_000);
       case 'key_expiry':
         return this.keyExpiry(account, f.seconds ?? 30);
       case 'pg_terminate': {

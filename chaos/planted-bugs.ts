@@ -14,7 +14,7 @@ import { isoUnitsOnAdyenWire } from './planted-exponents.ts';
 
 export const PLANTED_BUGS = [
   'failover_on_timeout', 'new_key_per_retry', 'stale_webhook', 'skip_version_check', 'refund_without_amount_check', 'adyen_amounts_in_iso_units',
-  'retention_not_checked_at_execution', 'superseded_refusal_as_proof', 'accepted_release_is_released',
+  'retention_not_checked_at_execution', 'superseded_refusal_as_proof', 'accepted_release_is_released', 'not_found_by_list_is_proof',
 ] as const;
 export type PlantedBug = (typeof PLANTED_BUGS)[number];
 
@@ -39,6 +39,9 @@ export const EXPECTED_INVARIANTS: Readonly<Record<PlantedBug, readonly Invariant
   superseded_refusal_as_proof: ['failover_proof', 'no_double_charge'],
   // The provider accepted the release, then failed it: the approval the payment did not keep is still charged.
   accepted_release_is_released: ['no_double_charge'],
+  // A one-call Stripe authorization still held at the provider when the lookup ran: failed over,
+  // then charged where it was first sent (a second live authorization).
+  not_found_by_list_is_proof: ['no_double_charge', 'failover_proof'],
 };
 
 export function isPlantedBug(name: string): name is PlantedBug {
@@ -127,6 +130,23 @@ export function plantedSeams(bug: PlantedBug): GatewaySeams {
               if (payment.attempts.find((a) => a.id === attemptId)?.status === 'released') return { kind: 'noop', reason: 'planted: failure of a released attempt ignored' };
             }
             return step(payment, input, now, env);
+          },
+        },
+      };
+    case 'not_found_by_list_is_proof':
+      // The issue-26 bug: a lookup by attempt id that finds nothing (Stripe's list, before the
+      // PaymentIntent id is known) taken as proof that the attempt never charged — as if every send
+      // had been refused — so the payment fails over while the first request may still be running.
+      return {
+        transition: {
+          step: (payment, input, now, env) => {
+            const query = input.type === 'call_result' && input.ref.op === 'query' ? { o: input.outcome, attemptId: input.ref.attemptId } : null;
+            const o = query?.o;
+            const attempt = payment.attempts.find((a) => a.id === query?.attemptId);
+            if (o?.kind !== 'unknown' || o.reason !== 'not_found' || o.providerRef !== undefined || attempt === undefined || attempt.providerRef !== null) return step(payment, input, now, env);
+            const earlier = Array.from({ length: attempt.sends - 1 }, (_, i) => i + 1);
+            const believed: Payment = { ...payment, attempts: payment.attempts.map((a) => (a.id === attempt.id ? { ...a, maybeReached: false, notSentSends: earlier } : a)) };
+            return step(believed, { type: 'call_result', ref: { op: 'authorize', attemptId: attempt.id, sendNo: attempt.sends }, outcome: { kind: 'not_sent', reason: 'connection_refused', detail: 'planted: not found by list' } }, now, env);
           },
         },
       };

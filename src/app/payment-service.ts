@@ -86,9 +86,15 @@ export function requestRefund(rt: Runtime, merchantId: string, payment: Payment,
   return apply(rt, merchantId, payment.id, { type: 'refund_requested', refundId, amount: amount ?? refundable, reason }, 'api', payment);
 }
 
-/** `inTransaction`: more writes in the transition's transaction (the operator's audit row, written when it applied). */
-export function resolveByOperator(rt: Runtime, merchantId: string, paymentId: string, as: 'authorized' | 'failed' | 'voided', note: string, inTransaction?: TransitionOptions['inTransaction']): Promise<TransitionResult> {
-  return apply(rt, merchantId, paymentId, { type: 'operator_resolved', as, note }, 'operator', undefined, inTransaction);
+/**
+ * The operator's resolution: as, note, and who, why an override, what the provider's records
+ * showed (all kept in the input on the transition row). `inTransaction`: more writes in the
+ * transition's transaction (the operator's audit row, written when it applied).
+ */
+export function resolveByOperator(
+  rt: Runtime, merchantId: string, paymentId: string, input: Omit<Extract<PaymentInput, { type: 'operator_resolved' }>, 'type'>, inTransaction?: TransitionOptions['inTransaction'],
+): Promise<TransitionResult> {
+  return apply(rt, merchantId, paymentId, { type: 'operator_resolved', ...input }, 'operator', undefined, inTransaction);
 }
 
 const waitsByDb = new WeakMap<object, PaymentWaits>();

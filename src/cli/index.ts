@@ -138,11 +138,15 @@ program
   .command('ledger')
   .description('ledger tools')
   .command('check')
-  .description('every ledger transaction balances; every payment agrees with its books')
+  .description('every ledger transaction balances; every payment agrees with its books; no attempt settled beyond its booked capture; no money held for release past the bound')
+  .option('--held-bound <duration>', 'how long money may stay held for a release (90m, 72h, 7d); default 72h')
   .option('--json', 'one JSON line')
-  .action(action(async (opts: { json?: boolean }) => {
+  .action(action(async (opts: { json?: boolean; heldBound?: string }) => {
     const { ledgerCheckCommand } = await import('./ops-commands.ts');
-    const r = await ledgerCheckCommand(settingsFromEnv().databaseUrl, opts.json === true);
+    const { parseDuration } = await import('../routing/duration.ts');
+    const bound = opts.heldBound === undefined ? undefined : parseDuration(opts.heldBound);
+    if (bound === null) throw new CliInputError(`--held-bound "${opts.heldBound}" is not a duration such as 90m, 72h or 7d`);
+    const r = await ledgerCheckCommand(settingsFromEnv().databaseUrl, opts.json === true, bound);
     if (!r.ok) throw new CliInputError(r.text);
     print(r.text);
   }));

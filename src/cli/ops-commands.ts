@@ -66,9 +66,9 @@ export async function dlqReplayCommand(databaseUrl: string, redisUrl: string, pr
   });
 }
 
-export async function ledgerCheckCommand(databaseUrl: string, json: boolean): Promise<{ ok: boolean; text: string }> {
+export async function ledgerCheckCommand(databaseUrl: string, json: boolean, heldBoundMs?: number): Promise<{ ok: boolean; text: string }> {
   return withDatabase(databaseUrl, async ({ db }) => {
-    const r = await checkLedger(db);
+    const r = await checkLedger(db, heldBoundMs === undefined ? {} : { heldBoundMs });
     if (json) return { ok: r.problems.length === 0, text: JSON.stringify(r) };
     if (r.problems.length === 0) return { ok: true, text: `ledger ok: ${r.transactions} transactions balance; ${r.payments} payments agree with their books` };
     return { ok: false, text: [`ledger check found ${r.problems.length} problem(s):`, ...r.problems.map((p) => `${p.kind} ${p.id}: ${p.detail}`)].join('\n') };

@@ -10,6 +10,7 @@ import { withDb } from './cli-database.ts';
 import { CliInputError } from './cli-input-error.ts';
 import type { GatewaySettings } from './settings.ts';
 import type { OperationSummary } from '../ops/payment-ops.ts';
+import type { AttemptRecords } from '../ops/provider-records.ts';
 
 type Action = <A extends unknown[]>(run: (...args: A) => Promise<void> | void) => (...args: A) => Promise<void>;
 
@@ -97,12 +98,29 @@ export async function showCommand(databaseUrl: string, id: string, json: boolean
   });
 }
 
-export async function resolveCommand(settings: GatewaySettings, id: string, o: { as: string; note: string; json: boolean; queuePrefix: string }): Promise<string> {
+/** What the provider's records say, per attempt, before anything is resolved. */
+function recordsText(records: readonly AttemptRecords[]): string[] {
+  const out = ['what the provider\'s records say:'];
+  for (const r of records) {
+    const from = r.source === 'provider_lookup' ? 'asked the provider now' : r.source === 'reports_and_notifications' ? 'no lookup here: the report rows and verified notifications we hold' : 'not looked up';
+    out.push(`  attempt ${r.no} ${r.attemptId} on ${r.connector} (${from}): shows ${r.shows}`);
+    for (const l of r.lines) out.push(`    ${l}`);
+  }
+  out.push('  an absent record proves nothing: only a record that shows the money is a fact');
+  return out;
+}
+
+export async function resolveCommand(
+  settings: GatewaySettings,
+  id: string,
+  o: { as: string; note: string; json: boolean; queuePrefix: string; override?: string | undefined; print?: (line: string) => void },
+): Promise<string> {
   const { as, note, json } = o;
-  const { isResolution, RESOLUTIONS, resolvePayment } = await import('../ops/payment-ops.ts');
+  const { isResolution, RESOLUTIONS, resolvePayment, ResolutionRefusedError } = await import('../ops/payment-ops.ts');
   // Bad input fails before anything starts.
   if (!isResolution(as)) throw new CliInputError(`--as must be one of ${RESOLUTIONS.join(', ')} (got "${as}")`);
   if (note.trim() === '') throw new CliInputError('--note must say why (it is kept in the payment timeline)');
+  if (o.override !== undefined && o.override.trim() === '') throw new CliInputError('--override must name its reason');
   const { cliOperator } = await import('../ops/operators.ts');
   const operator = cliOperator();
   const { startRuntime } = await import('../app/runtime.ts');
@@ -110,8 +128,17 @@ export async function resolveCommand(settings: GatewaySettings, id: string, o: {
   const quiet = (): void => undefined;
   const rt = await startRuntime({ role: 'api', databaseUrl: settings.databaseUrl, redisUrl: settings.redisUrl, configFile: settings.configFile, queuePrefix: o.queuePrefix, log: quiet });
   try {
-    const r = await opsInput(() => resolvePayment(rt, id, as, note, operator.name));
-    return json ? JSON.stringify({ ...r, operator: operator.name }) : `payment ${r.id}: ${r.from} -> ${r.to} by operator ${operator.name} (transition ${r.transitionId}; see switchyard payments show ${r.id})`;
+    const r = await opsInput(async () => {
+      try {
+        return await resolvePayment(rt, id, as, note, operator.name, { override: o.override });
+      } catch (err) {
+        // Refused: what the provider showed still goes out first, so the operator sees why.
+        if (err instanceof ResolutionRefusedError && !json) o.print?.(recordsText(err.records).join('\n'));
+        throw err;
+      }
+    });
+    if (json) return JSON.stringify({ ...r, operator: operator.name });
+    return [...recordsText(r.records), `payment ${r.id}: ${r.from} -> ${r.to} by operator ${operator.name} (transition ${r.transitionId}; see switchyard payments show ${r.id})`].join('\n');
   } finally {
     await rt.stop();
   }
@@ -139,14 +166,15 @@ export function registerPaymentCommands(program: Command, c: CommandContext): vo
     }));
   payments
     .command('resolve')
-    .description('settle a payment parked in needs_review, after checking with the provider; recorded in its timeline with origin operator')
+    .description('settle a payment parked in needs_review: shows first what the provider\'s records say for each attempt; failed/voided are refused while money is captured or in flight, or the provider shows it; recorded in its timeline with origin operator')
     .argument('<id>', 'payment id (pay_...)')
-    .addOption(new Option('--as <state>', 'what the provider says happened').choices(['authorized', 'failed', 'voided']).makeOptionMandatory())
+    .addOption(new Option('--as <state>', 'what happened: captured keeps what was captured (refund it through the normal refund path)').choices(['authorized', 'captured', 'failed', 'voided']).makeOptionMandatory())
     .requiredOption('--note <text>', 'why: what you checked, and where (kept in the timeline)')
+    .option('--override <reason>', 'take failed/voided although the money guards refuse it; the reason is kept with the operator and recorded as a discrepancy')
     .option('--queue-prefix <prefix>', 'BullMQ key prefix of the gateway', 'sy')
     .option('--json', 'one JSON line')
-    .addHelpText('after', '\nRecorded in the audit trail under the operator whose token SWITCHYARD_OPERATOR_TOKEN holds.\n\nExample:\n  switchyard payments resolve pay_01h... --as failed --note "Stripe dashboard: no charge for pi_123 (ticket OPS-42)"')
-    .action(c.action(async (id: string, o: { as: string; note: string; json?: boolean; queuePrefix: string }) => {
-      c.print(await resolveCommand(c.settings(), id, { as: o.as, note: o.note, json: o.json === true, queuePrefix: o.queuePrefix }));
+    .addHelpText('after', '\nRecorded in the audit trail under the operator whose token SWITCHYARD_OPERATOR_TOKEN holds (with the override, if any).\n\nExamples:\n  switchyard payments resolve pay_01h... --as failed --note "Stripe dashboard: no charge for pi_123 (ticket OPS-42)"\n  switchyard payments resolve pay_01h... --as captured --note "capture 1 settled; capture 2 unknown (OPS-43)"')
+    .action(c.action(async (id: string, o: { as: string; note: string; json?: boolean; queuePrefix: string; override?: string }) => {
+      c.print(await resolveCommand(c.settings(), id, { as: o.as, note: o.note, json: o.json === true, queuePrefix: o.queuePrefix, override: o.override, print: c.print }));
     }));
 }

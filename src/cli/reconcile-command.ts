@@ -27,7 +27,7 @@ export interface ReconcileCommandOptions {
 
 /** The --json line: exactly the documented keys. */
 export function summaryLine(s: ReconcileSummary): string {
-  return JSON.stringify({ window: s.window, checked: s.checked, discrepancies: s.discrepancies, by_category: s.by_category, auto_resolved: s.auto_resolved, new: s.new, reopened: s.reopened, updated: s.updated });
+  return JSON.stringify({ window: s.window, checked: s.checked, discrepancies: s.discrepancies, by_category: s.by_category, auto_resolved: s.auto_resolved, new: s.new, reopened: s.reopened, updated: s.updated, errors: s.errors });
 }
 
 /** Runs against an already started runtime (tests) or starts one from the settings. */
@@ -56,7 +56,8 @@ export async function reconcileCommand(settings: GatewaySettings, o: ReconcileCo
     if (o.json) return print(summaryLine(s));
     const cats = Object.entries(s.by_category).filter(([, n]) => n > 0).map(([c, n]) => `${c} ${n}`).join(', ');
     const settled = s.settlement.lines === 0 ? '' : `; settlement: ${s.settlement.lines} rows, ${s.settlement.posted} posted, ${s.settlement.unmatched} unmatched`;
-    print(`reconciled ${s.window.from} .. ${s.window.to}: ${s.checked} checked, ${s.discrepancies} discrepancies${cats === '' ? '' : ` (${cats})`}, ${s.auto_resolved} auto-resolved, ${s.new} new${s.reopened > 0 ? ` (${s.reopened} reopened)` : ''}${s.updated > 0 ? `, ${s.updated} updated` : ''}${settled}`);
+    print(`reconciled ${s.window.from} .. ${s.window.to}: ${s.checked} checked, ${s.discrepancies} discrepancies${cats === '' ? '' : ` (${cats})`}, ${s.auto_resolved} auto-resolved, ${s.new} new${s.reopened > 0 ? ` (${s.reopened} reopened)` : ''}${s.updated > 0 ? `, ${s.updated} updated` : ''}${settled}${s.errors.length > 0 ? `; ${s.errors.length} error(s), left for the next run` : ''}`);
+    for (const e of s.errors) print(`  error: ${e.account} ${e.paymentId ?? '-'} ${e.category}: ${e.error}`);
   } finally {
     await rt.stop();
   }

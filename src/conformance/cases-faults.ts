@@ -77,14 +77,14 @@ export function registerFaultCases<S extends ConformanceSandbox>(subject: Confor
       await sandbox.scheduleFault({ op: 'authorize', mode: 'accept_then_drop', count: 1 + (subject.sdkResendsAfterReset ?? 1) });
       const p = await authorizePayment(connector, { amount: 1000 });
       expect(p.outcome.kind).toBe('unknown');
-      const q = await connector.query({ attemptId: p.attemptId, providerRef: p.providerRef, amount: 1000, currency: p.currency });
+      const q = await connector.query({ attemptId: p.attemptId, providerRef: p.providerRef, amount: 1000, currency: p.currency, sentAt: p.sentAt });
       expect(q, JSON.stringify(q)).toMatchObject({ kind: 'succeeded', amount: 1000 });
     });
 
     it('a query for an authorization that never arrived is unknown: no trace is not proof', async () => {
       const { connector } = kit();
       const req = authorizeRequest(connector);
-      const none = await connector.query({ attemptId: req.attemptId, providerRef: null, amount: req.amount, currency: req.currency });
+      const none = await connector.query({ attemptId: req.attemptId, providerRef: null, amount: req.amount, currency: req.currency, sentAt: new Date().toISOString() });
       expect(none.kind).toBe('unknown');
       if (connector.prepare === undefined) return;
       const prepared = await connector.prepare({ ...req, idempotencyKey: keyFor(connector, req.paymentId, 'prepare') });
@@ -132,7 +132,7 @@ export function registerFaultCases<S extends ConformanceSandbox>(subject: Confor
       // The first money-moving-or-not call of an authorization, resent with the same key.
       const req = authorizeRequest(connector);
       const send = async (): Promise<CallOutcome> =>
-        connector.prepare !== undefined
+        connector.capabilities.preparesAuthorization && connector.prepare !== undefined
           ? connector.prepare({ ...req, idempotencyKey: keyFor(connector, req.paymentId, 'prepare') })
           : connector.authorize({ ...req, providerRef: null });
       const first = await send();

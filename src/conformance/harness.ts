@@ -24,6 +24,8 @@ export interface PaymentHandle {
   readonly authKey: string;
   readonly prepared: CallOutcome | null;
   readonly outcome: CallOutcome;
+  /** When the authorize call was made (what the core records as the first send). */
+  readonly sentAt: string;
 }
 
 export interface AuthorizeOptions {
@@ -62,12 +64,13 @@ export async function authorizePayment(connector: Connector, o: AuthorizeOptions
   let prepared: CallOutcome | null = null;
   if (connector.capabilities.preparesAuthorization && connector.prepare !== undefined) {
     prepared = await connector.prepare({ ...base, idempotencyKey: keyFor(connector, base.paymentId, 'prepare') });
-    if (prepared.kind !== 'succeeded') return { ...base, providerRef: null, authKey: base.idempotencyKey, prepared, outcome: prepared };
+    if (prepared.kind !== 'succeeded') return { ...base, providerRef: null, authKey: base.idempotencyKey, prepared, outcome: prepared, sentAt: new Date().toISOString() };
     providerRef = prepared.providerRef;
   }
+  const sentAt = new Date().toISOString();
   const outcome = await connector.authorize({ ...base, providerRef });
   const ref = 'providerRef' in outcome && outcome.providerRef !== undefined ? outcome.providerRef : providerRef;
-  return { ...base, providerRef: ref, authKey: base.idempotencyKey, prepared, outcome };
+  return { ...base, providerRef: ref, authKey: base.idempotencyKey, prepared, outcome, sentAt };
 }
 
 export interface ReceivedWebhook {

@@ -6,6 +6,7 @@
 import { describe } from 'vitest';
 import { registerClassificationCases } from './cases-classification.ts';
 import { registerFaultCases } from './cases-faults.ts';
+import { registerOneCallCases } from './cases-one-call.ts';
 import { registerPaymentCases } from './cases-payments.ts';
 import { registerWebhookCases } from './cases-webhooks.ts';
 import { registerWireCases } from './cases-wire.ts';
@@ -17,6 +18,7 @@ export function defineConnectorConformance<S extends ConformanceSandbox>(subject
   describe(`connector conformance: ${subject.name}`, () => {
     registerPaymentCases(subject);
     registerFaultCases(subject);
+    registerOneCallCases(subject);
     registerClassificationCases(subject);
     registerWebhookCases(subject);
     registerWireCases(subject);

@@ -22,7 +22,11 @@ export interface AuthorizeRequest {
   readonly captureMethod: 'manual' | 'automatic';
   readonly paymentMethod: PaymentMethodInput;
   readonly idempotencyKey: string;
-  /** Provider reference from a preparatory call (Stripe PaymentIntent id), when the connector prepares. */
+  /**
+   * Provider reference from a preparatory call (Stripe PaymentIntent id): set only for an attempt
+   * that was prepared (payments persisted in Stripe's former two-call shape); null otherwise, also
+   * when a lookup has since found the provider's object, so a resend repeats the first request exactly.
+   */
   readonly providerRef: string | null;
 }
 
@@ -68,6 +72,11 @@ export interface QueryRequest {
   readonly providerRef: string | null;
   readonly amount: number;
   readonly currency: string;
+  /**
+   * When the first send of the authorization was written (a little before it left), for a lookup by
+   * merchant reference (capabilities.queryByMerchantReference): the provider's object cannot be older.
+   */
+  readonly sentAt?: string | null;
 }
 
 export interface CancelByReferenceRequest {
@@ -92,9 +101,25 @@ export type NormalizedEvent = {
   | { readonly kind: 'void_succeeded' | 'void_failed' }
   | { readonly kind: 'fence_confirmed' | 'fence_refused' }
   | { readonly kind: 'refund_succeeded' | 'refund_failed' | 'refund_reversed'; readonly amount: number; readonly currency: string; readonly modificationRef: string | null }
-  | { readonly kind: 'dispute_opened' | 'dispute_won' | 'dispute_lost'; readonly disputeRef: string; readonly amount: number; readonly currency: string; readonly reason: string | null }
+  | { readonly kind: 'dispute'; readonly disputeRef: string; readonly amount: number; readonly currency: string; readonly reason: string | null; readonly fact: DisputeFact }
   | { readonly kind: 'ignored' }
 );
+
+/**
+ * A dispute event as the provider said it, for its lifecycle (src/connectors/<type>/dispute-lifecycle.ts)
+ * to decide against the dispute as recorded: one event means different things at different stages.
+ */
+export type DisputeFact =
+  | { readonly provider: 'adyen'; readonly eventCode: string; readonly disputeStatus: string | null }
+  | { readonly provider: 'stripe'; readonly eventType: string; readonly status: string; readonly balanceTransactions: readonly DisputeBalanceTransaction[] };
+
+/** A Stripe balance transaction of a dispute, in gateway minor units: amount signed (< 0 withdrawn), fee > 0 charged. */
+export interface DisputeBalanceTransaction {
+  readonly id: string;
+  readonly amount: number;
+  readonly fee: number;
+  readonly currency: string;
+}
 
 export type WebhookVerification =
   | { readonly ok: true; readonly events: readonly NormalizedEvent[] }
@@ -164,6 +189,13 @@ export interface ProviderReports {
   dayEndMs(day: string): number;
   /** How long after its day (or after the next batch) a report may be missing before it is a finding. */
   readonly missingGraceMs: number;
+}
+
+export interface AttemptLookup {
+  readonly attemptId: string;
+  readonly providerRef: string | null;
+  /** When the attempt was created: a list looks around it. */
+  readonly createdAt: Date;
 }
 
 export interface ReconciliationWindow {
@@ -251,13 +283,20 @@ export interface Connector {
   /** The effective decline table: the connector's defaults with the account config merged over them. */
   readonly declineTable: DeclineTable;
 
-  /** Preparatory call that moves no money (Stripe: create the PaymentIntent). Only when capabilities.preparesAuthorization. */
+  /**
+   * Preparatory call that moves no money (Stripe: create the PaymentIntent). New attempts use it only
+   * when capabilities.preparesAuthorization; a connector that stopped preparing keeps it for attempts
+   * persisted while it still did (Stripe since issue 26).
+   */
   prepare?(req: PrepareRequest): Promise<CallOutcome>;
   authorize(req: AuthorizeRequest): Promise<CallOutcome>;
   capture(req: CaptureRequest): Promise<CallOutcome>;
   void(req: VoidRequest): Promise<CallOutcome>;
   refund(req: RefundRequest): Promise<CallOutcome>;
-  /** The current truth of an authorization. A reference the provider does not know: unknown{not_found}. */
+  /**
+   * The current truth of an authorization. A reference the provider does not know: unknown{not_found}.
+   * With providerRef null, only a connector declaring queryByMerchantReference looks the attempt up by id.
+   */
   query(req: QueryRequest): Promise<CallOutcome>;
   /** Only when capabilities.cancelByMerchantReference. */
   cancelByReference?(req: CancelByReferenceRequest): Promise<CallOutcome>;
@@ -265,6 +304,13 @@ export interface Connector {
   /** Records become available `reconciliationDelayMs` after the fact. */
   readonly reconciliationDelayMs: number;
   fetchReconciliationRecords(window: ReconciliationWindow): Promise<readonly ReconciliationRecord[]>;
+  /**
+   * The provider's record of one attempt as it is now, for an operator about to resolve a payment
+   * (Stripe: the PaymentIntent by id, else by listing those created around the attempt); null when
+   * none is found — which proves nothing. Absent for providers with no lookup here (Adyen). Throws
+   * when the provider could not be asked.
+   */
+  lookupAttempt?(req: AttemptLookup): Promise<ReconciliationRecord | null>;
   /** Settlement rows booked in the window, for connectors whose provider reports them (Adyen); absent otherwise. */
   fetchSettlementLines?(window: ReconciliationWindow): Promise<readonly SettlementLine[]>;
   /** Reports the provider announces by notification (Adyen REPORT_AVAILABLE); absent otherwise. */

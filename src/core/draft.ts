@@ -32,6 +32,14 @@ export type StepResult =
   | { readonly kind: 'noop'; readonly reason: string }
   | { readonly kind: 'illegal'; readonly code: IllegalCode; readonly reason: string };
 
+/** step() tried an edge outside the table: a bug, or a fact the payment's state cannot take. */
+export class IllegalEdgeError extends Error {
+  override readonly name = 'IllegalEdgeError';
+  constructor(readonly from: PaymentState, readonly to: PaymentState, why: string) {
+    super(`step bug: illegal edge ${from} -> ${to} (${why})`);
+  }
+}
+
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 export class Draft {
@@ -64,7 +72,7 @@ export class Draft {
 
   setState(to: PaymentState, note: string): void {
     if (this.p.state === to) return;
-    if (!isLegalEdge(this.p.state, to)) throw new Error(`step bug: illegal edge ${this.p.state} -> ${to} (${note})`);
+    if (!isLegalEdge(this.p.state, to)) throw new IllegalEdgeError(this.p.state, to, note);
     this.p.state = to;
     this.notes.push(note);
   }

@@ -42,8 +42,11 @@ export const MERCHANT_EVENT_TYPES = [
   'refund.failed',
   'refund.reversed',
   'dispute.opened',
+  'dispute.funds_withdrawn',
+  'dispute.funds_reinstated',
   'dispute.won',
   'dispute.lost',
+  'dispute.closed',
 ] as const;
 export type MerchantEventType = (typeof MERCHANT_EVENT_TYPES)[number];
 
@@ -60,7 +63,9 @@ export type DiscrepancyKind =
   | 'refund_unresolved'
   | 'capture_unresolved'
   | 'refunds_exceed_captured'
-  | 'fence_after_approval'; // the provider confirmed our fence of an attempt after its approval, with money moved since
+  | 'fence_after_approval' // the provider confirmed our fence of an attempt after its approval, with money moved since
+  | 'fact_after_resolution' // a provider fact (a capture confirmed, ...) that the payment's resolved state cannot take
+  | 'operator_override'; // an operator resolved a payment the guards refused, naming the reason
 
 export interface DiscrepancyEffect {
   readonly type: 'discrepancy';
@@ -78,10 +83,16 @@ export interface DiscrepancyEffect {
 /** Money movements the ledger posts (issue: ledger). Amounts are minor units of the payment's currency. */
 export interface LedgerEffect {
   readonly type: 'ledger';
-  readonly posting: 'capture' | 'capture_reversed' | 'refund' | 'refund_reversed';
+  /**
+   * held_for_release: captured money that is not the merchant's (a late or partial approval under
+   * automatic capture, being refunded); release_refunded: its release confirmed, moved out.
+   */
+  readonly posting: 'capture' | 'capture_reversed' | 'refund' | 'refund_reversed' | 'held_for_release' | 'release_refunded';
   readonly amount: number;
   readonly currency: string;
   readonly connector: string;
+  /** The attempt whose money moves (kept on the ledger transaction for the per-attempt checks). */
+  readonly attemptId?: string;
   readonly captureId?: string;
   readonly refundId?: string;
 }

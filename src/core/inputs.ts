@@ -41,6 +41,20 @@ export type ProviderFact =
    */
   | { readonly fact: 'auto_capture_reversed'; readonly attemptId: string; readonly amount: number; readonly providerRef: string };
 
+/** What an operator may settle a parked payment as. `captured`: keep what was captured (it is the merchant's). */
+export type OperatorResolution = 'authorized' | 'captured' | 'failed' | 'voided';
+
+/**
+ * What the provider's records showed the operator for one attempt before resolving (looked up by
+ * the ops layer: Stripe's PaymentIntent, Adyen's report rows and verified notifications we hold).
+ * `nothing_found`: no record — which proves nothing (a record may be late or out of reach).
+ */
+export interface ProviderView {
+  readonly attemptId: string;
+  readonly shows: 'authorized' | 'captured' | 'not_charged' | 'nothing_found' | 'unknown';
+  readonly detail?: string;
+}
+
 export type TimerKind = 'resend' | 'query' | 'fence_retry' | 'hold_expiry' | 'max_lifetime';
 
 export type PaymentInput =
@@ -51,6 +65,17 @@ export type PaymentInput =
   | { readonly type: 'void_requested' }
   | { readonly type: 'refund_requested'; readonly refundId: string; readonly amount: number; readonly reason: string | null }
   | { readonly type: 'timer_fired'; readonly timer: TimerKind; readonly attemptId?: string }
-  | { readonly type: 'operator_resolved'; readonly as: 'authorized' | 'failed' | 'voided'; readonly note: string };
+  /**
+   * operator: who resolved it; override: why a refused resolution is taken anyway (with operator,
+   * kept in this input on the transition row for audit); provider: what the provider's records showed.
+   */
+  | {
+      readonly type: 'operator_resolved';
+      readonly as: OperatorResolution;
+      readonly note: string;
+      readonly operator?: string;
+      readonly override?: string;
+      readonly provider?: readonly ProviderView[];
+    };
 
 export type PaymentInputType = PaymentInput['type'];

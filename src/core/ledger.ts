@@ -2,6 +2,7 @@
 // database refuses one that does not (deferred constraint trigger) as a second line of defence.
 
 import type { LedgerEffect } from './effects.ts';
+import { heldPosting } from './ledger-held.ts';
 
 export type LedgerDirection = 'debit' | 'credit';
 
@@ -12,10 +13,11 @@ export interface LedgerLine {
   readonly currency: string;
 }
 
-export type DisputeStatus = 'opened' | 'won' | 'lost';
+/** Dispute postings (src/core/disputes.ts): funds withdrawn / reinstated at the provider, the loss written off, the provider's fee. */
+export type DisputePostingKind = 'dispute_withdrawn' | 'dispute_reinstated' | 'dispute_lost' | 'dispute_fee';
 
 export interface Posting {
-  readonly kind: LedgerEffect['posting'] | 'dispute_opened' | 'dispute_won' | 'dispute_lost' | 'settlement';
+  readonly kind: LedgerEffect['posting'] | DisputePostingKind | 'settlement';
   readonly lines: readonly LedgerLine[];
 }
 
@@ -26,6 +28,7 @@ export const ledgerAccounts = {
   disputes: (merchantId: string) => `merchant:${merchantId}:disputes`,
   fees: (connector: string) => `connector:${connector}:fees`,
   settlement: (connector: string) => `connector:${connector}:settlement`,
+  heldForRelease: (connector: string) => `connector:${connector}:held_for_release`,
 };
 
 function pair(debit: string, credit: string, amount: number, currency: string): LedgerLine[] {
@@ -46,37 +49,10 @@ export function postingFor(effect: LedgerEffect, merchantId: string): Posting {
     case 'refund':
     case 'capture_reversed':
       return { kind: effect.posting, lines: pair(payable, receivable, effect.amount, effect.currency) };
+    case 'held_for_release':
+    case 'release_refunded':
+      return heldPosting(effect.posting, effect.connector, effect.amount, effect.currency);
   }
-}
-
-export interface DisputeChange {
-  readonly from: DisputeStatus | null;
-  readonly to: DisputeStatus;
-  readonly amount: number;
-  readonly currency: string;
-  readonly connector: string;
-  readonly merchantId: string;
-}
-
-/**
- * A dispute moves funds: opened, the provider withdraws the disputed amount (the connector owes us
- * less; the merchant's disputes account holds it); won, it is reinstated; lost, it is written off
- * against the merchant's payable. A dispute first heard of already closed posts the net of both
- * steps (won: nothing moved, so null). null also for a change that moves nothing (a repeat).
- */
-export function disputePosting(c: DisputeChange): Posting | null {
-  if (c.amount <= 0 || c.from === c.to || c.from === 'won' || c.from === 'lost') return null;
-  const receivable = ledgerAccounts.connectorReceivable(c.connector);
-  const disputes = ledgerAccounts.disputes(c.merchantId);
-  const payable = ledgerAccounts.merchantPayable(c.merchantId);
-  if (c.from === null) {
-    if (c.to === 'opened') return { kind: 'dispute_opened', lines: pair(disputes, receivable, c.amount, c.currency) };
-    if (c.to === 'lost') return { kind: 'dispute_lost', lines: pair(payable, receivable, c.amount, c.currency) };
-    return null;
-  }
-  if (c.to === 'won') return { kind: 'dispute_won', lines: pair(receivable, disputes, c.amount, c.currency) };
-  if (c.to === 'lost') return { kind: 'dispute_lost', lines: pair(payable, disputes, c.amount, c.currency) };
-  return null;
 }
 
 /** One row of a provider's settlement report, in minor units of its currency. */

@@ -79,6 +79,11 @@ export interface ReleaseOperation {
   readonly failure: OperationFailure | null;
   /** The payment's state when this release was parked for review (late proof returns it there). */
   readonly reviewFrom?: PaymentState;
+  /**
+   * What the ledger holds for release for this attempt (held_for_release, issue 29): the amount a
+   * release refund must give back. Absent on releases started before it was booked (nothing to move out).
+   */
+  readonly held?: number;
 }
 
 /** The refund id a release refund is sent with (its record at the provider carries it). */

@@ -6,6 +6,11 @@ export interface ConnectorCapabilities {
   readonly multicapture: boolean;
   readonly partialRefund: boolean;
   readonly queryByReference: boolean;
+  /**
+   * The query finds an authorization by our attempt id alone, before the provider's reference is
+   * known (Stripe: the PaymentIntent list, matched on metadata.attempt_id). "Not found" is never proof.
+   */
+  readonly queryByMerchantReference: boolean;
   readonly cancelByMerchantReference: boolean;
   /** Authorize needs a preparatory call that moves no money (Stripe: create the PaymentIntent). */
   readonly preparesAuthorization: boolean;

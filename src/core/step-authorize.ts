@@ -143,7 +143,9 @@ export function resolveUnknown(d: Draft, attempt: Attempt, notFound: boolean, ke
   const core = d.env.core;
   if (d.p.state !== 'auth_unknown' && d.p.state !== 'needs_review') d.setState('auth_unknown', 'outcome unknown');
   if (isPastDeadline(d)) return fence(d, attempt, 'past the deadline');
-  const canQuery = policy.capabilities.queryByReference && attempt.providerRef !== null;
+  // Without the provider's reference only a connector that finds an attempt by our id can ask (Stripe's
+  // one-call authorization: the list, matched on metadata). What it cannot find is never proof.
+  const canQuery = policy.capabilities.queryByReference && (attempt.providerRef !== null || policy.capabilities.queryByMerchantReference);
   if (!notFound && canQuery && attempt.queries < core.maxQueries) {
     const a = d.updateAttempt(attempt.id, { status: 'unknown', queries: attempt.queries + 1 });
     emitCall(d, a, 'query', null, d.at(delay(d, a, a.queries, 'query')));
@@ -213,7 +215,7 @@ function applyApproval(d: Draft, attempt: Attempt, o: Succeeded): void {
     d.p.amountCaptured = o.amount;
     d.setState('captured', 'approved with automatic capture');
     d.event('payment.captured');
-    d.emit({ type: 'ledger', posting: 'capture', amount: o.amount, currency: d.p.currency, connector: attempt.connector });
+    d.emit({ type: 'ledger', posting: 'capture', amount: o.amount, currency: d.p.currency, connector: attempt.connector, attemptId: attempt.id });
     return;
   }
   d.setState('authorized', partial ? `partially authorized ${o.amount}` : 'authorized');

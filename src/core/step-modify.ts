@@ -3,6 +3,7 @@
 import { backoffDelayMs, mayResend, providerIdempotencyKey } from './keys.ts';
 import { breakerRetryAt, isBreakerRefusal, operationLifetimeEnd } from './breaker-wait.ts';
 import { illegal, noop } from './draft.ts';
+import { isLegalEdge } from './states.ts';
 import type { Draft, StepResult } from './draft.ts';
 import type { Attempt, Capture, OperationFailure, Refund } from './payment.ts';
 import type { CallOutcome, Declined, NotSent } from './outcome.ts';
@@ -84,9 +85,15 @@ function captureSucceeded(d: Draft, c: Capture, attempt: Attempt, providerRef: s
   d.updateCapture(c.id, { status: 'succeeded', ...(providerRef === undefined ? {} : { providerRef }) });
   d.p.amountCaptured += c.amount;
   d.p.captureOpen = !c.final && d.p.amountCaptured < d.p.amountAuthorized;
-  d.emit({ type: 'ledger', posting: 'capture', amount: c.amount, currency: d.p.currency, connector: attempt.connector, captureId: c.id });
+  d.emit({ type: 'ledger', posting: 'capture', amount: c.amount, currency: d.p.currency, connector: attempt.connector, captureId: c.id, attemptId: attempt.id });
   d.event('payment.captured', { captureId: c.id });
-  if (capturesInFlight(d) === 0) d.setState('captured', `capture ${c.no} confirmed`);
+  if (capturesInFlight(d) > 0) return;
+  if (d.p.state === 'captured' || isLegalEdge(d.p.state, 'captured')) return d.setState('captured', `capture ${c.no} confirmed`);
+  // Confirmed after an operator resolved the payment (failed, voided, with an override): the money
+  // is booked, and the payment goes back to a person with what the provider said.
+  d.emit({ type: 'discrepancy', kind: 'fact_after_resolution', attemptId: attempt.id, subject: c.id, detail: `capture ${c.no} of ${c.amount} ${d.p.currency} confirmed by the provider while the payment is ${d.p.state}` });
+  if (isLegalEdge(d.p.state, 'needs_review')) d.setState('needs_review', `capture ${c.no} confirmed after the payment was resolved as ${d.p.state}`);
+  else d.note(`capture ${c.no} confirmed while ${d.p.state}`);
 }
 
 function captureFailed(d: Draft, c: Capture, why: string, failure: OperationFailure): void {
@@ -159,7 +166,7 @@ export function onCaptureReversed(d: Draft, captureId: string): StepResult | nul
   d.updateCapture(c.id, { status: 'reversed' });
   const reduced = d.p.amountCaptured - c.amount;
   d.event('payment.capture_failed', { captureId: c.id });
-  d.emit({ type: 'ledger', posting: 'capture_reversed', amount: c.amount, currency: d.p.currency, connector: attempt?.connector ?? '', captureId: c.id });
+  d.emit({ type: 'ledger', posting: 'capture_reversed', amount: c.amount, currency: d.p.currency, connector: attempt?.connector ?? '', captureId: c.id, ...(attempt === undefined ? {} : { attemptId: attempt.id }) });
   if (reduced < d.p.amountRefunded) {
     // More was refunded than remains captured: keep the books consistent and hand it to a person.
     d.p.amountCaptured = d.p.amountRefunded;
@@ -301,7 +308,7 @@ function emitRefundCall(d: Draft, attempt: Attempt, r: Refund, runAt?: string): 
 function refundSucceeded(d: Draft, r: Refund, attempt: Attempt, providerRef: string | undefined): void {
   d.updateRefund(r.id, { status: 'succeeded', ...(providerRef === undefined ? {} : { providerRef }) });
   d.p.amountRefunded += r.amount;
-  d.emit({ type: 'ledger', posting: 'refund', amount: r.amount, currency: d.p.currency, connector: attempt.connector, refundId: r.id });
+  d.emit({ type: 'ledger', posting: 'refund', amount: r.amount, currency: d.p.currency, connector: attempt.connector, refundId: r.id, attemptId: attempt.id });
   d.event('refund.succeeded', { refundId: r.id });
 }
 
@@ -370,7 +377,7 @@ export function onRefundReversed(d: Draft, refundId: string): StepResult | null 
   const attempt = authorizedAttempt(d);
   d.updateRefund(r.id, { status: 'reversed' });
   d.p.amountRefunded -= r.amount;
-  d.emit({ type: 'ledger', posting: 'refund_reversed', amount: r.amount, currency: d.p.currency, connector: attempt?.connector ?? '', refundId: r.id });
+  d.emit({ type: 'ledger', posting: 'refund_reversed', amount: r.amount, currency: d.p.currency, connector: attempt?.connector ?? '', refundId: r.id, ...(attempt === undefined ? {} : { attemptId: attempt.id }) });
   d.event('refund.reversed', { refundId: r.id });
   return null;
 }

@@ -55,10 +55,21 @@ export function startRelease(d: Draft, attempt: Attempt, patch: Partial<Attempt>
     maybeReached: false,
     requestedAt: d.nowIso,
     failure: null,
+    ...(prev?.held === undefined ? {} : { held: prev.held }),
   };
-  const a = d.updateAttempt(base.id, { status: 'releasing', release });
+  const a = d.updateAttempt(base.id, { status: 'releasing', release: prev === null && release.kind === 'refund' ? hold(d, base, release) : release });
   emitRelease(d, a, runAt);
   return a;
+}
+
+/**
+ * The approval captured money we give back (automatic capture): book it as held for release, not
+ * as the merchant's, from the provider's confirmation of the approval until that of the release.
+ */
+function hold(d: Draft, a: Attempt, r: ReleaseOperation): ReleaseOperation {
+  if (r.amount <= 0) return r;
+  d.emit({ type: 'ledger', posting: 'held_for_release', amount: r.amount, currency: d.p.currency, connector: a.connector, attemptId: a.id });
+  return { ...r, held: (r.held ?? 0) + r.amount };
 }
 
 function isFinalRefusal(o: CallOutcome): o is NotSent {
@@ -91,7 +102,9 @@ function setRelease(d: Draft, a: Attempt, patch: Partial<ReleaseOperation>, atte
 /** The provider confirmed the release: the approval is given back. A payment parked for it returns to where it was. */
 export function releaseConfirmed(d: Draft, attempt: Attempt, providerRef?: string): void {
   const r = releaseOf(d, attempt);
-  const a = setRelease(d, attempt, { status: 'succeeded', ...(providerRef === undefined || providerRef === '' ? {} : { providerRef }) }, { status: 'released' });
+  // The release refund is confirmed: the money held for it goes back to the customer.
+  if (r.held !== undefined && r.held > 0) d.emit({ type: 'ledger', posting: 'release_refunded', amount: r.held, currency: d.p.currency, connector: attempt.connector, attemptId: attempt.id });
+  const a = setRelease(d, attempt, { status: 'succeeded', ...(providerRef === undefined || providerRef === '' ? {} : { providerRef }), ...(r.held === undefined ? {} : { held: 0 }) }, { status: 'released' });
   d.note(`release ${r.no} of attempt ${a.no} confirmed`);
   const back = r.reviewFrom;
   const otherParked = d.attempts.some((x) => x.id !== a.id && x.status === 'review');
@@ -175,7 +188,10 @@ export function onReleaseEvent(d: Draft, attempt: Attempt, ok: boolean, provider
   }
   if (current.status === 'failed') return d.note('duplicate release failure');
   if (parkedForRelease(attempt)) return d.note('release failure while parked for review');
-  // A failure after a confirmation: the release refund was reversed, the customer is charged again.
-  const a = current.status === 'succeeded' ? d.updateAttempt(attempt.id, { status: 'releasing' }) : attempt;
+  // A failure after a confirmation: the release refund was reversed, the customer is charged again
+  // (held again, when it was booked as held).
+  const reversed = current.status === 'succeeded';
+  const heldAgain = reversed && current.kind === 'refund' && current.held !== undefined ? hold(d, attempt, { ...current, held: 0 }) : null;
+  const a = reversed ? d.updateAttempt(attempt.id, { status: 'releasing', ...(heldAgain === null ? {} : { release: heldAgain }) }) : attempt;
   releaseFailed(d, a, { kind: 'declined', code: 'release_failed', providerCode: 'release_failed', declineClass: 'hard', message: null });
 }

@@ -1,7 +1,7 @@
 // step(payment, input, now, env): the pure transition function over the payment aggregate.
 // It reads no clock, database or network; effects are returned as data for the shell to run.
 
-import { Draft, illegal, noop } from './draft.ts';
+import { Draft, IllegalEdgeError, noop } from './draft.ts';
 import type { StepEnv, StepResult } from './draft.ts';
 import {
   afterProof, fence, isPastDeadline, onAuthorizationOutcome, onFenceConfirmed, onFenceRefused,
@@ -13,7 +13,8 @@ import {
 } from './step-modify.ts';
 import { nextCandidate } from './failover.ts';
 import { onReleaseEvent, onReleaseOutcome } from './step-release.ts';
-import { assertNever } from './states.ts';
+import { onOperator } from './step-operator.ts';
+import { assertNever, isLegalEdge } from './states.ts';
 import type { OperationRef, PaymentInput, ProviderFact, TimerKind } from './inputs.ts';
 import type { CallOutcome } from './outcome.ts';
 import type { Effect } from './effects.ts';
@@ -23,8 +24,27 @@ export type { StepEnv, StepResult } from './draft.ts';
 
 export function step(payment: Payment, input: PaymentInput, now: Date, env: StepEnv): StepResult {
   const d = new Draft(payment, now, env);
-  const early = dispatch(d, input);
-  return early ?? d.finalize();
+  try {
+    const early = dispatch(d, input);
+    return early ?? d.finalize();
+  } catch (err) {
+    // What the provider tells us (and a worker's timer) is never refused by throwing: a worker
+    // would retry it until it is dead-lettered, a reconcile run would stop. A fact the state cannot
+    // take is a discrepancy.
+    if (!(err instanceof IllegalEdgeError) || !FROM_PROVIDER.has(input.type)) throw err;
+    return factAfterResolution(payment, now, env, err);
+  }
+}
+
+const FROM_PROVIDER: ReadonlySet<PaymentInput['type']> = new Set(['provider_fact', 'call_result', 'timer_fired']);
+
+/** The fact is recorded, not applied: a discrepancy for a person, and the payment parked when it may be. */
+function factAfterResolution(payment: Payment, now: Date, env: StepEnv, err: IllegalEdgeError): StepResult {
+  const d = new Draft(payment, now, env);
+  d.emit({ type: 'discrepancy', kind: 'fact_after_resolution', detail: `the provider's news would take ${err.from} -> ${err.to}, which is not a legal edge: ${err.message}` });
+  if (isLegalEdge(d.p.state, 'needs_review')) d.setState('needs_review', `provider news after resolution (${err.from} -> ${err.to}): parked for review`);
+  else d.note(`provider news after resolution (${err.from} -> ${err.to}): recorded as a discrepancy`);
+  return d.finalize();
 }
 
 function dispatch(d: Draft, input: PaymentInput): StepResult | null {
@@ -44,7 +64,7 @@ function dispatch(d: Draft, input: PaymentInput): StepResult | null {
     case 'timer_fired':
       return onTimer(d, input.timer, input.attemptId);
     case 'operator_resolved':
-      return onOperator(d, input.as, input.note);
+      return onOperator(d, input);
     default:
       return assertNever(input, 'input');
   }
@@ -236,23 +256,6 @@ function onDeadline(d: Draft): StepResult | null {
       afterProof(d);
       return null;
   }
-}
-
-function onOperator(d: Draft, as: 'authorized' | 'failed' | 'voided', note: string): StepResult | null {
-  if (d.p.state !== 'needs_review') return illegal('invalid_state', `operator resolution needs a payment in needs_review, not ${d.p.state}`);
-  if (note.trim() === '') return illegal('invalid_state', 'operator resolution needs a note');
-  const attempt = d.attempts[d.attempts.length - 1];
-  if (as === 'authorized') {
-    if (attempt === undefined) return illegal('invalid_state', 'no attempt to mark authorized');
-    const amount = attempt.amountAuthorized > 0 ? attempt.amountAuthorized : d.p.amount;
-    d.updateAttempt(attempt.id, { status: 'authorized', amountAuthorized: amount });
-    d.p.amountAuthorized = Math.max(d.p.amountAuthorized, amount);
-  } else if (attempt !== undefined && attempt.status === 'review') {
-    d.updateAttempt(attempt.id, { status: as === 'voided' ? 'released' : 'abandoned', proof: as === 'voided' ? null : attempt.proof });
-  }
-  const to = d.p.amountCaptured > 0 && as === 'authorized' ? 'captured' : as;
-  d.setState(to, `operator: ${note}`);
-  return null;
 }
 
 // ---- creation ------------------------------------------------------------------------------

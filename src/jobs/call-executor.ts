@@ -52,9 +52,14 @@ export async function executeCall(connector: Connector, p: Payment, attempt: Att
       if (connector.prepare === undefined) return { kind: 'not_sent', reason: 'local_validation', detail: 'connector has no prepare' };
       return connector.prepare({ ...base, captureMethod: p.captureMethod, paymentMethod: paymentMethodFor(pm, attempt.connector) });
     case 'authorize':
-      return connector.authorize({ ...base, captureMethod: p.captureMethod, paymentMethod: paymentMethodFor(pm, attempt.connector), providerRef: attempt.providerRef });
+      // Only a prepared attempt (the two-call shape) authorizes its prepared object. An attempt that
+      // authorizes in one call resends exactly its first request, even once a lookup found the
+      // provider's object: the same key with another request would be refused as a mismatch.
+      return connector.authorize({
+        ...base, captureMethod: p.captureMethod, paymentMethod: paymentMethodFor(pm, attempt.connector), providerRef: attempt.prepareCalls > 0 ? attempt.providerRef : null,
+      });
     case 'query':
-      return connector.query({ attemptId: attempt.id, providerRef: attempt.providerRef, amount: e.amount, currency: e.currency });
+      return connector.query({ attemptId: attempt.id, providerRef: attempt.providerRef, amount: e.amount, currency: e.currency, sentAt: attempt.firstSentAt });
     case 'fence':
       // Void by the provider's reference when we have one; otherwise cancel by our merchant reference.
       if (attempt.providerRef !== null) return connector.void({ ...base, providerRef: attempt.providerRef, amount: p.amount });

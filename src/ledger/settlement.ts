@@ -21,9 +21,17 @@ export interface SettlementImport {
   readonly unmatched: number;
 }
 
+/** The row's type first: the ledger check tells capture rows from the others by it (held-checks.ts). */
+export const settlementDescription = (line: SettlementLine): string => `${line.type} ${line.modificationRef ?? line.providerRef} batch ${line.batch}`;
+
 export const settlementSource = (account: string, line: SettlementLine): string => `settlement:${account}:${line.lineId}`;
 
-async function paymentsOf(db: DbOrTx, account: string, lines: readonly SettlementLine[]): Promise<(l: SettlementLine) => string | null> {
+interface LineOwner {
+  readonly paymentId: string;
+  readonly attemptId: string;
+}
+
+async function paymentsOf(db: DbOrTx, account: string, lines: readonly SettlementLine[]): Promise<(l: SettlementLine) => LineOwner | null> {
   const attemptIds = [...new Set(lines.map((l) => l.attemptId).filter((x): x is string => x !== null))];
   const refs = [...new Set(lines.map((l) => l.providerRef))];
   if (lines.length === 0) return () => null;
@@ -31,8 +39,9 @@ async function paymentsOf(db: DbOrTx, account: string, lines: readonly Settlemen
     .select({ id: paymentAttempts.id, paymentId: paymentAttempts.paymentId, providerRef: paymentAttempts.providerRef })
     .from(paymentAttempts)
     .where(and(eq(paymentAttempts.connector, account), or(inArray(paymentAttempts.providerRef, refs), ...(attemptIds.length === 0 ? [] : [inArray(paymentAttempts.id, attemptIds)]))));
-  const byRef = new Map(rows.filter((r) => r.providerRef !== null).map((r) => [r.providerRef, r.paymentId]));
-  const byAttempt = new Map(rows.map((r) => [r.id, r.paymentId]));
+  const owner = (r: (typeof rows)[number]): LineOwner => ({ paymentId: r.paymentId, attemptId: r.id });
+  const byRef = new Map(rows.filter((r) => r.providerRef !== null).map((r) => [r.providerRef, owner(r)]));
+  const byAttempt = new Map(rows.map((r) => [r.id, owner(r)]));
   return (l) => byRef.get(l.providerRef) ?? (l.attemptId === null ? undefined : byAttempt.get(l.attemptId)) ?? null;
 }
 
@@ -50,15 +59,16 @@ export async function postSettlementLines(tx: DbOrTx, account: string, lines: re
   let unmatched = 0;
   {
     for (const line of lines) {
-      const paymentId = paymentOf(line);
-      if (paymentId === null) {
+      const owner = paymentOf(line);
+      if (owner === null) {
         unmatched++;
         continue;
       }
       const posting = settlementPosting({ connector: account, currency: line.currency, gross: line.gross, fee: line.fee });
       if (posting === null) continue;
-      const description = `${line.type} ${line.modificationRef ?? line.providerRef} batch ${line.batch}`;
-      if (await writePosting(tx, posting, { id: newId('ledger', now.getTime()), paymentId, source: settlementSource(account, line), description, createdAt: now })) posted++;
+      const description = settlementDescription(line);
+      const row = { id: newId('ledger', now.getTime()), paymentId: owner.paymentId, attemptId: owner.attemptId, source: settlementSource(account, line), description, createdAt: now };
+      if (await writePosting(tx, posting, row)) posted++;
     }
   }
   return { lines: lines.length, posted, unmatched };

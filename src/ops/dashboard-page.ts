@@ -58,15 +58,19 @@ async function showTimeline(id, cell) {
 }
 
 function resolveForm(p) {
-  const as = el('select', { 'aria-label': 'resolve as' }, ...['failed', 'voided', 'authorized'].map((v) => el('option', { value: v }, v)));
+  const as = el('select', { 'aria-label': 'resolve as' }, ...['failed', 'voided', 'authorized', 'captured'].map((v) => el('option', { value: v }, v)));
   const note = el('input', { placeholder: 'note: what you checked (required)', size: '36', 'aria-label': 'note' });
+  // Only for a resolution the money guards refuse: the reason is kept with the operator's name.
+  const override = el('input', { placeholder: 'override reason (only if refused)', size: '24', 'aria-label': 'override' });
   const go = el('button', { onclick: async () => {
     try {
-      const r = await api('/payments/' + encodeURIComponent(p.id) + '/resolve', { as: as.value, note: note.value });
+      const body = { as: as.value, note: note.value };
+      if (override.value.trim() !== '') body.override = override.value;
+      const r = await api('/payments/' + encodeURIComponent(p.id) + '/resolve', body);
       flash('payment ' + r.id + ': ' + r.from + ' → ' + r.to, 'ok'); await refresh();
     } catch (e) { flash(String(e.message), 'bad'); }
   } }, 'Resolve');
-  return el('span', {}, as, ' ', note, ' ', go);
+  return el('span', {}, as, ' ', note, ' ', override, ' ', go);
 }
 
 function render(o) {

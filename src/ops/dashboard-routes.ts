@@ -7,7 +7,7 @@
 //   GET  /ops/api/overview[?older_than=5m]  indicators, breakers, stuck payments, dead letters, discrepancies
 //   GET  /ops/api/audit[?operator=&target=] the operator audit trail, newest first
 //   GET  /ops/api/payments/:id              a payment with its attempts and timeline
-//   POST /ops/api/payments/:id/resolve      { as: authorized|failed|voided, note } — as `switchyard payments resolve`
+//   POST /ops/api/payments/:id/resolve      { as: authorized|captured|failed|voided, note, override? } — as `switchyard payments resolve`
 //   POST /ops/api/dead-letters/:id/replay   as `switchyard dlq replay`
 //   GET  /ops/queues                        bull-board (read-only: replays go through the outbox)
 
@@ -120,8 +120,9 @@ export function createOpsRouter(rt: Runtime, o: OpsOptions): Router {
     res.json(detail);
   }));
   api.post('/payments/:id/resolve', handle(async (req, res) => {
-    const body = (req.body ?? {}) as { as?: unknown; note?: unknown };
-    const r = await resolvePayment(rt, String(req.params['id']), typeof body.as === 'string' ? body.as : '', typeof body.note === 'string' ? body.note : '', callerIn(res).operator.name);
+    const body = (req.body ?? {}) as { as?: unknown; note?: unknown; override?: unknown };
+    const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+    const r = await resolvePayment(rt, String(req.params['id']), text(body.as) ?? '', text(body.note) ?? '', callerIn(res).operator.name, { override: text(body.override) });
     res.json(r);
   }));
   api.post('/dead-letters/:id/replay', handle(async (req, res) => {

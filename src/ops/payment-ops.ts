@@ -8,8 +8,11 @@ import type { Runtime } from '../app/runtime.ts';
 import { resolveByOperator } from '../app/payment-service.ts';
 import type { OperationFailure } from '../core/payment.ts';
 import type { Db } from '../store/db.ts';
+import { loadAggregate } from '../store/payment-load.ts';
 import { loadTimeline } from '../store/payment-queries.ts';
 import { recordAudit } from './audit.ts';
+import { asProviderViews, providerRecords } from './provider-records.ts';
+import type { AttemptRecords } from './provider-records.ts';
 import type { TimelineEntry } from '../store/payment-queries.ts';
 
 /** A request an operator got wrong (unknown id, missing note, a payment not in needs_review). */
@@ -20,7 +23,7 @@ export class OpsInputError extends Error {
 /** In flight or parked for a person: every non-terminal state except authorized (resting, awaiting the merchant). */
 export const STUCK_STATES = ['created', 'authorizing', 'auth_unknown', 'requires_action', 'capturing', 'voiding', 'needs_review'] as const;
 
-export const RESOLUTIONS = ['authorized', 'failed', 'voided'] as const;
+export const RESOLUTIONS = ['authorized', 'captured', 'failed', 'voided'] as const;
 export type Resolution = (typeof RESOLUTIONS)[number];
 
 export interface StuckPayment {
@@ -136,20 +139,43 @@ export interface Resolved {
   readonly from: string;
   readonly to: string;
   readonly transitionId: number;
+  /** What the provider's records showed for each attempt before the resolution. */
+  readonly records: readonly AttemptRecords[];
 }
 
-/** The operator's way out of needs_review; anything step() refuses comes back as an OpsInputError with its reason. */
-export async function resolvePayment(rt: Runtime, id: string, as: string, note: string, operator: string): Promise<Resolved> {
+/** step() refused the resolution (a money guard, or the payment is not in needs_review); the records were read first. */
+export class ResolutionRefusedError extends OpsInputError {
+  constructor(message: string, readonly records: readonly AttemptRecords[]) {
+    super(message);
+  }
+}
+
+export interface ResolveOptions {
+  /** Why a resolution the money guards refuse is taken anyway (kept with the operator's name). */
+  readonly override?: string | undefined;
+}
+
+/**
+ * The operator's way out of needs_review: first what the provider's records say for each attempt,
+ * then resolveByOperator() with them and the operator's name; anything step() refuses comes back
+ * as a ResolutionRefusedError with its reason and the records. The audit row (with the override,
+ * if any) commits with the resolution, or not at all.
+ */
+export async function resolvePayment(rt: Runtime, id: string, as: string, note: string, operator: string, o: ResolveOptions = {}): Promise<Resolved> {
   if (!isResolution(as)) throw new OpsInputError(`--as must be one of ${RESOLUTIONS.join(', ')} (got "${as}")`);
   if (note.trim() === '') throw new OpsInputError('a note is required: say why (it is kept in the payment timeline)');
-  const owner = await rt.database.db.execute<{ merchant_id: string; state: string }>(sql`SELECT merchant_id, state FROM payments WHERE id = ${id}`);
-  const merchantId = owner.rows[0]?.merchant_id;
-  if (merchantId === undefined) throw new OpsInputError(`no payment ${id}`);
-  const before = { state: owner.rows[0]!.state };
-  // The audit row commits with the resolution, or not at all.
-  const r = await resolveByOperator(rt, merchantId, id, as, note.trim(), async (tx, logged) => {
-    if (logged.outcome === 'applied') await recordAudit(tx, { operator, action: 'payment.resolve', target: id, before, after: { state: as }, note: note.trim(), at: rt.now() });
+  const override = o.override?.trim();
+  if (o.override !== undefined && override === '') throw new OpsInputError('an override must name its reason');
+  const payment = await loadAggregate(rt.database.db, id);
+  if (payment === null) throw new OpsInputError(`no payment ${id}`);
+  const records = await providerRecords(rt.database.db, rt.connectors, payment, rt.now());
+  const before = { state: payment.state };
+  const input = { as, note: note.trim(), operator, provider: asProviderViews(records), ...(override === undefined ? {} : { override }) };
+  const r = await resolveByOperator(rt, payment.merchantId, id, input, async (tx, logged) => {
+    if (logged.outcome !== 'applied') return;
+    const action = override === undefined ? 'payment.resolve' : 'payment.resolve_override';
+    await recordAudit(tx, { operator, action, target: id, before, after: { state: as, ...(override === undefined ? {} : { override }) }, note: note.trim(), at: rt.now() });
   });
-  if (r.kind !== 'applied') throw new OpsInputError(`payment ${id} not resolved: ${r.reason}`);
-  return { id, from: r.from, to: r.to, transitionId: r.transitionId };
+  if (r.kind !== 'applied') throw new ResolutionRefusedError(`payment ${id} not resolved: ${r.reason}`, records);
+  return { id, from: r.from, to: r.to, transitionId: r.transitionId, records };
 }

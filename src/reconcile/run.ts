@@ -53,6 +53,15 @@ export interface ReconcileSummary {
   readonly updated: number;
   /** Settlement rows read, posted by this run, and naming none of our attempts, over all accounts. */
   readonly settlement: SettlementImport;
+  /** Findings this run could not apply or store (one payment's error never stops the run): each is left for the next run. */
+  readonly errors: readonly ReconcileError[];
+}
+
+export interface ReconcileError {
+  readonly account: string;
+  readonly paymentId: string | null;
+  readonly category: DiscrepancyCategory;
+  readonly error: string;
 }
 
 export class UnknownConnectorError extends Error {
@@ -211,6 +220,7 @@ export async function reconcile(deps: ReconcileDeps, opts: ReconcileOptions): Pr
   let reopened = 0;
   let updated = 0;
   const settlement = { lines: 0, posted: 0, unmatched: 0 };
+  const errors: ReconcileError[] = [];
   for (const [i, account] of accounts.entries()) {
     const connector = deps.connectors.get(account);
     if (connector === undefined) throw new UnknownConnectorError(`no connector account "${account}" (configured: ${[...deps.connectors.keys()].join(', ')})`);
@@ -233,9 +243,17 @@ export async function reconcile(deps: ReconcileDeps, opts: ReconcileOptions): Pr
     for (const f of result.findings) {
       found++;
       byCategory[f.category]++;
-      const resolution = await applyFinding(deps, f, byId);
-      if (resolution !== null) autoResolved++;
-      const outcome = await storeFinding(deps.db, account, f, resolution, deps.now());
+      let outcome: StoreOutcome;
+      try {
+        const resolution = await applyFinding(deps, f, byId);
+        if (resolution !== null) autoResolved++;
+        outcome = await storeFinding(deps.db, account, f, resolution, deps.now());
+      } catch (err) {
+        // One payment's error (a bug, a conflict that would not settle) never stops the run: it is
+        // reported in the summary, its finding is found again by the next run.
+        errors.push({ account, paymentId: f.paymentId, category: f.category, error: (err as Error).message });
+        continue;
+      }
       if (outcome === 'inserted' || outcome === 'reopened') stored++;
       if (outcome === 'reopened') reopened++;
       if (outcome === 'updated') updated++;
@@ -257,7 +275,7 @@ export async function reconcile(deps: ReconcileDeps, opts: ReconcileOptions): Pr
     settlement.unmatched += imported.unmatched + reports.unmatched;
     deps.onProgress?.(account, i + 1, accounts.length);
   }
-  return { window: { from: opts.window.from.toISOString(), to: opts.window.to.toISOString() }, checked, discrepancies: found, by_category: byCategory, auto_resolved: autoResolved, new: stored, reopened, updated, settlement };
+  return { window: { from: opts.window.from.toISOString(), to: opts.window.to.toISOString() }, checked, discrepancies: found, by_category: byCategory, auto_resolved: autoResolved, new: stored, reopened, updated, settlement, errors };
 }
 
 /** Open discrepancies found by reconciliation, oldest first (for operators and tests). */

@@ -82,7 +82,7 @@ export async function startReconcileSchedule(
       const to = deps.now();
       const from = new Date(to.getTime() - job.data.windowMs);
       const s = await reconcile(deps, { window: { from, to } });
-      deps.log(`reconcile ${job.data.schedule}: ${s.window.from} .. ${s.window.to}: ${s.checked} checked, ${s.discrepancies} discrepancies, ${s.auto_resolved} auto-resolved, ${s.new} new (${s.reopened} reopened), ${s.updated} updated; settlement ${s.settlement.posted} posted`);
+      deps.log(`reconcile ${job.data.schedule}: ${s.window.from} .. ${s.window.to}: ${s.checked} checked, ${s.discrepancies} discrepancies, ${s.auto_resolved} auto-resolved, ${s.new} new (${s.reopened} reopened), ${s.updated} updated; settlement ${s.settlement.posted} posted${s.errors.length > 0 ? `; ${s.errors.length} error(s): ${s.errors.map((e) => `${e.paymentId ?? '-'} ${e.error}`).join('; ')}` : ''}`);
       return s;
     },
     // One run at a time per process; a long run keeps its lock (BullMQ renews it while it works).

@@ -3,6 +3,7 @@
 // when the delivery happens to run. The payment, capture and refund are exactly the API's
 // resources (one serializer, src/resources), as a GET would have answered at that version.
 
+import type { DisputeStatus } from '../core/disputes.ts';
 import type { MerchantEventType } from '../core/effects.ts';
 import type { Payment } from '../core/payment.ts';
 import { captureResource, paymentResource, refundResource } from './serialize.ts';
@@ -12,9 +13,13 @@ export const ALL_EVENTS = '*';
 
 export interface DisputeView {
   readonly id: string;
-  readonly status: 'opened' | 'won' | 'lost';
+  readonly status: DisputeStatus;
   readonly amount: number;
   readonly currency: string;
+  /** What the provider holds back for the dispute now (minor units). */
+  readonly withdrawn: number;
+  /** The provider's own name for where the dispute is (Stripe status; Adyen eventCode/disputeStatus). */
+  readonly provider_status: string;
   readonly reason: string | null;
   readonly provider_reference: string;
 }

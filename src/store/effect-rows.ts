@@ -56,7 +56,7 @@ export function effectParts(
       const id = ctx.newId('ledger');
       // The source makes a second posting of the same cause fail (UNIQUE).
       const source = sql`'transition:' || (${ctx.transitionId})::text || ${`:${i}`}`;
-      const txRow: PgInsertValue<typeof ledgerTransactions> = { id, paymentId: ctx.payment.id, kind: posting.kind, source, description: e.captureId ?? e.refundId ?? null, createdAt: ctx.now };
+      const txRow: PgInsertValue<typeof ledgerTransactions> = { id, paymentId: ctx.payment.id, kind: posting.kind, source, description: e.captureId ?? e.refundId ?? null, attemptId: e.attemptId ?? null, createdAt: ctx.now };
       parts.push({ name: `${prefix}_lt${i}`, body: tx.insert(ledgerTransactions).values(txRow).getSQL() });
       const lines = posting.lines.map((l) => ({ account: l.account, direction: l.direction, amount: l.amount, currency: l.currency, transactionId: id }));
       parts.push({ name: `${prefix}_le${i}`, body: tx.insert(ledgerEntries).values(lines).getSQL() });

@@ -173,6 +173,11 @@ export const disputes = pgTable(
     currency: text('currency').notNull(),
     status: text('status').notNull(),
     reason: text('reason'),
+    withdrawn: minorUnits('withdrawn').notNull().default(0),
+    stage: integer('stage').notNull().default(0),
+    providerStatus: text('provider_status'),
+    fees: minorUnits('fees').notNull().default(0),
+    defenseEnded: boolean('defense_ended').notNull().default(false),
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },
@@ -361,6 +366,8 @@ export const ledgerTransactions = pgTable('ledger_transactions', {
   kind: text('kind').notNull(),
   source: text('source').notNull().unique(),
   description: text('description'),
+  /** The attempt whose money it moves (migration 0015); null on older rows and disputes. */
+  attemptId: text('attempt_id'),
   createdAt: ts('created_at').notNull().defaultNow(),
 });
 

@@ -30,6 +30,8 @@ function stripeAccount(host: string, port: number, o: KitConnectorOptions = {}):
       apiPort: port,
       apiProtocol: 'http',
       timeoutMs: o.timeoutMs ?? 5_000,
+      // Small pages, so every lookup by attempt id in the kit pages the list.
+      lookupPageSize: 2,
     },
   });
 }

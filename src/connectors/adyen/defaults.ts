@@ -13,6 +13,8 @@ export const ADYEN_CAPABILITIES: ConnectorCapabilities = Object.freeze({
   partialRefund: true,
   // Checkout v72 has no payment lookup: an unknown /payments is resolved by same-key replay or technical cancel.
   queryByReference: false,
+  // Checkout v72 has no lookup at all.
+  queryByMerchantReference: false,
   cancelByMerchantReference: true,
   preparesAuthorization: false,
   asyncModifications: true,

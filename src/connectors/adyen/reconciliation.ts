@@ -98,6 +98,13 @@ interface Fold {
   hasStart: boolean;
 }
 
+/**
+ * Dispute rows, settlement and accounting reports alike: whether the payment's funds are withdrawn
+ * for a dispute after the row. A chargeback withdraws, its reversal reinstates, a second chargeback
+ * (the issuer declined the defense) withdraws again.
+ */
+const DISPUTE_ROWS: Readonly<Record<string, boolean>> = { Chargeback: true, SecondChargeback: true, ChargebackReversed: false };
+
 /** A column's index by its header; a missing column throws: a report we misread is worse than none. */
 function columnOf(head: readonly string[]): (name: string) => number {
   return (name) => {
@@ -153,8 +160,7 @@ function foldReports(csvs: readonly ReportText[], window: ReconciliationWindow, 
         fold.refunded -= credit;
         fold.returned += credit;
       }
-      else if (type === 'Chargeback') fold.disputed = true;
-      else if (type === 'ChargebackReversed') fold.disputed = false;
+      else if (DISPUTE_ROWS[type] !== undefined) fold.disputed = DISPUTE_ROWS[type];
       fold.status = type;
       if (createdAt < fold.createdAt) fold.createdAt = createdAt;
       if (createdAt >= from && createdAt < to) fold.inWindow = true;
@@ -299,7 +305,7 @@ export function settlementLinesFromReports(csvs: readonly ReportText[], window: 
 /**
  * Records from the daily payments accounting reports: one per payment with a record of any type
  * booked in the window (Received, Authorised, SentForSettle, Settled, SentForRefund, Refunded,
- * RefundedReversed, Chargeback, ChargebackReversed, CaptureFailed, Cancelled, Refused, Expired,
+ * RefundedReversed, Chargeback, ChargebackReversed, SecondChargeback, CaptureFailed, Cancelled, Refused, Expired,
  * Error, …), its status the latest record type, its amounts those of the money-moving ones (Main
  * Amount), every report read counting toward the payment's history. Booking Date is local to the
  * account zone, checked against the row's TimeZone.
@@ -339,8 +345,10 @@ export function recordsFromAccountingReports(reports: readonly ReportText[], win
       case 'CaptureFailed': fold.captured -= r.amount; fold.failedCaptures.push(r.modification); break;
       case 'Refunded': fold.refunded += r.amount; break;
       case 'RefundedReversed': fold.refunded -= r.amount; fold.returned += r.amount; break;
-      case 'Chargeback': fold.disputed = true; break;
-      case 'ChargebackReversed': fold.disputed = false; break;
+      case 'Chargeback':
+      case 'SecondChargeback':
+      case 'ChargebackReversed':
+        fold.disputed = DISPUTE_ROWS[r.type]!; break;
       default: break; // SentForSettle, SentForRefund, Cancelled, Refused, Expired, Error, …: a status, no money of their own
     }
     fold.status = r.type;

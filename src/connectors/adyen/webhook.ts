@@ -11,6 +11,7 @@ import { declinedOutcome } from '../decline-table.ts';
 import { fromAdyenValue } from './currencies.ts';
 import { hmacValidator } from './library.ts';
 import { parseReportFileName } from './report-files.ts';
+import { ADYEN_DISPUTE_LIFECYCLE, isAdyenDisputeCode } from './dispute-lifecycle.ts';
 import type { AdyenTypes } from './library.ts';
 import { declineCodeForRefusal, refusalCodeForText } from './refusal-reasons.ts';
 
@@ -106,7 +107,7 @@ function authorizationOutcome(item: Item, table: DeclineTable): CallOutcome {
 }
 
 /** Event codes whose amount the gateway applies. */
-const MONEY_EVENTS = new Set(['CAPTURE', 'CAPTURE_FAILED', 'CANCEL_OR_REFUND', 'REFUND', 'REFUND_FAILED', 'REFUNDED_REVERSED', 'CHARGEBACK', 'CHARGEBACK_REVERSED']);
+const MONEY_EVENTS = new Set(['CAPTURE', 'CAPTURE_FAILED', 'CANCEL_OR_REFUND', 'REFUND', 'REFUND_FAILED', 'REFUNDED_REVERSED', ...Object.keys(ADYEN_DISPUTE_LIFECYCLE)]);
 
 /**
  * One notification item in the gateway's terms. Codes this connector does not act on are `ignored`,
@@ -119,6 +120,12 @@ export function normalizeItem(item: Item, table: DeclineTable): EventBody {
   if (amount === null && MONEY_EVENTS.has(item.eventCode)) return { kind: 'ignored' };
   const m = amount ?? { amount: 0, currency: '' }; // null only for items whose amount is not read
   const modificationRef = item.pspReference;
+  // Every event of one dispute carries the dispute's pspReference; its lifecycle decides what it means.
+  if (isAdyenDisputeCode(item.eventCode)) {
+    if (!ok) return { kind: 'ignored' };
+    const disputeStatus = item.additionalData?.['disputeStatus'] ?? null;
+    return { kind: 'dispute', disputeRef: item.pspReference, ...m, reason: item.reason ?? null, fact: { provider: 'adyen', eventCode: item.eventCode, disputeStatus } };
+  }
   switch (item.eventCode) {
     case 'AUTHORISATION': return { kind: 'authorization', outcome: authorizationOutcome(item, table) };
     case 'CAPTURE': return { kind: ok ? 'capture_succeeded' : 'capture_failed', ...m, modificationRef };
@@ -133,8 +140,6 @@ export function normalizeItem(item: Item, table: DeclineTable): EventBody {
     case 'REFUND_FAILED':
     case 'REFUNDED_REVERSED':
       return { kind: 'refund_reversed', ...m, modificationRef };
-    case 'CHARGEBACK': return { kind: 'dispute_opened', disputeRef: item.pspReference, ...m, reason: item.reason ?? null };
-    case 'CHARGEBACK_REVERSED': return { kind: 'dispute_won', disputeRef: item.pspReference, ...m, reason: item.reason ?? null };
     default: return { kind: 'ignored' };
   }
 }
@@ -144,10 +149,13 @@ function occurredAt(item: Item, now: Date): string {
   return Number.isNaN(t) ? now.toISOString() : new Date(t).toISOString();
 }
 
-/** Which of our objects an item names: AUTHORISATION and TECHNICAL_CANCEL name the payment by psp; modifications by originalReference. */
+/**
+ * Which of our objects an item names: AUTHORISATION names the payment by its pspReference;
+ * modifications and every dispute event (whose pspReference is the dispute's) by originalReference.
+ */
 function refsOf(item: Item): { attemptId: string | null; providerRef: string | null } {
   const attemptId = item.merchantReference !== undefined && item.merchantReference !== '' ? item.merchantReference : null;
-  const isPayment = item.eventCode === 'AUTHORISATION' || item.eventCode.startsWith('CHARGEBACK');
+  const isPayment = item.eventCode === 'AUTHORISATION';
   const original = item.originalReference !== undefined && item.originalReference !== '' ? item.originalReference : null;
   return { attemptId, providerRef: isPayment ? item.pspReference : original };
 }

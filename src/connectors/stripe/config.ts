@@ -17,6 +17,8 @@ const StripeSettings = z.strictObject({
   /** Per-attempt socket timeout handed to the SDK. */
   timeoutMs: z.number().int().min(100).max(120_000).default(20_000),
   keepAlive: z.boolean().default(true),
+  /** Page size of the PaymentIntent list that finds an authorization by attempt id (lookup.ts); small only in tests, to page. */
+  lookupPageSize: z.number().int().min(1).max(100).default(100),
 });
 
 export type StripeSettings = z.infer<typeof StripeSettings>;

@@ -6,6 +6,7 @@ import { Agent as HttpsAgent } from 'node:https';
 import Stripe from 'stripe';
 import type { CallOutcome, NotSent } from '../../core/outcome.ts';
 import type {
+  AttemptLookup,
   AuthorizeRequest,
   CaptureRequest,
   Connector,
@@ -27,8 +28,9 @@ import { parseStripeAccountConfig } from './config.ts';
 import { toStripeValue } from './currencies.ts';
 import { STRIPE_DEFAULT_DECLINES, STRIPE_POLICY } from './defaults.ts';
 import { outcomeForFailure, STRIPE_ERROR_CLASSIFICATION } from './error-classification.ts';
+import { findPaymentIntentOfAttempt } from './lookup.ts';
 import { capturedOutcome, paymentIntentOutcome, preparedOutcome, refundOutcome, voidedOutcome } from './status-map.ts';
-import { captureParams, paymentIntentCreateParams, reconciliationRecord, refundParams, resolvePaymentMethod, toStripeAmount } from './transformers.ts';
+import { attemptIdOf, authorizeCreateParams, captureParams, paymentIntentCreateParams, reconciliationRecord, refundParams, resolvePaymentMethod, toStripeAmount } from './transformers.ts';
 import { verifyStripeWebhook } from './webhook.ts';
 
 export interface StripeConnectorDeps {
@@ -85,13 +87,24 @@ export function createStripeConnector(account: string, options: StripeConnectorO
     return call.ok ? preparedOutcome(call.value, req) : failed(call);
   }
 
+  /**
+   * One call: create with confirm: true under the attempt's key. An attempt prepared in the former
+   * two-call shape (providerRef set) confirms its PaymentIntent, as it did when it was persisted.
+   */
   async function authorize(req: AuthorizeRequest): Promise<CallOutcome> {
-    if (req.providerRef === null) return localRefusal('Stripe authorizes a prepared PaymentIntent: prepare first');
     const wire = toStripeAmount(req.amount, req.currency);
     if (!wire.ok) return localRefusal(wire.problem);
-    const id = req.providerRef;
-    const call = await recordAttempts(() => stripe.paymentIntents.confirm(id, {}, { idempotencyKey: req.idempotencyKey }));
-    return call.ok ? paymentIntentOutcome(call.value, req, declineTable) : failed(call, id);
+    if (req.providerRef !== null) {
+      const id = req.providerRef;
+      const confirmed = await recordAttempts(() => stripe.paymentIntents.confirm(id, {}, { idempotencyKey: req.idempotencyKey }));
+      return confirmed.ok ? paymentIntentOutcome(confirmed.value, req, declineTable) : failed(confirmed, id);
+    }
+    const pm = resolvePaymentMethod(req.paymentMethod, options.sandbox);
+    if (!pm.ok) return pm.outcome;
+    const params = authorizeCreateParams(req, wire, pm.paymentMethod);
+    // A decline (402) names the PaymentIntent it created in the error: the failure keeps its id.
+    const call = await recordAttempts(() => stripe.paymentIntents.create(params, { idempotencyKey: req.idempotencyKey }));
+    return call.ok ? paymentIntentOutcome(call.value, req, declineTable) : failed(call);
   }
 
   /** Multicapture is per charge: a non-final capture goes out only when the charge says it is available. */
@@ -134,15 +147,29 @@ export function createStripeConnector(account: string, options: StripeConnectorO
     return call.ok ? refundOutcome(call.value, req, declineTable) : failed(call, req.providerRef);
   }
 
+  /** By the PaymentIntent id when known; else found by attempt id in the list (lookup.ts). */
   async function query(req: QueryRequest): Promise<CallOutcome> {
-    if (req.providerRef === null) {
-      return { kind: 'unknown', reason: 'not_found', detail: 'Stripe is queried by PaymentIntent id; none is known for this attempt' };
-    }
+    if (req.providerRef === null) return queryByAttempt(req);
     const id = req.providerRef;
     const call = await recordAttempts(() => stripe.paymentIntents.retrieve(id));
     if (call.ok) return paymentIntentOutcome(call.value, req, declineTable);
     if (isMissingResource(call.error)) return { kind: 'unknown', reason: 'not_found', providerRef: id, detail: 'Stripe does not know this PaymentIntent' };
     return queryFailure(failed(call, id));
+  }
+
+  /** A lookup's answer is a query's answer: found, the status map says what it is; anything else is unknown, never proof. */
+  async function queryByAttempt(req: QueryRequest): Promise<CallOutcome> {
+    const found = await findPaymentIntentOfAttempt(stripe, req, { pageSize: options.lookupPageSize, now: new Date(), retentionMs: policy.keyRetentionMs });
+    switch (found.kind) {
+      case 'found':
+        return paymentIntentOutcome(found.paymentIntent, req, declineTable);
+      case 'not_found':
+        return { kind: 'unknown', reason: 'not_found', detail: `no PaymentIntent with metadata.attempt_id ${req.attemptId} in ${found.pages} page(s) of the list since the send` };
+      case 'incomplete':
+        return { kind: 'unknown', reason: 'unexpected', detail: `lookup stopped after ${found.pages} pages of the list without reaching the send` };
+      case 'failed':
+        return queryFailure(failed(found));
+    }
   }
 
   /** Refunds live on the charge; fetch it when the list did not expand it and money was received. */
@@ -213,6 +240,21 @@ export function createStripeConnector(account: string, options: StripeConnectorO
     return [...records.values()];
   }
 
+  /** By id when we know it; else the PaymentIntents created from a minute before the attempt to an hour after, by its metadata. */
+  async function lookupAttempt(req: AttemptLookup): Promise<ReconciliationRecord | null> {
+    if (req.providerRef !== null) {
+      const id = req.providerRef;
+      const r = await recordAttempts(() => stripe.paymentIntents.retrieve(id, { expand: ['latest_charge.refunds'] }));
+      if (r.ok) return reconciliationRecord(r.value, await unexpandedCharge(r.value));
+      if (!isMissingResource(r.error)) throw new ReconciliationFetchError(`Stripe PaymentIntent ${id} could not be read: ${String((r.error as Error).message)}`, { cause: r.error });
+    }
+    const t = Math.floor(req.createdAt.getTime() / 1000);
+    const created = { gte: t - 60, lt: t + 3600 };
+    const listed = await listAll('PaymentIntent', (after) => stripe.paymentIntents.list({ created, limit: 100, expand: ['data.latest_charge.refunds'], ...(after !== undefined ? { starting_after: after } : {}) }));
+    const pi = listed.find((x) => attemptIdOf(x.metadata) === req.attemptId);
+    return pi === undefined ? null : reconciliationRecord(pi, await unexpandedCharge(pi));
+  }
+
   return {
     type: 'stripe',
     account,
@@ -230,6 +272,7 @@ export function createStripeConnector(account: string, options: StripeConnectorO
     query,
     verifyWebhook: (rawBody, headers, now) => verifyStripeWebhook(rawBody, headers, options.webhookSecrets, now, declineTable),
     fetchReconciliationRecords,
+    lookupAttempt,
     close: () => {
       agent.destroy();
       return Promise.resolve();

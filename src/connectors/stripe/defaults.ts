@@ -13,8 +13,12 @@ export const STRIPE_CAPABILITIES: ConnectorCapabilities = Object.freeze({
   multicapture: true,
   partialRefund: true,
   queryByReference: true,
+  // Before its PaymentIntent id is known, an authorization is found by listing (lookup.ts).
+  queryByMerchantReference: true,
+  // No cancel by reference: an attempt whose PaymentIntent cannot be found cannot be fenced.
   cancelByMerchantReference: false,
-  preparesAuthorization: true,
+  // One call since issue 26 (create with confirm: true); prepare stays for attempts persisted before.
+  preparesAuthorization: false,
   asyncModifications: false,
 });
 

@@ -88,6 +88,17 @@ export function paymentIntentCreateParams(req: PrepareRequest, wire: { amount: n
   return params;
 }
 
+/**
+ * The one-call authorization: the same PaymentIntent, confirmed in its create. Deterministic in the
+ * request, so a resend with the same key is the same request (Stripe replays the first answer; other
+ * parameters would be an idempotency error). `error_on_requires_action` until customer
+ * authentication exists (issue 27): a card that needs it is declined `authentication_required`
+ * instead of left waiting for a customer nobody will ask.
+ */
+export function authorizeCreateParams(req: PrepareRequest, wire: { amount: number; currency: string }, paymentMethod: string): Stripe.PaymentIntentCreateParams {
+  return { ...paymentIntentCreateParams(req, wire, paymentMethod), confirm: true, error_on_requires_action: true };
+}
+
 export function captureParams(req: CaptureRequest, wireAmount: number): Stripe.PaymentIntentCaptureParams {
   const params: Stripe.PaymentIntentCaptureParams = {
     amount_to_capture: wireAmount,

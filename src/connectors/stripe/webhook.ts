@@ -4,7 +4,7 @@
 
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type Stripe from 'stripe';
-import type { NormalizedEvent, DeclineTable, WebhookVerification } from '../contract.ts';
+import type { DeclineTable, DisputeBalanceTransaction, NormalizedEvent, WebhookVerification } from '../contract.ts';
 import { declinedOutcome } from '../decline-table.ts';
 import { paymentIntentOutcome, paymentIntentIdOf } from './status-map.ts';
 import { attemptIdOf, fromStripeAmount } from './transformers.ts';
@@ -140,13 +140,18 @@ function refundEvent(type: string, re: Stripe.Refund, previousStatus: string | u
   return { kind: 'ignored', ...refs };
 }
 
+/** The dispute's balance transactions in gateway minor units (Stripe embeds them whole in every dispute event). */
+function disputeTransactions(dp: Stripe.Dispute): DisputeBalanceTransaction[] {
+  return (dp.balance_transactions ?? []).map((t) => {
+    const sign = t.amount < 0 ? -1 : 1;
+    return { id: t.id, amount: sign * money(Math.abs(t.amount), t.currency).amount, fee: (t.fee < 0 ? -1 : 1) * money(Math.abs(t.fee), t.currency).amount, currency: money(0, t.currency).currency };
+  });
+}
+
+/** Every charge.dispute.* event (created, updated, funds_withdrawn, funds_reinstated, closed) says the same thing: the dispute as it now is. */
 function disputeEvent(type: string, dp: Stripe.Dispute): EventBody {
   const refs = { attemptId: attemptIdOf(dp.metadata), providerRef: paymentIntentIdOf(dp) };
-  const body = { ...refs, disputeRef: dp.id, ...money(dp.amount, dp.currency), reason: dp.reason };
-  if (type === 'charge.dispute.created') return { kind: 'dispute_opened', ...body };
-  if (type === 'charge.dispute.closed' && dp.status === 'won') return { kind: 'dispute_won', ...body };
-  if (type === 'charge.dispute.closed' && dp.status === 'lost') return { kind: 'dispute_lost', ...body };
-  return { kind: 'ignored', ...refs };
+  return { kind: 'dispute', ...refs, disputeRef: dp.id, ...money(dp.amount, dp.currency), reason: dp.reason, fact: { provider: 'stripe', eventType: type, status: dp.status, balanceTransactions: disputeTransactions(dp) } };
 }
 
 /** One Stripe event -> the gateway's events (zero or one today; a list so batches fit the same shape). */

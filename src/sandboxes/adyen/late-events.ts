@@ -1,8 +1,9 @@
 // Things that happen to a payment after Adyen said yes, driven from test code: a capture the
 // scheme rejects (CAPTURE_FAILED), a refund that fails or comes back (REFUND_FAILED,
-// REFUNDED_REVERSED), chargebacks. Each updates the ledger and queues its notification.
+// REFUNDED_REVERSED), chargebacks (disputes.ts runs every dispute path). Each updates the ledger and queues its notification.
 
 import type { AdyenOperationContext } from './context.ts';
+import { runDisputeSteps } from './disputes.ts';
 import { eventDate } from './notifications.ts';
 import type { ModificationKind, ModificationRecord, PaymentRecord } from './state.ts';
 
@@ -48,10 +49,13 @@ export function reverseRefund(ctx: AdyenOperationContext, refundPsp: string, eve
   notifyAbout(ctx, p, eventCode, refundPsp, mod.amount.value, eventCode === 'REFUND_FAILED' ? 'Refund Failed' : 'Refund returned by the issuer', true);
 }
 
+/** A chargeback on the payment (a new dispute), or its reversal (the payment's latest dispute with funds withdrawn). */
 export function chargeback(ctx: AdyenOperationContext, paymentPsp: string, reversed: boolean, amount?: number): void {
-  const p = ctx.state.payments.get(paymentPsp);
-  if (p === undefined) throw new Error(`no payment ${paymentPsp}`);
-  const value = amount ?? p.captured;
-  ctx.state.book({ bookedMs: ctx.nowMs, type: reversed ? 'ChargebackReversed' : 'Chargeback', payment: p, modificationReference: paymentPsp, amount: value });
-  notifyAbout(ctx, p, reversed ? 'CHARGEBACK_REVERSED' : 'CHARGEBACK', paymentPsp, value, '4853:Cardholder Dispute', false);
+  if (!reversed) {
+    runDisputeSteps(ctx, paymentPsp, null, [{ eventCode: 'CHARGEBACK' }], amount);
+    return;
+  }
+  const open = [...(ctx.state.payments.get(paymentPsp)?.disputes ?? [])].reverse().find((d) => d.withdrawn && !d.final);
+  if (open === undefined) throw new Error(`payment ${paymentPsp} has no chargeback to reverse`);
+  runDisputeSteps(ctx, paymentPsp, open.pspReference, [{ eventCode: 'CHARGEBACK_REVERSED' }]);
 }

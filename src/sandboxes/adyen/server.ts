@@ -19,6 +19,8 @@ import type { AdyenOperationContext } from './context.ts';
 import { adyenStateOf, batchingDelayMs, changesOf } from './aggregates.ts';
 import type { AdyenAccountSettings } from './aggregates.ts';
 import { chargeback, failCapture, reverseRefund } from './late-events.ts';
+import { runDisputeSteps } from './disputes.ts';
+import type { AdyenDisputeStepSpec } from './disputes.ts';
 import { checkBatching, eventDate, NotificationOutbox, webhookTarget } from './notifications.ts';
 import { nextCalendarDay, zoneMidnight } from './report-zone.ts';
 import { batchDay, batchOf } from './settlement-report.ts';
@@ -69,6 +71,11 @@ export interface AdyenSandbox extends SandboxControl {
   /** A succeeded refund fails (REFUND_FAILED) or is returned (REFUNDED_REVERSED). */
   reverseRefund(refundPspReference: string, eventCode?: 'REFUND_FAILED' | 'REFUNDED_REVERSED'): Promise<void>;
   chargeback(paymentPspReference: string, options?: { readonly amount?: number; readonly reversed?: boolean }): Promise<void>;
+  /**
+   * Runs dispute steps (one notification each, in order, with originalReference and disputeStatus)
+   * on the payment's dispute `disputePspReference`, or on a new one; returns the dispute's pspReference.
+   */
+  dispute(paymentPspReference: string, steps: readonly AdyenDisputeStepSpec[], options?: { readonly disputePspReference?: string; readonly amount?: number }): Promise<string>;
   /** Commission on each Settled row of the settlement report from now on: fixed minor units + basis points. */
   setSettlementCommission(fixed: number, bps: number): Promise<void>;
   /** Every delivery attempt for the account, by whichever process made it. */
@@ -175,6 +182,13 @@ export async function startAdyenSandbox(options: AdyenSandboxOptions): Promise<A
     failCapture: (psp) => fromCode({ aliases: [psp] }, (ctx) => failCapture(ctx, psp)),
     reverseRefund: (psp, eventCode = 'REFUNDED_REVERSED') => fromCode({ aliases: [psp] }, (ctx) => reverseRefund(ctx, psp, eventCode)),
     chargeback: (psp, o = {}) => fromCode({ ids: [psp] }, (ctx) => chargeback(ctx, psp, o.reversed === true, o.amount)),
+    dispute: async (psp, steps, o = {}) => {
+      let ref = '';
+      await fromCode({ ids: [psp] }, (ctx) => {
+        ref = runDisputeSteps(ctx, psp, o.disputePspReference ?? null, steps, o.amount);
+      });
+      return ref;
+    },
     setSettlementCommission: (fixed, bps) => store.updateSettings({ commission: { fixed, bps } }),
     webhookDeliveries: () => dispatcher.deliveries(),
     webhooksIdle: () => dispatcher.idle(),

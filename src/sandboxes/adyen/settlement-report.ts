@@ -73,7 +73,7 @@ function csvField(v: string): string {
 
 function row(b: SettlementBooking, zone: string): string[] {
   const batch = batchOf(zone, b.bookedMs);
-  const debit = b.type === 'Refunded' || b.type === 'Chargeback' || b.type === 'Cancelled' || b.type === 'CaptureFailed';
+  const debit = b.type === 'Refunded' || b.type === 'Chargeback' || b.type === 'SecondChargeback' || b.type === 'Cancelled' || b.type === 'CaptureFailed';
   const amount = majorUnits(b.amount, b.payment.amount.currency);
   const currency = b.payment.amount.currency;
   const fee = b.fee ?? 0;

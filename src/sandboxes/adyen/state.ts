@@ -44,13 +44,26 @@ export interface PaymentRecord {
   /** A final partial capture cancels the remainder. */
   captureClosed: boolean;
   readonly modifications: ModificationRecord[];
+  /** Disputes of the payment (src/sandboxes/adyen/disputes.ts); absent on payments stored before them. */
+  disputes?: AdyenDisputeRecord[];
+}
+
+export interface AdyenDisputeRecord {
+  /** The dispute's own pspReference, on every event of it. */
+  readonly pspReference: string;
+  readonly amount: number;
+  withdrawn: boolean;
+  /** Funds came back once: a later withdrawal is a SecondChargeback row. */
+  reversedOnce: boolean;
+  final: boolean;
+  readonly codes: string[];
 }
 
 /** One line of the settlement-details report, booked on the sandbox clock. */
 export interface SettlementBooking {
   readonly bookedMs: number;
   /** Authorised / Cancelled rows are a sandbox addition (see docs/sandbox.md): real settlement details carry booked money only. */
-  readonly type: 'Authorised' | 'Cancelled' | 'Settled' | 'Refunded' | 'Chargeback' | 'ChargebackReversed' | 'RefundedReversed' | 'CaptureFailed';
+  readonly type: 'Authorised' | 'Cancelled' | 'Settled' | 'Refunded' | 'Chargeback' | 'ChargebackReversed' | 'SecondChargeback' | 'RefundedReversed' | 'CaptureFailed';
   readonly payment: PaymentRecord;
   readonly modificationReference: string;
   readonly amount: number;

@@ -7,7 +7,7 @@ import type { OperationContext } from './context.ts';
 import { invalidParam, resourceMissing } from './errors.ts';
 import type { FormParams } from './form-encoding.ts';
 import { stripeId } from './ids.ts';
-import { renderCharge, renderDispute, renderList, renderRefund } from './objects.ts';
+import { balanceTransactionObject, renderCharge, renderDispute, renderList, renderRefund } from './objects.ts';
 import type { StripeObject } from './objects.ts';
 import { assertKnownParams, createdFilter, readExpand, readInteger, readString } from './params.ts';
 import type { BalanceTransactionRecord } from './state.ts';
@@ -20,32 +20,8 @@ export function bookBalanceTransaction(ctx: OperationContext, t: Omit<BalanceTra
   ctx.state.balanceTransactions.set(record.id, record);
 }
 
-const DESCRIPTIONS: Record<BalanceTransactionRecord['type'], string> = {
-  charge: 'Payment',
-  refund: 'REFUND FOR CHARGE',
-  refund_failure: 'REFUND FAILURE',
-  adjustment: 'Chargeback withdrawal',
-};
-
 function renderBalanceTransaction(t: BalanceTransactionRecord, ctx: OperationContext, expand: readonly string[]): StripeObject {
-  return {
-    id: t.id,
-    object: 'balance_transaction',
-    amount: t.amount,
-    available_on: t.created + 2 * 86_400,
-    balance_type: 'payments',
-    created: t.created,
-    currency: t.currency,
-    description: t.reportingCategory === 'dispute_reversal' ? 'Chargeback reversal' : DESCRIPTIONS[t.type],
-    exchange_rate: null,
-    fee: 0,
-    fee_details: [],
-    net: t.amount,
-    reporting_category: t.reportingCategory,
-    source: expand.includes('source') ? renderSource(t.source, ctx) : t.source,
-    status: 'pending',
-    type: t.type,
-  };
+  return balanceTransactionObject(t, expand.includes('source') ? renderSource(t.source, ctx) : t.source);
 }
 
 function renderSource(id: string, ctx: OperationContext): StripeObject | string {

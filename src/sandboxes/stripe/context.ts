@@ -11,4 +11,6 @@ export interface OperationContext {
   emit(type: string, object: StripeObject): void;
   /** Fault release_fail_later: a refund is answered pending, not performed, and its event says it failed. */
   readonly failModification?: boolean;
+  /** How long after its creation a PaymentIntent becomes searchable (search.ts); absent: Stripe's minute. */
+  readonly searchLagMs?: number;
 }

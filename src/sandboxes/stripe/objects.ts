@@ -1,7 +1,7 @@
 // Renders sandbox records as Stripe API objects, with every top-level key fixtures3.json has for the
 // type (stripe/openapi v2596, the version stripe@23.1.0 pins), so SDK typings and connectors see real shapes.
 
-import type { ChargeRecord, DisputeRecord, PaymentIntentRecord, RefundRecord, StripeSandboxState } from './state.ts';
+import type { BalanceTransactionRecord, ChargeRecord, DisputeRecord, PaymentIntentRecord, RefundRecord, StripeSandboxState } from './state.ts';
 
 export type StripeObject = Record<string, unknown>;
 
@@ -37,7 +37,7 @@ export function renderPaymentIntent(pi: PaymentIntentRecord, state: StripeSandbo
     livemode: false,
     managed_payments: null,
     metadata: { ...pi.metadata },
-    next_action: null,
+    next_action: pi.nextAction ?? null,
     on_behalf_of: null,
     payment_method: pi.paymentMethod,
     payment_method_configuration_details: null,
@@ -177,20 +177,53 @@ const EVIDENCE_FIELDS = [
   'uncategorized_file', 'uncategorized_text',
 ] as const;
 
+const BT_DESCRIPTIONS: Record<BalanceTransactionRecord['type'], string> = {
+  charge: 'Payment',
+  refund: 'REFUND FOR CHARGE',
+  refund_failure: 'REFUND FAILURE',
+  adjustment: 'Chargeback withdrawal',
+};
+
+/** A balance transaction as Stripe renders it; `fee` is Stripe's charge on it (a dispute fee; < 0 returned), net = amount - fee. */
+export function balanceTransactionObject(t: BalanceTransactionRecord, source: StripeObject | string): StripeObject {
+  const fee = t.fee ?? 0;
+  return {
+    id: t.id,
+    object: 'balance_transaction',
+    amount: t.amount,
+    available_on: t.created + 2 * 86_400,
+    balance_type: 'payments',
+    created: t.created,
+    currency: t.currency,
+    description: t.reportingCategory === 'dispute_reversal' ? 'Chargeback reversal' : BT_DESCRIPTIONS[t.type],
+    exchange_rate: null,
+    fee,
+    fee_details: fee === 0 ? [] : [{ amount: fee, application: null, currency: t.currency, description: 'Dispute fee', type: 'stripe_fee' }],
+    net: t.amount - fee,
+    reporting_category: t.reportingCategory,
+    source,
+    status: 'pending',
+    type: t.type,
+  };
+}
+
 export function renderDispute(dispute: DisputeRecord, state: StripeSandboxState): StripeObject {
   const charge = state.charges.get(dispute.charge);
+  // Every balance transaction the dispute made (withdrawal, reinstatement), oldest first, expanded as Stripe embeds them.
+  const transactions = [...state.balanceTransactions.values()].filter((t) => t.source === dispute.id).sort((a, b) => a.created - b.created);
   return {
     id: dispute.id,
     object: 'dispute',
     amount: dispute.amount,
-    balance_transactions: [],
+    balance_transactions: transactions.map((t) => balanceTransactionObject(t, dispute.id)),
     charge: dispute.charge,
     created: dispute.created,
     currency: dispute.currency,
     enhanced_eligibility_types: [],
     evidence: { ...Object.fromEntries(EVIDENCE_FIELDS.map((f) => [f, null])), enhanced_evidence: {} },
     evidence_details: { due_by: dispute.created + 21 * 86_400, enhanced_eligibility: {}, has_evidence: false, past_due: false, submission_count: 0 },
-    is_charge_refundable: false,
+    // An inquiry can still be refunded; a chargeback cannot (Stripe refuses refunds of disputed funds).
+    is_charge_refundable: dispute.status.startsWith('warning_'),
     livemode: false,
     metadata: {},
     payment_intent: dispute.paymentIntent,

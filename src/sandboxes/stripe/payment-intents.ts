@@ -58,7 +58,8 @@ export function createPaymentIntent(ctx: OperationContext, params: FormParams): 
   };
   ctx.state.paymentIntents.set(id, pi);
   ctx.emit('payment_intent.created', renderPaymentIntent(pi, ctx.state));
-  if (confirm && paymentMethod !== undefined) authorize(ctx, pi, paymentMethod);
+  // confirm=true: the create is the confirm (one request, one idempotency key, one stored answer).
+  if (confirm && paymentMethod !== undefined) authorize(ctx, pi, paymentMethod, readBoolean(params, 'error_on_requires_action') ?? false);
   return renderPaymentIntent(pi, ctx.state, readExpand(params));
 }
 
@@ -74,14 +75,19 @@ export function confirmPaymentIntent(ctx: OperationContext, id: string, params: 
   const captureMethod = readEnum(params, 'capture_method', CAPTURE_METHODS);
   if (captureMethod !== undefined) pi.captureMethod = captureMethod;
   if (readCardOption(params, 'request_multicapture') === 'if_available') pi.requestMulticapture = true;
-  authorize(ctx, pi, paymentMethod);
+  authorize(ctx, pi, paymentMethod, readBoolean(params, 'error_on_requires_action') ?? false);
   return renderPaymentIntent(pi, ctx.state, readExpand(params));
 }
 
-/** Asks the (simulated) issuer; a decline leaves the PI requires_payment_method and answers 402. */
-function authorize(ctx: OperationContext, pi: PaymentIntentRecord, pm: TestPaymentMethod): void {
+/**
+ * Asks the (simulated) issuer; a decline leaves the PI requires_payment_method and answers 402. A
+ * card that needs customer authentication leaves it requires_action, or, with
+ * error_on_requires_action, fails it like a decline (`authentication_required`) before any charge.
+ */
+function authorize(ctx: OperationContext, pi: PaymentIntentRecord, pm: TestPaymentMethod, errorOnRequiresAction: boolean): void {
   pi.paymentMethod = pm.id;
   const behaviour = pm.behaviour;
+  if (behaviour.kind === 'authenticate') return requireAction(ctx, pi, errorOnRequiresAction);
   let authorized = pi.amount;
   let failure: ChargeRecord['failure'] = null;
   if (behaviour.kind === 'decline') failure = { code: behaviour.code, declineCode: behaviour.declineCode, message: behaviour.message };
@@ -138,6 +144,27 @@ function authorize(ctx: OperationContext, pi: PaymentIntentRecord, pm: TestPayme
   }
 }
 
+function requireAction(ctx: OperationContext, pi: PaymentIntentRecord, errorOnRequiresAction: boolean): void {
+  if (!errorOnRequiresAction) {
+    pi.status = 'requires_action';
+    pi.nextAction = { type: 'use_stripe_sdk' };
+    ctx.emit('payment_intent.requires_action', renderPaymentIntent(pi, ctx.state));
+    return;
+  }
+  const error: StripeErrorBody = {
+    type: 'card_error',
+    code: 'authentication_required',
+    decline_code: 'authentication_required',
+    message: 'Your card was declined. This transaction requires authentication.',
+    doc_url: 'https://stripe.com/docs/error-codes/authentication-required',
+  };
+  pi.status = 'requires_payment_method';
+  pi.paymentMethod = null;
+  pi.lastPaymentError = error;
+  ctx.emit('payment_intent.payment_failed', renderPaymentIntent(pi, ctx.state));
+  throw new StripeRequestFailure(402, { ...error, payment_intent: renderPaymentIntent(pi, ctx.state) }, true);
+}
+
 export function capturePaymentIntent(ctx: OperationContext, id: string, params: FormParams): StripeObject {
   assertKnownParams(params, CAPTURE_PARAMS);
   const pi = findPaymentIntent(ctx, id);
@@ -183,6 +210,7 @@ export function cancelPaymentIntent(ctx: OperationContext, id: string, params: F
   pi.canceledAt = ctx.now;
   pi.cancellationReason = reason ?? null;
   pi.amountCapturable = 0;
+  pi.nextAction = null;
   ctx.emit('payment_intent.canceled', renderPaymentIntent(pi, ctx.state));
   return renderPaymentIntent(pi, ctx.state, readExpand(params));
 }

@@ -28,6 +28,8 @@ export interface StripeProtocolDeps {
   readonly store: AccountStore;
   readonly clock: SandboxClock;
   readonly secretKey: string;
+  /** Search lags the list by this much (search.ts). */
+  readonly searchLagMs?: number;
 }
 
 /** Stripe documents keys of up to 255 characters; connectors must shorten longer ones by hashing. */
@@ -147,7 +149,10 @@ export class StripeProtocol implements ProviderProtocol {
   /** Runs an operation against the loaded state; the events it emitted are written with its change. */
   private execute(route: StripeRoute, id: string, params: FormParams, origin: EventOrigin, options: ExecutionOptions, state: StripeSandboxState, nowMs: number): Executed {
     const emitted: { type: string; object: Record<string, unknown> }[] = [];
-    const ctx: OperationContext = { state, now: Math.floor(nowMs / 1000), emit: (type, object) => emitted.push({ type, object }), failModification: options.failModification === true };
+    const ctx: OperationContext = {
+      state, now: Math.floor(nowMs / 1000), emit: (type, object) => emitted.push({ type, object }), failModification: options.failModification === true,
+      ...(this.deps.searchLagMs !== undefined && { searchLagMs: this.deps.searchLagMs }),
+    };
     let outcome: Outcome;
     try {
       const result = route.run(ctx, id, params);

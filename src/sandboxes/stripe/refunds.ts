@@ -99,7 +99,30 @@ export function failRefund(ctx: OperationContext, refundId: string, failureReaso
   return renderRefund(refund);
 }
 
-export function openDispute(ctx: OperationContext, paymentIntentId: string, options: { amount?: number; reason?: string }): StripeObject {
+/** Stripe's dispute fee, in minor units of the charge's currency (a flat fee; the sandbox uses one figure for every currency). */
+export const STRIPE_DISPUTE_FEE = 1500;
+
+/** The statuses a dispute may move to from each (stripe@23.1.0 Dispute.Status); won, lost, warning_closed and prevented are final. */
+const NEXT_STATUS: Readonly<Record<string, readonly string[]>> = {
+  warning_needs_response: ['warning_under_review', 'warning_closed', 'needs_response', 'prevented'],
+  warning_under_review: ['warning_closed', 'needs_response'],
+  needs_response: ['under_review', 'won', 'lost'],
+  under_review: ['won', 'lost', 'appeal_needs_response'],
+  appeal_needs_response: ['appeal_under_review', 'lost'],
+  appeal_under_review: ['won', 'lost'],
+};
+
+function withdraw(ctx: OperationContext, dispute: DisputeRecord): void {
+  bookBalanceTransaction(ctx, { paymentIntent: dispute.paymentIntent, source: dispute.id, type: 'adjustment', reportingCategory: 'dispute', amount: -dispute.amount, fee: STRIPE_DISPUTE_FEE, currency: dispute.currency });
+  ctx.emit('charge.dispute.funds_withdrawn', renderDispute(dispute, ctx.state));
+}
+
+/**
+ * Opens a dispute on the PaymentIntent's captured charge: a chargeback (needs_response: the amount
+ * and the dispute fee are withdrawn at once, charge.dispute.created then funds_withdrawn), or an
+ * inquiry (warning_needs_response: nothing moves until it escalates).
+ */
+export function openDispute(ctx: OperationContext, paymentIntentId: string, options: { amount?: number; reason?: string; inquiry?: boolean }): StripeObject {
   const charge = capturedChargeOf(ctx, paymentIntentId);
   const amount = options.amount ?? charge.amountCaptured;
   if (!Number.isInteger(amount) || amount < 1 || amount > charge.amountCaptured) {
@@ -113,14 +136,39 @@ export function openDispute(ctx: OperationContext, paymentIntentId: string, opti
     amount,
     currency: charge.currency,
     reason: options.reason ?? 'fraudulent',
-    status: 'needs_response',
+    status: options.inquiry === true ? 'warning_needs_response' : 'needs_response',
   };
   ctx.state.disputes.set(dispute.id, dispute);
   charge.disputed = true;
-  bookBalanceTransaction(ctx, { paymentIntent: paymentIntentId, source: dispute.id, type: 'adjustment', reportingCategory: 'dispute', amount: -amount, currency: dispute.currency });
-  const rendered = renderDispute(dispute, ctx.state);
-  ctx.emit('charge.dispute.created', rendered);
-  return rendered;
+  ctx.emit('charge.dispute.created', renderDispute(dispute, ctx.state));
+  if (options.inquiry !== true) withdraw(ctx, dispute);
+  return renderDispute(dispute, ctx.state);
+}
+
+/**
+ * Moves a dispute on (evidence submitted: under_review; an inquiry escalated: needs_response, which
+ * withdraws; an appeal) with charge.dispute.updated, or closes it (won: reinstated with the fee,
+ * funds_reinstated; lost; warning_closed; prevented) with charge.dispute.closed.
+ */
+export function advanceDispute(ctx: OperationContext, disputeId: string, status: string): StripeObject {
+  const dispute = ctx.state.disputes.get(disputeId);
+  if (dispute === undefined) throw resourceMissing('dispute', disputeId);
+  const allowed = NEXT_STATUS[dispute.status] ?? [];
+  if (!allowed.includes(status)) throw stateError('dispute_status_invalid', `Dispute ${disputeId} is ${dispute.status}; it cannot become ${status}.`);
+  dispute.status = status;
+  if (status === 'needs_response') {
+    ctx.emit('charge.dispute.updated', renderDispute(dispute, ctx.state));
+    withdraw(ctx, dispute);
+  } else if (status === 'won') {
+    bookBalanceTransaction(ctx, { paymentIntent: dispute.paymentIntent, source: dispute.id, type: 'adjustment', reportingCategory: 'dispute_reversal', amount: dispute.amount, fee: -STRIPE_DISPUTE_FEE, currency: dispute.currency });
+    ctx.emit('charge.dispute.funds_reinstated', renderDispute(dispute, ctx.state));
+    ctx.emit('charge.dispute.closed', renderDispute(dispute, ctx.state));
+  } else if (status === 'lost' || status === 'warning_closed' || status === 'prevented') {
+    ctx.emit('charge.dispute.closed', renderDispute(dispute, ctx.state));
+  } else {
+    ctx.emit('charge.dispute.updated', renderDispute(dispute, ctx.state));
+  }
+  return renderDispute(dispute, ctx.state);
 }
 
 /** The issuer decides an open dispute (charge.dispute.closed with status won or lost). */
@@ -128,13 +176,7 @@ export function closeDispute(ctx: OperationContext, disputeId: string, outcome: 
   const dispute = ctx.state.disputes.get(disputeId);
   if (dispute === undefined) throw resourceMissing('dispute', disputeId);
   if (dispute.status === 'won' || dispute.status === 'lost') throw stateError('dispute_already_closed', `Dispute ${disputeId} is already ${dispute.status}.`);
-  dispute.status = outcome;
-  if (outcome === 'won') {
-    bookBalanceTransaction(ctx, { paymentIntent: dispute.paymentIntent, source: dispute.id, type: 'adjustment', reportingCategory: 'dispute_reversal', amount: dispute.amount, currency: dispute.currency });
-  }
-  const rendered = renderDispute(dispute, ctx.state);
-  ctx.emit('charge.dispute.closed', rendered);
-  return rendered;
+  return advanceDispute(ctx, disputeId, outcome);
 }
 
 function findCharge(ctx: OperationContext, id: string, param?: string): ChargeRecord {

@@ -9,6 +9,7 @@ import {
   cancelPaymentIntent, capturePaymentIntent, confirmPaymentIntent, createPaymentIntent, listPaymentIntents, retrievePaymentIntent,
 } from './payment-intents.ts';
 import { createRefund, retrieveCharge, retrieveDispute, retrieveRefund } from './refunds.ts';
+import { searchPaymentIntents } from './search.ts';
 
 export interface StripeRoute {
   readonly method: 'GET' | 'POST';
@@ -32,6 +33,8 @@ export const STRIPE_ROUTES: readonly StripeRoute[] = [
     run: (ctx, _id, params) => createPaymentIntent(ctx, params),
   },
   { method: 'GET', pattern: /^\/v1\/payment_intents$/, loads: 'list', faultOp: none, run: (ctx, _id, params) => listPaymentIntents(ctx, params) },
+  // Before the :id route, which would take "search" for an id.
+  { method: 'GET', pattern: /^\/v1\/payment_intents\/search$/, loads: 'list', faultOp: none, run: (ctx, _id, params) => searchPaymentIntents(ctx, params) },
   { method: 'GET', pattern: new RegExp(`^/v1/payment_intents/${ID}$`), loads: 'payment_intent', faultOp: none, run: retrievePaymentIntent },
   { method: 'POST', pattern: new RegExp(`^/v1/payment_intents/${ID}/confirm$`), loads: 'payment_intent', faultOp: () => 'authorize', run: confirmPaymentIntent },
   { method: 'POST', pattern: new RegExp(`^/v1/payment_intents/${ID}/capture$`), loads: 'payment_intent', faultOp: () => 'capture', run: capturePaymentIntent },

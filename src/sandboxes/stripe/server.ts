@@ -19,7 +19,7 @@ import type { OperationContext } from './context.ts';
 import { buildStripeEvent, stripeWebhookHeaders } from './events.ts';
 import type { StripeObject } from './objects.ts';
 import { StripeProtocol } from './protocol.ts';
-import { closeDispute, failRefund, openDispute } from './refunds.ts';
+import { advanceDispute, closeDispute, failRefund, openDispute } from './refunds.ts';
 
 export interface StripeWebhookEndpoint {
   readonly url: string;
@@ -42,6 +42,8 @@ export interface StripeSandboxOptions {
   readonly webhookRetry?: { readonly maxAttempts?: number; readonly baseMs?: number };
   /** How long an idempotency key is remembered, on the sandbox clock. Default 24 h, as Stripe. */
   readonly keyTtlMs?: number;
+  /** How long a new PaymentIntent stays out of search results (search.ts). Default 60 s, Stripe's "less than a minute". */
+  readonly searchLagMs?: number;
 }
 
 export interface StripeSandbox extends SandboxControl {
@@ -54,7 +56,15 @@ export interface StripeSandbox extends SandboxControl {
   /** A succeeded refund fails afterwards (refund.updated + refund.failed); returns the refund object. */
   failRefund(refundId: string, failureReason?: string): Promise<StripeObject>;
   /** Opens a dispute on the PaymentIntent's captured charge (charge.dispute.created); returns the dispute object. */
-  createDispute(paymentIntentId: string, options?: { amount?: number; reason?: string }): Promise<StripeObject>;
+  createDispute(paymentIntentId: string, options?: { amount?: number; reason?: string; inquiry?: boolean }): Promise<StripeObject>;
+  /** Moves a dispute to `status` (under_review, needs_response, appeal_*, won, lost, warning_*, prevented) with its events and balance transactions. */
+  advanceDispute(disputeId: string, status: string): Promise<StripeObject>;
+  /**
+   * A whole dispute path at once: opened in the first status (needs_response or
+   * warning_needs_response), then moved through the rest; its events are published together (so
+   * `reorder` delivers them all reversed). Returns the dispute object.
+   */
+  disputePath(paymentIntentId: string, statuses: readonly string[], options?: { amount?: number; reason?: string }): Promise<StripeObject>;
   /** Closes an open dispute as won or lost (charge.dispute.closed); returns the dispute object. */
   closeDispute(disputeId: string, outcome: 'won' | 'lost'): Promise<StripeObject>;
   /** This process's delivery target; with none, this process delivers nothing (another may). */
@@ -84,7 +94,7 @@ export async function startStripeSandbox(options: StripeSandboxOptions): Promise
     ...(options.webhookRetry?.maxAttempts !== undefined && { maxAttempts: options.webhookRetry.maxAttempts }),
     ...(options.webhookRetry?.baseMs !== undefined && { retryBaseMs: options.webhookRetry.baseMs }),
   });
-  const protocol = new StripeProtocol({ store, clock, secretKey: options.secretKey });
+  const protocol = new StripeProtocol({ store, clock, secretKey: options.secretKey, ...(options.searchLagMs !== undefined && { searchLagMs: options.searchLagMs }) });
   let listener: ProviderListener;
   try {
     listener = await ProviderListener.start({ port: options.port ?? 0, host: options.host ?? '127.0.0.1', protocol, faults });
@@ -135,6 +145,14 @@ export async function startStripeSandbox(options: StripeSandboxOptions): Promise
     failRefund: (refundId, failureReason = 'expired_or_canceled_card') => fromCode({ aliases: [refundId] }, (ctx) => failRefund(ctx, refundId, failureReason)),
     createDispute: (paymentIntentId, disputeOptions = {}) => fromCode({ ids: [paymentIntentId] }, (ctx) => openDispute(ctx, paymentIntentId, disputeOptions)),
     closeDispute: (disputeId, outcome) => fromCode({ aliases: [disputeId] }, (ctx) => closeDispute(ctx, disputeId, outcome)),
+    advanceDispute: (disputeId, status) => fromCode({ aliases: [disputeId] }, (ctx) => advanceDispute(ctx, disputeId, status)),
+    disputePath: (paymentIntentId, statuses, o = {}) => fromCode({ ids: [paymentIntentId] }, (ctx) => {
+      const [first, ...rest] = statuses;
+      if (first !== 'needs_response' && first !== 'warning_needs_response') throw new Error(`a dispute opens as needs_response or warning_needs_response, not ${String(first)}`);
+      let d = openDispute(ctx, paymentIntentId, { ...o, inquiry: first === 'warning_needs_response' });
+      for (const status of rest) d = advanceDispute(ctx, String(d['id']), status);
+      return d;
+    }),
     setWebhookEndpoint: (endpoint) => dispatcher.setTarget(targetOf(endpoint)),
     webhookDeliveries: () => dispatcher.deliveries(),
     webhooksIdle: () => dispatcher.idle(),

@@ -35,6 +35,8 @@ export interface PaymentIntentRecord {
   canceledAt: number | null;
   cancellationReason: string | null;
   requestMulticapture: boolean;
+  /** Set while requires_action (absent in documents written before it existed). */
+  nextAction?: { readonly type: string } | null;
 }
 
 export interface ChargeRecord {
@@ -96,6 +98,8 @@ export interface BalanceTransactionRecord {
   /** Signed, in Stripe's units of the currency. */
   readonly amount: number;
   readonly currency: string;
+  /** Stripe's fee on the transaction (a dispute fee), same units; < 0 when returned. Absent: 0. */
+  readonly fee?: number;
 }
 
 /** An event as sent (GET /v1/events reads them back): its id, time and exact body. */

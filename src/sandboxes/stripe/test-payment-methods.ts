@@ -4,7 +4,9 @@ export type TestCardBehaviour =
   | { readonly kind: 'approve' }
   /** Approves only part of the amount (sandbox-only PM: stripe@23.1 has no partial-authorization option). */
   | { readonly kind: 'partial'; readonly fraction: { readonly numerator: number; readonly denominator: number } }
-  | { readonly kind: 'decline'; readonly code: string; readonly declineCode: string | null; readonly message: string };
+  | { readonly kind: 'decline'; readonly code: string; readonly declineCode: string | null; readonly message: string }
+  /** The issuer asks for customer authentication (3D Secure) before it authorizes. */
+  | { readonly kind: 'authenticate' };
 
 export interface TestPaymentMethod {
   readonly id: string;
@@ -47,6 +49,9 @@ export const STRIPE_TEST_PAYMENT_METHODS: readonly TestPaymentMethod[] = [
     'visa',
     decline('processing_error', null, 'An error occurred while processing your card. Try again in a little bit.'),
   ),
+  // "Always authenticate" (docs.stripe.com/testing#authentication-and-setup): requires_action, or
+  // with error_on_requires_action a 402 authentication_required.
+  card('pm_card_authenticationRequired', '4000002760003184', 'visa', { kind: 'authenticate' }),
   // Sandbox-only: authorizes half the amount, so connectors meet amount_capturable < amount.
   card('pm_card_visa_partialAuthorization', '4000000000000515', 'visa', { kind: 'partial', fraction: { numerator: 1, denominator: 2 } }),
 ];

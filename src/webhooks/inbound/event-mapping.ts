@@ -8,8 +8,7 @@ import type { PaymentInput, ProviderFact } from '../../core/inputs.ts';
 import type { Attempt, Capture, Payment, Refund } from '../../core/payment.ts';
 import { assertNever } from '../../core/states.ts';
 
-export type DisputeKind = 'dispute_opened' | 'dispute_won' | 'dispute_lost';
-export type DisputeEvent = Extract<NormalizedEvent, { kind: DisputeKind }>;
+export type DisputeEvent = Extract<NormalizedEvent, { kind: 'dispute' }>;
 
 export type EventAction =
   | { readonly kind: 'input'; readonly input: PaymentInput; readonly attemptId: string | null }
@@ -96,7 +95,21 @@ function releaseAction(attempt: Attempt, e: NormalizedEvent): EventAction | null
   }
 }
 
-export function actionForEvent(p: Payment, account: string, e: NormalizedEvent): EventAction {
+/**
+ * Events stored in the inbox before issue 32 carry `dispute_opened|won|lost`. An Adyen one names
+ * its event code (rawType), so its lifecycle can still decide it; a Stripe one lost the dispute's
+ * balance transactions, so it is not applied (reconciliation shows the dispute if it matters).
+ */
+export function upgradeLegacyDispute(e: NormalizedEvent): NormalizedEvent {
+  const legacy = e as unknown as { readonly kind: string; readonly disputeRef?: string; readonly amount?: number; readonly currency?: string; readonly reason?: string | null };
+  if (legacy.kind !== 'dispute_opened' && legacy.kind !== 'dispute_won' && legacy.kind !== 'dispute_lost') return e;
+  const base = { providerEventId: e.providerEventId, connectorType: e.connectorType, attemptId: e.attemptId, providerRef: e.providerRef, occurredAt: e.occurredAt, rawType: e.rawType };
+  if (e.connectorType !== 'adyen' || legacy.disputeRef === undefined) return { ...base, kind: 'ignored' };
+  return { ...base, kind: 'dispute', disputeRef: legacy.disputeRef, amount: legacy.amount ?? 0, currency: legacy.currency ?? '', reason: legacy.reason ?? null, fact: { provider: 'adyen', eventCode: e.rawType, disputeStatus: null } };
+}
+
+export function actionForEvent(p: Payment, account: string, stored: NormalizedEvent): EventAction {
+  const e = upgradeLegacyDispute(stored);
   if (e.kind === 'ignored') return { kind: 'ignore', reason: `${e.rawType}: not an event the gateway acts on` };
   const attempt = attemptFor(p, e);
   if (attempt === undefined) return { kind: 'ignore', reason: `${e.rawType}: names no attempt of payment ${p.id}` };
@@ -173,10 +186,16 @@ export function actionForEvent(p: Payment, account: string, e: NormalizedEvent):
       }
       return fact({ fact: 'refund_reversed', refundId: r.id }, attempt.id);
     }
-    case 'dispute_opened':
-    case 'dispute_won':
-    case 'dispute_lost':
+    case 'dispute': {
+      // A dispute is about captured money: before its capture is known here, or while a refund of
+      // the payment is in flight (the provider may have taken the money back either way), it is
+      // held and decided once that state exists — never booked against a guess.
+      if (!kept) return { kind: 'ignore', reason: `${e.rawType}: attempt ${attempt.id} is ${attempt.status}, not the attempt that holds the payment` };
+      if (p.amountCaptured === 0) return { kind: 'hold', reason: `${e.rawType}: dispute ${e.disputeRef} on payment ${p.id}, whose capture is not known yet; held until it is` };
+      const refunding = p.refunds.find((r) => inFlight(r.status));
+      if (refunding !== undefined) return { kind: 'hold', reason: `${e.rawType}: dispute ${e.disputeRef} while refund ${refunding.id} is in flight; held until it settles` };
       return { kind: 'dispute', event: e };
+    }
     default:
       return assertNever(e, 'event kind');
   }

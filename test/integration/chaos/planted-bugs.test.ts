@@ -55,6 +55,9 @@ const FAULTS: Readonly<Record<PlantedBug, Aim>> = {
   // Release refunds (USD, automatic capture, the partial-approval card on Stripe) that the sandbox
   // accepts as pending and fails later.
   accepted_release_is_released: { kinds: ['release_failure'], rate: 0.3, payments: 40, accounts: ['stripe_c'], releaseMode: 'fail_later', seed: 1009 },
+  // One-call Stripe authorizations held by the sandbox past the client's timeout (the key held, the
+  // create run later): the lookup runs while nothing is there yet.
+  not_found_by_list_is_proof: { kinds: ['latency_after'], rate: 0.5, payments: 24, accounts: ['stripe_c'], ops: ['authorize'], seed: 1010 },
 };
 
 /** Two refunds in flight together, where they stay in flight until a webhook settles them (Adyen: EUR). */
@@ -98,7 +101,7 @@ beforeAll(async () => {
   topology = await Topology.boot({ databaseUrl: db.url, processes: 1, runDir: join(tmpdir(), `sy-chaos-planted-${process.pid}`), clientTimeoutMs: 1_500, apiWaitMs: 2_000 });
   const order: readonly PlantedBug[] = [
     'skip_version_check', 'refund_without_amount_check', 'adyen_amounts_in_iso_units', 'stale_webhook', 'failover_on_timeout', 'new_key_per_retry',
-    'superseded_refusal_as_proof', 'retention_not_checked_at_execution', 'accepted_release_is_released',
+    'superseded_refusal_as_proof', 'retention_not_checked_at_execution', 'accepted_release_is_released', 'not_found_by_list_is_proof',
   ];
   expect([...order, ...NOT_IN_CI].sort()).toEqual([...PLANTED_BUGS].sort());
   for (const bug of order) {

@@ -8,6 +8,7 @@ import { listenApi } from '../../../src/api/server.ts';
 import type { ApiServer } from '../../../src/api/server.ts';
 import type { AdyenSandbox } from '../../../src/sandboxes/adyen/index.ts';
 import type { StripeSandbox } from '../../../src/sandboxes/stripe/index.ts';
+import type { RuntimeOptions } from '../../../src/app/runtime.ts';
 import { startTestGateway } from './runtime.ts';
 import type { TestGateway } from './runtime.ts';
 
@@ -19,9 +20,9 @@ export interface ShippedGateway {
   close(): Promise<void>;
 }
 
-export async function startShippedGateway(name: string): Promise<ShippedGateway> {
+export async function startShippedGateway(name: string, over: Partial<RuntimeOptions> = {}): Promise<ShippedGateway> {
   const server = await listenApi(0, '127.0.0.1');
-  const gw = await startTestGateway(name, readFileSync('config/switchyard.yaml', 'utf8'), { webhookBaseUrl: `http://127.0.0.1:${server.port}` });
+  const gw = await startTestGateway(name, readFileSync('config/switchyard.yaml', 'utf8'), { webhookBaseUrl: `http://127.0.0.1:${server.port}`, ...over });
   server.attach(createApiApp(gw.rt, { log: () => undefined }));
   return {
     gw,

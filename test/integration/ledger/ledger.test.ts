@@ -1,6 +1,6 @@
 // The ledger after a mixed workload against both in-process sandboxes (the shipped config), with
 // notifications on: captures, partial refunds, a refund that comes back, a capture the scheme
-// rejects after success (Adyen CAPTURE_FAILED), disputes opened / won / lost. `ledger check`
+// rejects after success (Adyen CAPTURE_FAILED), disputes withdrawn / reinstated / won / lost. `ledger check`
 // passes; per payment our books equal the sandboxes' own ledgers; the merchant's balances carry the
 // disputes; then the Adyen settlement report is imported: receivable moves to the bank net of the
 // commission, once per row.
@@ -12,7 +12,7 @@ import type { StripeSandbox } from '../../../src/sandboxes/stripe/index.ts';
 import { newId } from '../../../src/core/ids.ts';
 import type { Payment } from '../../../src/core/payment.ts';
 import { checkLedger } from '../../../src/ledger/check.ts';
-import { postDisputeChange } from '../../../src/ledger/postings.ts';
+import { writePosting } from '../../../src/ledger/postings.ts';
 import { importSettlement } from '../../../src/ledger/settlement.ts';
 import { runCli } from '../helpers/cli.ts';
 import { REDIS_URL, settled } from '../helpers/runtime.ts';
@@ -85,15 +85,15 @@ describe('ledger', () => {
     expect(p['s_won'].attempts[0]!.connector).toBe('stripe_eu');
 
     const won = await stripe.createDispute(providerRef(p['s_won'])) as { id: string };
-    await dispute(p['s_won'], 'opened');
+    await dispute(p['s_won'], 'funds_withdrawn');
     await stripe.closeDispute(won.id, 'won');
     const lost = await stripe.createDispute(providerRef(p['s_lost']), { amount: 12_000 }) as { id: string };
-    await dispute(p['s_lost'], 'opened');
+    await dispute(p['s_lost'], 'funds_withdrawn');
     await stripe.closeDispute(lost.id, 'lost');
     await stripe.createDispute(providerRef(p['s_open']));
     await stripe.failRefund(String(p['s_returned'].refunds[0]!.providerRef));
     await adyen.chargeback(providerRef(p['a_won']));
-    await dispute(p['a_won'], 'opened');
+    await dispute(p['a_won'], 'funds_withdrawn');
     await adyen.chargeback(providerRef(p['a_won']), { reversed: true });
     await adyen.failCapture(String(p['a_failed'].captures[0]!.providerRef));
     await adyen.chargeback(providerRef(p['a_open']));
@@ -101,9 +101,10 @@ describe('ledger', () => {
 
     await dispute(p['s_won'], 'won');
     await dispute(p['s_lost'], 'lost');
-    await dispute(p['s_open'], 'opened');
-    await dispute(p['a_won'], 'won');
-    await dispute(p['a_open'], 'opened');
+    await dispute(p['s_open'], 'funds_withdrawn');
+    // CHARGEBACK_REVERSED is not final at Adyen (a second chargeback may follow): reinstated, not won.
+    await dispute(p['a_won'], 'funds_reinstated');
+    await dispute(p['a_open'], 'funds_withdrawn');
     for (const k of ['s_returned', 'a_returned']) p[k] = await gw.waitFor(p[k]!.id, (x) => x.refunds[0]?.status === 'reversed');
     p['a_failed'] = await gw.waitFor(p['a_failed'].id, (x) => x.amountCaptured === 0);
     expect(p['a_failed'].state).toBe('failed');
@@ -123,23 +124,27 @@ describe('ledger', () => {
       const entry = (await (a.connector === 'stripe_eu' ? stripe : adyen).ledger()).find((e) => e.reference === a.id)!;
       expect(bookedOf.get(x.id) ?? 0, name).toBe(entry.captured - entry.refunded);
     }
-    // Disputes: withdrawn while open or lost, reinstated when won, written off the payable when lost.
-    expect(await account(`connector:stripe_eu:receivable`)).toBe(10_000 - 3_000 + 20_000 + 30_000 - 12_000 + 40_000 - 40_000 + 5_000);
+    // Disputes: withdrawn while open or lost, reinstated when won, written off the payable when lost;
+    // Stripe's dispute fee (1500) withdrawn with each chargeback, returned with the win.
+    expect(await account(`connector:stripe_eu:receivable`)).toBe(10_000 - 3_000 + 20_000 + 30_000 - 12_000 + 40_000 - 40_000 + 5_000 - 1_500 - 1_500);
+    expect(await account(`connector:stripe_eu:fees`)).toBe(3_000);
     expect(await merchantBalances(gw.rt.database.db, gw.merchantId)).toEqual([
       { object: 'balance', currency: 'EUR', payable: 7_000 + 20_000 + 18_000 + 40_000 + 5_000 + 75_000 + 110_000 + 0 + 130_000 + 150_000, disputed: 40_000 + 130_000 },
     ]);
     const kinds = await q<{ kind: string; n: string }>(`SELECT kind, count(*) AS n FROM ledger_transactions WHERE kind LIKE 'dispute_%' GROUP BY kind ORDER BY kind`);
-    expect(kinds.map((k) => [k.kind, Number(k.n)])).toEqual([['dispute_lost', 1], ['dispute_opened', 5], ['dispute_won', 2]]);
+    expect(kinds.map((k) => [k.kind, Number(k.n)])).toEqual([['dispute_fee', 4], ['dispute_lost', 1], ['dispute_reinstated', 2], ['dispute_withdrawn', 5]]);
   }, 120_000);
 
-  it('a dispute change is posted once: the same (dispute, status) again writes nothing', async () => {
-    const [d] = await dispute(p['a_open']!, 'opened');
-    const before = await q(`SELECT id FROM ledger_transactions`);
+  it('a dispute movement is posted once: its source again writes nothing', async () => {
+    const [d] = await dispute(p['a_open']!, 'funds_withdrawn');
+    const before = await q<{ id: string; source: string; kind: string }>(`SELECT id, source, kind FROM ledger_transactions WHERE source LIKE $1`, [`dispute:${d!.id}:%`]);
+    expect(before.map((t) => [t.source, t.kind])).toEqual([[`dispute:${d!.id}:CHARGEBACK`, 'dispute_withdrawn']]);
+    const posting = { kind: 'dispute_withdrawn', lines: [{ account: 'merchant:x:disputes', direction: 'debit', amount: 1, currency: 'EUR' }, { account: 'connector:adyen_eu:receivable', direction: 'credit', amount: 1, currency: 'EUR' }] } as const;
     const again = await gw.rt.database.db.transaction((tx) =>
-      postDisputeChange(tx, { disputeId: d!.id, paymentId: p['a_open']!.id, merchantId: gw.merchantId, connector: 'adyen_eu', from: null, to: 'opened', amount: 130_000, currency: 'EUR', now: new Date(), newId: () => newId('ledger') }),
+      writePosting(tx, posting, { id: newId('ledger'), paymentId: p['a_open']!.id, source: before[0]!.source, description: null, createdAt: new Date() }),
     );
     expect(again).toBe(false);
-    expect(await q(`SELECT id FROM ledger_transactions`)).toHaveLength(before.length);
+    expect(await q(`SELECT id FROM ledger_transactions WHERE source LIKE $1`, [`dispute:${d!.id}:%`])).toHaveLength(1);
   });
 
   it('settlement import: receivable to the bank net of commission, once per report row; the books still check', async () => {
@@ -166,9 +171,9 @@ describe('ledger', () => {
   it('`switchyard ledger check` passes on these books and fails on a dispute without its postings', async () => {
     const ok = await runCli(['ledger', 'check'], { DATABASE_URL: gw.db.url, REDIS_URL });
     expect([ok.code, ok.stdout.trim()], ok.stderr).toEqual([0, expect.stringMatching(/^ledger ok: \d+ transactions balance/) as unknown]);
-    await gw.db.pool.query(`INSERT INTO disputes (id, payment_id, connector, provider_ref, amount, currency, status) VALUES ('dsp_unposted', $1, 'stripe_eu', 'dp_unposted', 500, 'EUR', 'opened')`, [p['s_refunded']!.id]);
+    await gw.db.pool.query(`INSERT INTO disputes (id, payment_id, connector, provider_ref, amount, currency, status, withdrawn) VALUES ('dsp_unposted', $1, 'stripe_eu', 'dp_unposted', 500, 'EUR', 'funds_withdrawn', 500)`, [p['s_refunded']!.id]);
     const bad = await checkLedger(gw.rt.database.db);
-    expect(bad.problems).toEqual([{ kind: 'dispute_mismatch', id: 'dsp_unposted', detail: 'opened 500 EUR: expected withdrawn 500 / held 500, booked 0 / 0' }]);
+    expect(bad.problems).toEqual([{ kind: 'dispute_mismatch', id: 'dsp_unposted', detail: 'funds_withdrawn EUR: expected withdrawn 500 / held 500 / written off 0 / fees 0, booked 0 / 0 / 0 / 0' }]);
   }, 60_000);
 });
 

@@ -55,11 +55,14 @@ describe('switchyard payments', () => {
     const prefix = ['--queue-prefix', `${gw.prefix}_cli`];
     const done = await cli(['payments', 'resolve', p.id, '--as', 'failed', '--note', 'Stripe dashboard shows no charge (OPS-42)', ...prefix]);
     expect(done.stderr).not.toContain('switchyard:');
-    expect([done.code, done.stdout.trim()]).toEqual([0, `payment ${p.id}: needs_review -> failed by operator alice (transition ${/transition (\d+)/.exec(done.stdout)?.[1]}; see switchyard payments show ${p.id})`]);
+    expect([done.code, done.stdout.trim().split('\n').at(-1)]).toEqual([0, `payment ${p.id}: needs_review -> failed by operator alice (transition ${/transition (\d+)/.exec(done.stdout)?.[1]}; see switchyard payments show ${p.id})`]);
+    // The provider's records first (the API role never prepared a PaymentIntent: none is found), and that absence proves nothing.
+    expect(done.stdout).toMatch(new RegExp(`attempt 1 \\S+ on stripe_a \\(asked the provider now\\): shows nothing_found`));
+    expect(done.stdout).toContain('an absent record proves nothing');
     const row = await gw.db.db.execute<{ state: string }>(sql`SELECT state FROM payments WHERE id = ${p.id}`);
     expect(row.rows[0]!.state).toBe('failed');
     const timeline = JSON.parse((await cli(['payments', 'show', p.id, '--json'])).stdout) as { timeline: { origin: string; from: string; to: string; reason: string; input: { type: string; note: string } }[] };
-    expect(timeline.timeline.at(-1)).toMatchObject({ origin: 'operator', from: 'needs_review', to: 'failed', reason: 'operator: Stripe dashboard shows no charge (OPS-42)', input: { type: 'operator_resolved', note: 'Stripe dashboard shows no charge (OPS-42)' } });
+    expect(timeline.timeline.at(-1)).toMatchObject({ origin: 'operator', from: 'needs_review', to: 'failed', reason: 'operator: Stripe dashboard shows no charge (OPS-42)', input: { type: 'operator_resolved', note: 'Stripe dashboard shows no charge (OPS-42)', operator: 'alice', provider: [{ shows: 'nothing_found' }] } });
 
     // The audit row names the operator whose token the CLI held, committed with the transition.
     const audit = await gw.db.db.execute<{ operator: string; action: string; before: unknown; after: unknown; note: string }>(sql`SELECT operator, action, before, after, note FROM operator_audit WHERE target = ${p.id}`);
@@ -79,9 +82,9 @@ describe('switchyard payments', () => {
     const noNote = await cli(['payments', 'resolve', 'pay_x', '--as', 'failed']);
     expect(noNote.code).toBe(1);
     expect(noNote.stderr).toContain("required option '--note <text>' not specified");
-    const badAs = await cli(['payments', 'resolve', 'pay_x', '--as', 'captured', '--note', 'x']);
+    const badAs = await cli(['payments', 'resolve', 'pay_x', '--as', 'settled', '--note', 'x']);
     expect(badAs.code).toBe(1);
-    expect(badAs.stderr).toContain("argument 'captured' is invalid. Allowed choices are authorized, failed, voided.");
+    expect(badAs.stderr).toContain("argument 'settled' is invalid. Allowed choices are authorized, captured, failed, voided.");
     const missing = await cli(['payments', 'show', 'pay_nope']);
     expect([missing.code, missing.stderr.trim()]).toEqual([1, 'no payment pay_nope']);
     const unknown = await cli(['payments', 'resolve', 'pay_nope', '--as', 'failed', '--note', 'x', '--queue-prefix', `${gw.prefix}_cli`]);

@@ -22,7 +22,7 @@ describe('switchyard reconcile', () => {
     const r = await cli(['reconcile', '--since', '2h', '--json']);
     expect(r.code, r.stderr).toBe(0);
     const last = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
-    expect(Object.keys(last)).toEqual(['window', 'checked', 'discrepancies', 'by_category', 'auto_resolved', 'new', 'reopened', 'updated']);
+    expect(Object.keys(last)).toEqual(['window', 'checked', 'discrepancies', 'by_category', 'auto_resolved', 'new', 'reopened', 'updated', 'errors']);
     const w = last['window'] as { from: string; to: string };
     expect(Date.parse(w.to) - Date.parse(w.from)).toBe(2 * 3_600_000);
     expect(last['by_category']).toEqual({ missed_notification: 0, unapplied_event: 0, provider_side_change: 0, no_counterpart: 0, amount_mismatch: 0, missing_report: 0 });

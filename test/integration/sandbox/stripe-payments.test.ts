@@ -188,6 +188,42 @@ describe('refunds', () => {
   });
 });
 
+describe('disputes', () => {
+  const dispute = (id: string) => stripe.disputes.retrieve(id);
+  const captured = async () => stripe.paymentIntents.capture((await authorize('pm_card_visa')).id);
+  const eventTypes = async (id: string) => (await stripe.events.list({ limit: 100 })).data.filter((e) => (e.data.object as { id?: string }).id === id).map((e) => e.type).reverse();
+
+  it('an inquiry withdraws nothing until it escalates; the chargeback withdraws the amount and the fee, a win returns both', async () => {
+    const pi = await captured();
+    const opened = await sandbox.createDispute(pi.id, { inquiry: true });
+    const id = String(opened['id']);
+    expect(await dispute(id)).toMatchObject({ status: 'warning_needs_response', balance_transactions: [], is_charge_refundable: true });
+    await sandbox.advanceDispute(id, 'warning_under_review');
+    await sandbox.advanceDispute(id, 'needs_response');
+    const escalated = await dispute(id);
+    expect(escalated.balance_transactions.map((t) => [t.amount, t.fee, t.net, t.reporting_category, t.type])).toEqual([[-1000, 1500, -2500, 'dispute', 'adjustment']]);
+    await sandbox.advanceDispute(id, 'under_review');
+    await sandbox.advanceDispute(id, 'won');
+    const won = await dispute(id);
+    expect(won.status).toBe('won');
+    expect(won.balance_transactions.map((t) => [t.amount, t.fee, t.reporting_category])).toEqual([[-1000, 1500, 'dispute'], [1000, -1500, 'dispute_reversal']]);
+    expect(await stripe.balanceTransactions.retrieve(won.balance_transactions[1]!.id)).toMatchObject({ source: id, fee: -1500, net: 2500 });
+    expect(await eventTypes(id)).toEqual(['charge.dispute.created', 'charge.dispute.updated', 'charge.dispute.updated', 'charge.dispute.funds_withdrawn', 'charge.dispute.updated', 'charge.dispute.funds_reinstated', 'charge.dispute.closed']);
+  });
+
+  it('moves only along stripe@23.1.0 statuses; a closed dispute takes nothing more; a path runs in one go', async () => {
+    const pi = await captured();
+    const id = String((await sandbox.createDispute(pi.id))['id']);
+    await expect(sandbox.advanceDispute(id, 'warning_closed')).rejects.toThrow(/cannot become warning_closed/);
+    await sandbox.advanceDispute(id, 'lost');
+    await expect(sandbox.advanceDispute(id, 'won')).rejects.toThrow(/cannot become won/);
+    expect((await dispute(id)).balance_transactions.map((t) => t.amount)).toEqual([-1000]);
+    const path = await sandbox.disputePath((await captured()).id, ['warning_needs_response', 'warning_closed']);
+    expect(await eventTypes(String(path['id']))).toEqual(['charge.dispute.created', 'charge.dispute.closed']);
+    expect((await dispute(String(path['id']))).balance_transactions).toEqual([]);
+  });
+});
+
 describe('retrieve, list and request errors', () => {
   it('answers 404 resource_missing for an unknown PaymentIntent', async () => {
     const err = await rejectionOf(stripe.paymentIntents.retrieve('pi_doesnotexist'));

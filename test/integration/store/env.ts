@@ -16,7 +16,7 @@ export const DIRECT: ConnectorPolicy = {
   authHoldMs: 7 * 24 * HOUR,
   capabilities: {
     manualCapture: true, partialCapture: true, multicapture: true, partialRefund: true,
-    queryByReference: true, cancelByMerchantReference: true, preparesAuthorization: false, asyncModifications: false,
+    queryByReference: true, queryByMerchantReference: false, cancelByMerchantReference: true, preparesAuthorization: false, asyncModifications: false,
   },
 };
 

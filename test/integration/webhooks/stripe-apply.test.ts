@@ -116,12 +116,12 @@ describe('Stripe events applied', () => {
     expect(ledger.map((l) => l.posting)).toEqual(['capture', 'refund', 'refund_reversed']);
   });
 
-  it('a dispute creates a dispute record and dispute.opened, and leaves the payment as it was', async () => {
+  it('a dispute creates a dispute record, dispute.opened and dispute.funds_withdrawn, and leaves the payment as it was', async () => {
     const p = await gw.waitFor(capturedId, () => true);
     await sb.createDispute(p.attempts[0]!.providerRef!, { amount: 2000, reason: 'fraudulent' });
-    const disputes = await until(() => q<{ status: string; amount: string; currency: string; connector: string }>(sql`SELECT status, amount, currency, connector FROM disputes WHERE payment_id = ${p.id}`), (r) => r.length === 1);
-    expect(disputes[0]).toMatchObject({ status: 'opened', amount: '2000', currency: 'EUR', connector: 'stripe_a' });
-    await until(() => merchantEventTypes(p.id), (t) => t.includes('dispute.opened'));
+    const disputes = await until(() => q<{ status: string; amount: string; currency: string; connector: string }>(sql`SELECT status, amount, currency, connector FROM disputes WHERE payment_id = ${p.id}`), (r) => r[0]?.status === 'funds_withdrawn');
+    expect(disputes[0]).toMatchObject({ status: 'funds_withdrawn', amount: '2000', currency: 'EUR', connector: 'stripe_a' });
+    await until(() => merchantEventTypes(p.id), (t) => t.includes('dispute.opened') && t.includes('dispute.funds_withdrawn'));
     const after = await gw.waitFor(p.id, () => true);
     expect([after.state, after.version]).toEqual([p.state, p.version]);
   });

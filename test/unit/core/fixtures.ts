@@ -10,7 +10,7 @@ export const STRIPE_LIKE: ConnectorPolicy = {
   authHoldMs: 7 * 24 * HOUR,
   capabilities: {
     manualCapture: true, partialCapture: true, multicapture: true, partialRefund: true,
-    queryByReference: true, cancelByMerchantReference: false, preparesAuthorization: true, asyncModifications: false,
+    queryByReference: true, queryByMerchantReference: false, cancelByMerchantReference: false, preparesAuthorization: true, asyncModifications: false,
   },
 };
 
@@ -21,7 +21,7 @@ export const ADYEN_LIKE: ConnectorPolicy = {
   authHoldMs: 28 * 24 * HOUR,
   capabilities: {
     manualCapture: true, partialCapture: true, multicapture: false, partialRefund: true,
-    queryByReference: false, cancelByMerchantReference: true, preparesAuthorization: false, asyncModifications: true,
+    queryByReference: false, queryByMerchantReference: false, cancelByMerchantReference: true, preparesAuthorization: false, asyncModifications: true,
   },
 };
 

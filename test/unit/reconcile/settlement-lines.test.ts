@@ -53,6 +53,22 @@ describe('settlement lines from the report', () => {
     expect([r?.captured, r?.refunded, r?.failedCaptures, r?.disputed]).toEqual([6_000, 1_500, ['CAP2'], true]);
   });
 
+  it('every dispute row type folds: Chargeback withdraws, ChargebackReversed reinstates, SecondChargeback withdraws again', () => {
+    const window = { from: new Date(DAY), to: new Date(DAY + 86_400_000) };
+    const disputed = (types: readonly ('Chargeback' | 'ChargebackReversed' | 'SecondChargeback')[]): [boolean | undefined, string | undefined, number[]] => {
+      const state = new AdyenSandboxState();
+      state.book({ bookedMs: DAY + 1_000, type: 'Settled', payment, modificationReference: 'CAP1', amount: 10_000 });
+      for (const [i, type] of types.entries()) state.book({ bookedMs: DAY + 2_000 + i, type, payment, modificationReference: 'DSP1', amount: 10_000 });
+      const csv = settlementReport(state, { merchantAccount: 'Shop', kind: 'settlement_day', dayStartMs: DAY, dayEndMs: DAY + 86_400_000 }, DAY + 86_400_000, 0)!;
+      const [r] = recordsFromSettlementReports([csv], window);
+      return [r?.disputed, r?.status, settlementLinesFromReports([csv], window).slice(1).map((l) => l.gross)];
+    };
+    expect(disputed(['Chargeback'])).toEqual([true, 'Chargeback', [-10_000]]);
+    expect(disputed(['Chargeback', 'ChargebackReversed'])).toEqual([undefined, 'ChargebackReversed', [-10_000, 10_000]]);
+    expect(disputed(['Chargeback', 'ChargebackReversed', 'SecondChargeback'])).toEqual([true, 'SecondChargeback', [-10_000, 10_000, -10_000]]);
+    expect(disputed(['Chargeback', 'ChargebackReversed', 'SecondChargeback', 'ChargebackReversed'])).toEqual([undefined, 'ChargebackReversed', [-10_000, 10_000, -10_000, 10_000]]);
+  });
+
   it('a payment is in the window by any of its rows; rows of earlier reports count toward its record', () => {
     const LATER = DAY + 10 * 86_400_000;
     const dayReport = (book: (state: AdyenSandboxState) => void, dayStartMs: number): string => {

@@ -76,9 +76,18 @@ describe('actionForEvent', () => {
     expect(actionForEvent(p, 'adyen_b', ev({ kind: 'capture_succeeded', amount: 2000, currency: 'EUR', modificationRef: 'm' })).kind).toBe('retry');
   });
 
-  it('disputes are records, never payment inputs; unknown codes are ignored', () => {
-    expect(actionForEvent(payment(), 'adyen_b', ev({ kind: 'dispute_opened', disputeRef: 'd1', amount: 5000, currency: 'EUR', reason: null })).kind).toBe('dispute');
+  it('disputes are records, never payment inputs; held until the capture is known and no refund is in flight; unknown codes are ignored', () => {
+    const dispute = ev({ kind: 'dispute', disputeRef: 'd1', amount: 5000, currency: 'EUR', reason: null, fact: { provider: 'adyen', eventCode: 'CHARGEBACK', disputeStatus: null } });
+    const captured = { state: 'captured', amountCaptured: 5000 } as const;
+    expect(actionForEvent(payment(captured), 'adyen_b', dispute).kind).toBe('dispute');
+    expect(actionForEvent(payment(), 'adyen_b', dispute).kind).toBe('hold');
+    expect(actionForEvent(payment({ ...captured, refunds: [refund({ status: 'pending' })] }), 'adyen_b', dispute).kind).toBe('hold');
+    expect(actionForEvent(payment({ ...captured, amountRefunded: 5000, refunds: [refund({ status: 'succeeded', amount: 5000 })] }), 'adyen_b', dispute).kind).toBe('dispute');
     expect(actionForEvent(payment(), 'adyen_b', ev({ kind: 'ignored' })).kind).toBe('ignore');
+    // Stored before issue 32: an Adyen one is decided by its event code; a Stripe one (its balance transactions lost) is not applied.
+    const legacy = ev({ kind: 'dispute_opened', rawType: 'CHARGEBACK', disputeRef: 'd0', amount: 5000, currency: 'EUR', reason: null });
+    expect(actionForEvent(payment(captured), 'adyen_b', legacy)).toMatchObject({ kind: 'dispute', event: { kind: 'dispute', disputeRef: 'd0', fact: { provider: 'adyen', eventCode: 'CHARGEBACK', disputeStatus: null } } });
+    expect(actionForEvent(payment(captured), 'adyen_b', { ...legacy, connectorType: 'stripe' }).kind).toBe('ignore');
   });
 
   describe('releases and reordered failures (issue 20)', () => {

@@ -85,6 +85,12 @@ describe('payments accounting report records', () => {
     const records = recordsFromAccountingReports([{ name: 'payments_accounting_report_2027_03_28.csv', text: day2 }, { name: 'payments_accounting_report_2027_03_27.csv', text: day1 }], window, ZONE);
     expect(records.find((r) => r.providerRef === 'P')).toMatchObject({ status: 'Chargeback', authorized: 5_000, captured: 5_000, refunded: 1_500, refundsReturned: 500, disputed: true, createdAt: '2027-03-27T09:00:00.000Z' });
     expect(records.find((r) => r.providerRef === 'Q')).toMatchObject({ status: 'Refused', captured: 0 });
+    // A second chargeback after the reversal: withdrawn again.
+    const day3 = [HEADA, rowA('P', '2027-03-28 14:00:00', 'CEST', 'ChargebackReversed', '30.00'), rowA('P', '2027-03-28 15:00:00', 'CEST', 'SecondChargeback', '30.00')].join('\r\n');
+    const after = recordsFromAccountingReports([day2, day3], window, ZONE).find((r) => r.providerRef === 'P');
+    expect([after?.status, after?.disputed]).toEqual(['SecondChargeback', true]);
+    const reversed = recordsFromAccountingReports([day2, [HEADA, rowA('P', '2027-03-28 14:00:00', 'CEST', 'ChargebackReversed', '30.00')].join('\r\n')], window, ZONE).find((r) => r.providerRef === 'P');
+    expect([reversed?.status, reversed?.disputed]).toEqual(['ChargebackReversed', undefined]);
     // Day 1 alone is outside the window: its payment appears only through day 2's records.
     expect(recordsFromAccountingReports([day1], window, ZONE)).toEqual([]);
   });

@@ -64,8 +64,9 @@ describe('adyen notifications', () => {
     expect(kinds('REFUND', 'false')).toBe('refund_failed');
     expect(kinds('REFUND_FAILED', 'true')).toBe('refund_reversed');
     expect(kinds('REFUNDED_REVERSED', 'true')).toBe('refund_reversed');
-    expect(kinds('CHARGEBACK', 'true')).toBe('dispute_opened');
-    expect(kinds('CHARGEBACK_REVERSED', 'true')).toBe('dispute_won');
+    for (const code of ['NOTIFICATION_OF_CHARGEBACK', 'DISPUTE_OPENED_WITH_CHARGEBACK', 'REQUEST_FOR_INFORMATION', 'NOTIFICATION_OF_FRAUD', 'CHARGEBACK', 'CHARGEBACK_REVERSED', 'SECOND_CHARGEBACK', 'PREARBITRATION_WON', 'PREARBITRATION_LOST', 'ISSUER_RESPONSE_TIMEFRAME_EXPIRED', 'INFORMATION_SUPPLIED', 'DISPUTE_DEFENSE_PERIOD_ENDED', 'ISSUER_COMMENTS']) {
+      expect(kinds(code, 'true'), code).toBe('dispute');
+    }
     expect(kinds('REPORT_AVAILABLE', 'true')).toBe('ignored');
   });
 

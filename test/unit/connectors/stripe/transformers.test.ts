@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TEST_CARD_SCENARIOS, testCardNumber } from '../../../../src/connectors/test-cards.ts';
 import {
-  captureParams, fromStripeAmount, integrityProblem, paymentIntentCreateParams, reconciliationRecord, refundParams,
+  authorizeCreateParams, captureParams, fromStripeAmount, integrityProblem, paymentIntentCreateParams, reconciliationRecord, refundParams,
   resolvePaymentMethod, stripeTestPaymentMethod, toStripeAmount,
 } from '../../../../src/connectors/stripe/transformers.ts';
 import { pi } from './fixtures.ts';
@@ -80,6 +80,13 @@ describe('request params', () => {
       payment_method_options: { card: { request_multicapture: 'if_available' } },
     });
     expect(paymentIntentCreateParams({ ...req, captureMethod: 'automatic' }, { amount: 1000, currency: 'eur' }, 'pm_card_visa').payment_method_options).toBeUndefined();
+  });
+
+  it('authorizes in one call: the same create, confirmed, and failing instead of waiting for customer authentication', () => {
+    const p = authorizeCreateParams(req, { amount: 1000, currency: 'eur' }, 'pm_card_visa');
+    expect(p).toEqual({ ...paymentIntentCreateParams(req, { amount: 1000, currency: 'eur' }, 'pm_card_visa'), confirm: true, error_on_requires_action: true });
+    // Deterministic: a same-key resend is the same request (anything else is Stripe's idempotency_error).
+    expect(authorizeCreateParams(req, { amount: 1000, currency: 'eur' }, 'pm_card_visa')).toEqual(p);
   });
 
   it('sends final_capture only when false', () => {

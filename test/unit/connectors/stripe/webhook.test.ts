@@ -74,9 +74,12 @@ describe('event normalization', () => {
     ['refund.created', refundObject({ status: 'pending' }), undefined, { kind: 'ignored' }],
     ['refund.failed', refundObject({ status: 'failed' }), { status: 'succeeded' }, { kind: 'refund_reversed', modificationRef: 're_1' }],
     ['refund.failed', refundObject({ status: 'failed' }), { status: 'pending' }, { kind: 'refund_failed' }],
-    ['charge.dispute.created', { id: 'dp_1', amount: 1000, currency: 'eur', payment_intent: 'pi_1', reason: 'fraudulent', status: 'needs_response', metadata: {} }, undefined, { kind: 'dispute_opened', disputeRef: 'dp_1', amount: 1000, reason: 'fraudulent' }],
-    ['charge.dispute.closed', { id: 'dp_1', amount: 1000, currency: 'eur', payment_intent: 'pi_1', reason: 'fraudulent', status: 'won', metadata: {} }, undefined, { kind: 'dispute_won' }],
-    ['charge.dispute.closed', { id: 'dp_1', amount: 1000, currency: 'eur', payment_intent: 'pi_1', reason: 'fraudulent', status: 'lost', metadata: {} }, undefined, { kind: 'dispute_lost' }],
+    ['charge.dispute.created', { id: 'dp_1', amount: 1000, currency: 'eur', payment_intent: 'pi_1', reason: 'fraudulent', status: 'warning_needs_response', balance_transactions: [], metadata: {} }, undefined,
+      { kind: 'dispute', disputeRef: 'dp_1', amount: 1000, reason: 'fraudulent', fact: { provider: 'stripe', eventType: 'charge.dispute.created', status: 'warning_needs_response', balanceTransactions: [] } }],
+    ['charge.dispute.funds_withdrawn', { id: 'dp_1', amount: 1000, currency: 'eur', payment_intent: 'pi_1', reason: 'fraudulent', status: 'needs_response', balance_transactions: [{ id: 'txn_1', amount: -1000, fee: 1500, currency: 'eur' }], metadata: {} }, undefined,
+      { kind: 'dispute', fact: { status: 'needs_response', balanceTransactions: [{ id: 'txn_1', amount: -1000, fee: 1500, currency: 'EUR' }] } }],
+    ['charge.dispute.closed', { id: 'dp_1', amount: 1000, currency: 'eur', payment_intent: 'pi_1', reason: 'fraudulent', status: 'won', balance_transactions: [{ id: 'txn_1', amount: -1000, fee: 1500, currency: 'eur' }, { id: 'txn_2', amount: 1000, fee: -1500, currency: 'eur' }], metadata: {} }, undefined,
+      { kind: 'dispute', fact: { status: 'won', balanceTransactions: [{ id: 'txn_1', amount: -1000, fee: 1500 }, { id: 'txn_2', amount: 1000, fee: -1500 }] } }],
     ['customer.created', { id: 'cus_1' }, undefined, { kind: 'ignored', attemptId: null }],
   ])('%s -> %j', (type, object, previous, expected) => {
     const [e] = normalizeStripeEvent(event(type, object, previous), STRIPE_DEFAULT_DECLINES);
