@@ -3,6 +3,9 @@
 // one its account's fleet-wide budget has no slot for, one left behind by a process that died
 // between taking it and claiming it. The budget (src/jobs/account-budget.ts) holds across two
 // processes and both triggers: the sandbox counts the most requests it answered at once.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startRuntime } from '../../../src/app/runtime.ts';
@@ -24,9 +27,9 @@ const authorized = (p: Payment) => p.state === 'authorized';
 const sandboxOf = (gw: TestGateway, account: string): SandboxControl => gw.rt.sandboxes.find((s) => s.account === account)!;
 
 /** A second process on the same database, Redis prefix and sandboxes' state. */
-async function secondProcess(gw: TestGateway, role: 'all' | 'worker' | 'api', relayRepublishMs?: number): Promise<Runtime> {
+async function secondProcess(gw: TestGateway, role: 'all' | 'worker' | 'api', relayRepublishMs?: number, configFile = gw.rt.config.file): Promise<Runtime> {
   const rt = await startRuntime({
-    role, databaseUrl: gw.db.url, redisUrl: REDIS_URL, configFile: gw.rt.config.file, queuePrefix: gw.prefix, relaySweepMs: 200, log: () => undefined, reconcileSchedule: false,
+    role, databaseUrl: gw.db.url, redisUrl: REDIS_URL, configFile, queuePrefix: gw.prefix, relaySweepMs: 200, log: () => undefined, reconcileSchedule: false,
     ...(relayRepublishMs === undefined ? {} : { relayRepublishMs }),
   });
   open.push({ close: () => rt.stop() });
@@ -66,9 +69,15 @@ describe('dispatch at commit', () => {
     const config = twoStripeConfig().replace("    secret_key: sk_test_a\n", '    secret_key: sk_test_a\n    queue: { concurrency: 2, rate_per_s: 1000 }\n');
     const gw = await startTestGateway('jobs_dispatch_budget', config, { role: 'all' });
     open.push(gw);
-    const other = await secondProcess(gw, 'all');
-    const { merchant } = await createMerchant(other.database.db, { name: 'second' });
     const a = sandboxOf(gw, 'stripe_a');
+    // The second process calls the first one's sandbox listener for stripe_a (an external sandbox
+    // URL), so one listener sees every call of both processes and counts them at once.
+    const dir = mkdtempSync(join(tmpdir(), 'sy-budget-'));
+    const secondConfig = join(dir, 'switchyard.yaml');
+    writeFileSync(secondConfig, config.replace('    secret_key: sk_test_a\n', `    secret_key: sk_test_a\n    endpoint: ${a.url}\n`));
+    const other = await secondProcess(gw, 'all', undefined, secondConfig);
+    const { merchant } = await createMerchant(other.database.db, { name: 'second' });
+    expect(other.sandboxes.map((s) => s.account)).toEqual(['stripe_b']);
     await a.scheduleFault({ op: 'any', mode: 'latency', count: 1_000, latencyMs: 300, process: 'before' });
     expect(a.maxInFlight()).toBe(0);
     const n = 10;
