@@ -181,7 +181,8 @@ export function passed(r: ChaosReport): boolean {
 }
 
 /** The one JSON object of `--json` (the details stay out). */
+/** The report as one JSON line; the first 50 violations' details are in it, so a --json run can be looked into afterwards. */
 export function reportJson(r: ChaosReport): string {
-  const { details: _d, ...line } = r;
-  return JSON.stringify(line);
+  const { details, ...line } = r;
+  return JSON.stringify({ ...line, violation_details: details.violations.slice(0, 50) });
 }

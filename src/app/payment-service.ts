@@ -53,7 +53,7 @@ export async function startPayment(rt: Runtime, merchantId: string, req: StartPa
     },
     rt.envs.current(snapshot.maxAttempts),
     {
-      origin: 'api', now: rt.now, paymentMethod: req.paymentMethod, onCommitted: (ids) => rt.relay.kick(ids),
+      origin: 'api', now: rt.now, paymentMethod: req.paymentMethod, onCommitted: (ids) => rt.dispatch(ids),
       ...(opts.inTransaction === undefined ? {} : { inTransaction: (tx: DbOrTx) => opts.inTransaction!(tx, id) }),
     },
   );
@@ -68,7 +68,7 @@ async function apply(rt: Runtime, merchantId: string, paymentId: string, input: 
   const p = payment ?? (await loadPayment(rt.database.db, merchantId, paymentId));
   const env = await rt.envs.forSnapshot(rt.database.db, p?.routing.snapshot ?? rt.config.current().snapshot.version);
   return transition(rt.database.db, paymentId, input, origin, env, {
-    merchantId, now: rt.now, onCommitted: (ids) => rt.relay.kick(ids), ...(p === null ? {} : { loaded: p }), ...(inTransaction === undefined ? {} : { inTransaction }),
+    merchantId, now: rt.now, onCommitted: (ids) => rt.dispatch(ids), ...(p === null ? {} : { loaded: p }), ...(inTransaction === undefined ? {} : { inTransaction }),
   });
 }
 

@@ -17,6 +17,8 @@ import { RecoverySweeper } from '../jobs/recovery.ts';
 import { OutboxRelay } from '../jobs/relay.ts';
 import { StepEnvFactory } from '../jobs/step-env.ts';
 import { WorkerPool } from '../jobs/workers.ts';
+import { AccountBudget } from '../jobs/account-budget.ts';
+import { LocalDispatcher } from '../jobs/local-dispatch.ts';
 import { buildConnectorSet } from './connector-accounts.ts';
 import { sandboxDatabaseUrl } from '../sandboxes/shared/database.ts';
 import { PaymentWaits } from './payment-waits.ts';
@@ -65,6 +67,12 @@ export interface RuntimeOptions {
   readonly relayRepublishMs?: number;
   readonly aroundCall?: ProcessorDeps['aroundCall'];
   readonly onProcessed?: (outboxId: number, result: ProcessResult) => void;
+  /**
+   * Dispatch at commit (src/jobs/local-dispatch.ts): the process that commits a provider call or a
+   * due timer runs it. Default true; SWITCHYARD_DISPATCH_AT_COMMIT=false turns it off (every row
+   * through the relay and BullMQ, as before).
+   */
+  readonly dispatchAtCommit?: boolean;
   readonly dbPoolMax?: number;
   /** Infrastructure retries of a job before its row is dead-lettered. */
   readonly jobAttempts?: number;
@@ -90,6 +98,10 @@ export interface Runtime {
   readonly envs: StepEnvFactory;
   readonly snapshots: RoutingSnapshotStore;
   readonly relay: OutboxRelay;
+  /** After a commit that wrote outbox rows: runs what it can here (dispatch at commit), the relay publishes the rest. */
+  readonly dispatch: (outboxIds?: readonly number[]) => void;
+  readonly dispatcher: LocalDispatcher;
+  readonly budget: AccountBudget;
   /** Wakes the API's waits when a payment changes: in this process, and over Redis pub/sub between split api/worker processes. */
   readonly waits?: PaymentWaits;
   readonly queues: QueueSet;
@@ -137,8 +149,10 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     const breakerSettings = Object.fromEntries(Object.entries(config.connectors).map(([n, c]) => [n, c.breaker]));
     const breakers = new ConnectorBreakers(breakerSettings, log);
     cleanups.unshift(() => Promise.resolve(breakers.shutdown()));
+    // Routing's view of the breakers: this process's own, combined with the fleet's once the board runs (below).
+    let openBreakers = (): ReadonlySet<string> => breakers.openAccounts();
     const envs = new StepEnvFactory({
-      connectors: set.connectors, breakers, snapshots,
+      connectors: set.connectors, breakers, snapshots, openBreakers: () => openBreakers(),
       ...(opts.core === undefined ? {} : { core: opts.core }),
       ...(opts.seams?.transition === undefined ? {} : { seams: opts.seams.transition }),
     });
@@ -160,9 +174,13 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     const accounts = new Set(Object.keys(config.connectors));
     const logger = opts.logger ?? createLogger(log);
     const queueNames = [...[...accounts].map(callQueueName), TIMER_QUEUE, INBOUND_QUEUE, MERCHANT_EVENT_QUEUE, DELIVERY_QUEUE];
-    // Worker processes share their breaker states through Redis, so any process can report the fleet's.
-    const breakerBoard = new BreakerBoard(producer, `${prefix}:switchyard:breakers`, () => breakers.states());
-    if (opts.role !== 'api') breakerBoard.start();
+    // Every process shares its breaker states through Redis (API processes call providers too since
+    // dispatch at commit), so any process can report the fleet's, and routing combines its own
+    // breakers with the fleet's (src/routing/fleet-breakers.ts).
+    const breakerBoard = new BreakerBoard(producer, `${prefix}:switchyard:breakers`, () => breakers.states(), { lastCalls: () => breakers.lastCalls() });
+    breakers.onChange = () => breakerBoard.changed();
+    breakerBoard.start();
+    openBreakers = () => breakerBoard.openAccounts(breakers.openAccounts(), (a) => breakers.windowMs(a));
     cleanups.unshift(() => breakerBoard.stop());
     const observability = startObservability(logger, {
       db: database.db, now, queueNames: () => queueNames, queue: (n) => queues.get(n), breakers: () => breakers.states(), fleetBreakers: () => breakerBoard.read(),
@@ -186,8 +204,24 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     cleanups.unshift(() => relay.stop());
     // A commit may have written deliveries: this process's dispatcher (worker role) takes them now.
     let pokeDeliveries: () => void = () => undefined;
+    const limits = Object.fromEntries(Object.entries(config.connectors).map(([n, c]) => [n, { concurrency: c.queue.concurrency, ratePerS: c.queue.rate_per_s }]));
+    // One budget per connector account for the whole fleet and both triggers (the call at commit, the BullMQ worker).
+    const budget = new AccountBudget(producer, prefix, limits);
+    const env = opts.env ?? process.env;
+    const dispatchAtCommit = opts.dispatchAtCommit ?? env['SWITCHYARD_DISPATCH_AT_COMMIT'] !== 'false';
+    // Every process that commits provider calls runs them (an API process too): the same deps as a worker's.
+    const processorDeps: ProcessorDeps = {
+      db: database.db, connectors: set.connectors, breakers, envs, now, budget,
+      kick: (ids) => kick(ids),
+      aroundCall: metrics.aroundCall(aroundCall),
+      ...(opts.seams?.checks === undefined ? {} : { checks: opts.seams.checks }),
+    };
+    const dispatcher = new LocalDispatcher(processorDeps, {
+      relay: (ids) => relay.kick(ids), budget, enabled: dispatchAtCommit, log,
+      ...(opts.onProcessed === undefined ? {} : { onProcessed: opts.onProcessed }),
+    });
     const kick = (ids?: readonly number[]): void => {
-      relay.kick(ids);
+      dispatcher.offer(ids);
       pokeDeliveries();
     };
     const webhooks: WebhookServices = {
@@ -200,13 +234,8 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     if (opts.role !== 'api') {
       const workerConnection = redisConnection(opts.redisUrl, 'worker', log);
       cleanups.push(() => workerConnection.quit().catch(() => workerConnection.disconnect()));
-      const limits = Object.fromEntries(Object.entries(config.connectors).map(([n, c]) => [n, { concurrency: c.queue.concurrency, ratePerS: c.queue.rate_per_s }]));
       workers = new WorkerPool(
-        {
-          db: database.db, connectors: set.connectors, breakers, envs, kick, now,
-          aroundCall: metrics.aroundCall(aroundCall),
-          ...(opts.seams?.checks === undefined ? {} : { checks: opts.seams.checks }),
-        },
+        processorDeps,
         { connection: workerConnection, prefix, accounts: limits, log, ...(opts.onProcessed === undefined ? {} : { onProcessed: opts.onProcessed }) },
       );
       cleanups.unshift(() => workers!.close());
@@ -227,10 +256,13 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       }
     }
     relay.start();
+    // Stops first: rows running here finish (or give their claim back) before the pools close.
+    cleanups.unshift(() => dispatcher.stop());
 
     let stopped = false;
     return {
       role: opts.role, database, config: holder, connectors: set.connectors, sandboxes: set.sandboxes, breakers, envs, snapshots, relay, waits, queues, workers, webhooks, metrics, logger, now, queueFor,
+      dispatch: kick, dispatcher, budget,
       async stop() {
         if (stopped) return;
         stopped = true;

@@ -154,6 +154,35 @@ export async function releaseOutboxRow(db: Db, id: number, token: string, error:
   await db.execute(sql`UPDATE outbox SET claimed_until = NULL, last_error = ${error.slice(0, 500)} WHERE id = ${id} AND claimed_by = ${token} AND status = 'pending'`);
 }
 
+/** Takes the relay's stamp back from an unclaimed pending row, so its next sweep publishes it again. */
+export async function unpublishOutboxRow(db: Db, id: number): Promise<void> {
+  await db.execute(sql`UPDATE outbox SET published_at = NULL WHERE id = ${id} AND status = 'pending'`);
+}
+
+/**
+ * The committing process takes rows it will run itself from the relay: due now, pending, not yet
+ * published, of the given kinds, stamped as published (`published_at`) so the relay leaves them;
+ * at most `limit`. A process that dies before its claim leaves them stamped: the relay's sweep
+ * publishes them again after its republish interval, as it does for a relay killed mid-publish.
+ */
+export async function takeForLocalRun(db: Db, ids: readonly number[], kinds: readonly string[], now: Date, limit: number): Promise<{ id: number; kind: string; connector: string | null }[]> {
+  if (ids.length === 0 || limit <= 0) return [];
+  const res = await db.execute<{ id: string; kind: string; connector: string | null }>(sql`
+    UPDATE outbox SET published_at = ${now}
+     WHERE id IN (SELECT id FROM outbox
+                   WHERE id = ANY(${`{${ids.join(',')}}`}::bigint[]) AND status = 'pending' AND published_at IS NULL AND run_at <= ${now}
+                     AND kind = ANY(${`{${kinds.join(',')}}`}::text[])
+                   ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+     RETURNING id, kind, connector`);
+  return res.rows.map((r) => ({ id: Number(r.id), kind: r.kind, connector: r.connector }));
+}
+
+/** Hands a row taken for a local run back to the relay (no budget slot for it now). */
+export async function returnToRelay(db: Db, ids: readonly number[], stamp: Date): Promise<void> {
+  if (ids.length === 0) return;
+  await db.execute(sql`UPDATE outbox SET published_at = NULL WHERE id = ANY(${`{${ids.join(',')}}`}::bigint[]) AND published_at = ${stamp} AND status = 'pending'`);
+}
+
 /** A job that exhausted its infrastructure retries: visible, counted and replayable. */
 export async function markOutboxDead(db: Db, id: number, error: string): Promise<void> {
   await db.execute(sql`UPDATE outbox SET status = 'dead', claimed_until = NULL, last_error = ${error.slice(0, 500)} WHERE id = ${id} AND status = 'pending'`);

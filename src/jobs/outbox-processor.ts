@@ -15,7 +15,8 @@ import type { Payment } from '../core/payment.ts';
 import { transition } from '../store/transition.ts';
 import { executeCall, operationRef, usesBreaker } from './call-executor.ts';
 import type { StoredPaymentMethod } from './call-executor.ts';
-import { claimAsApplied, claimOutboxRowLoaded, executionToken, keepClaim, markOutboxDone, outboxDoneStatement, releaseOutboxRow } from './outbox-claims.ts';
+import type { AccountBudget } from './account-budget.ts';
+import { claimAsApplied, claimOutboxRowLoaded, executionToken, keepClaim, markOutboxDone, outboxDoneStatement, releaseOutboxRow, unpublishOutboxRow } from './outbox-claims.ts';
 import type { ClaimedRow } from './outbox-claims.ts';
 import type { StepEnvFactory } from './step-env.ts';
 
@@ -39,7 +40,16 @@ export interface ProcessorDeps {
   readonly aroundCall?: (effect: ProviderCallEffect, call: (effect?: ProviderCallEffect) => Promise<CallOutcome>) => Promise<CallOutcome>;
   /** Test seams (the chaos harness plants broken versions): the execution-time checks. */
   readonly checks?: ExecutionChecks;
+  /** The fleet-wide budget of each connector account (src/jobs/account-budget.ts); absent: none. */
+  readonly budget?: AccountBudget;
 }
+
+/** How a provider call row gets its slot in its account's budget. */
+export type BudgetSlot =
+  /** The caller already holds one (the process that committed the row took it without waiting). */
+  | { readonly kind: 'held'; readonly release: () => Promise<void> }
+  /** Wait for one, at most this long (a BullMQ worker: the job already holds the row's turn). */
+  | { readonly kind: 'wait'; readonly account: string; readonly maxWaitMs: number };
 
 export interface ExecutionChecks {
   readonly keyExpired?: typeof keyExpiredAtExecution;
@@ -50,9 +60,32 @@ export type ProcessResult =
   | { readonly kind: 'skipped'; readonly reason: string }
   | { readonly kind: 'applied' | 'noop' | 'illegal'; readonly op: string; readonly outcome?: CallOutcome['kind'] };
 
-/** `jobId`: the BullMQ job (for the record); the claim itself is a token of this execution's own. */
-export async function processOutboxRow(deps: ProcessorDeps, outboxId: number, jobId: string): Promise<ProcessResult> {
+/**
+ * `jobId`: the BullMQ job, or `local-…` when the committing process runs the row (for the record);
+ * the claim itself is a token of this execution's own. `slot`: a provider call's place in its
+ * account's budget, taken before the claim, so a row waiting for a slot is not claimed (a claim
+ * that sent nothing would still count as an execution when a later refusal is judged).
+ */
+export async function processOutboxRow(deps: ProcessorDeps, outboxId: number, jobId: string, slot?: BudgetSlot): Promise<ProcessResult> {
   const now = deps.now ?? (() => new Date());
+  let release: (() => Promise<void>) | null = null;
+  if (slot?.kind === 'held') release = slot.release;
+  else if (slot?.kind === 'wait' && deps.budget !== undefined) {
+    release = await deps.budget.take(slot.account, slot.maxWaitMs);
+    // No slot in time: the row goes back to the relay (its sweep publishes it again shortly).
+    if (release === null) {
+      await unpublishOutboxRow(deps.db, outboxId);
+      return { kind: 'skipped', reason: 'budget' };
+    }
+  }
+  try {
+    return await claimAndRun(deps, outboxId, jobId, now);
+  } finally {
+    await release?.().catch(() => undefined);
+  }
+}
+
+async function claimAndRun(deps: ProcessorDeps, outboxId: number, jobId: string, now: () => Date): Promise<ProcessResult> {
   const token = executionToken(jobId);
   // The claim reads the row's payment in the same statement.
   const leaseMs = deps.leaseMs ?? DEFAULT_LEASE_MS;

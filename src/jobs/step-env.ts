@@ -19,6 +19,8 @@ export interface StepEnvDeps {
   readonly defaultMaxAttempts?: number;
   /** Planted-bug seams for the chaos harness; production passes none. */
   readonly seams?: TransitionSeams;
+  /** The accounts routing treats as open (this process's breakers combined with the fleet's); default: this process's own. */
+  readonly openBreakers?: () => ReadonlySet<string>;
 }
 
 export class StepEnvFactory {
@@ -35,7 +37,7 @@ export class StepEnvFactory {
   /** For a new payment routed by the current snapshot. */
   current(maxAttempts: number): TransitionEnv {
     const env: StepEnv = {
-      policies: this.policies, openBreakers: this.deps.breakers.openAccounts(), breakerResetMs: this.deps.breakers.resetTimes(),
+      policies: this.policies, openBreakers: new Set(this.deps.openBreakers?.() ?? this.deps.breakers.openAccounts()), breakerResetMs: this.deps.breakers.resetTimes(),
       core: this.core, maxAttempts, newId: (k) => newId(k),
     };
     return this.deps.seams === undefined ? env : { ...env, seams: this.deps.seams };

@@ -11,6 +11,9 @@ import type { ProcessorDeps, ProcessResult } from './outbox-processor.ts';
 import { TIMER_QUEUE, callQueueName } from './queues.ts';
 import type { OutboxJobData } from './queues.ts';
 
+/** How long a worker's job waits for a budget slot before handing its row back to the relay. */
+const BUDGET_WAIT_MS = 20_000;
+
 export interface QueueLimits {
   readonly concurrency: number;
   readonly ratePerS: number;
@@ -35,7 +38,7 @@ export class WorkerPool {
   ) {
     const log = opts.log ?? ((l) => console.error(l));
     for (const [account, limits] of Object.entries(opts.accounts)) {
-      this.workers.push(this.worker(callQueueName(account), limits.concurrency, { max: limits.ratePerS, duration: 1_000 }));
+      this.workers.push(this.worker(callQueueName(account), limits.concurrency, { max: limits.ratePerS, duration: 1_000 }, account));
     }
     this.workers.push(this.worker(TIMER_QUEUE, opts.timerConcurrency ?? 8));
     for (const w of this.workers) {
@@ -49,10 +52,12 @@ export class WorkerPool {
     }
   }
 
-  private worker(queue: string, concurrency: number, limiter?: { max: number; duration: number }): Worker<OutboxJobData, ProcessResult> {
+  private worker(queue: string, concurrency: number, limiter?: { max: number; duration: number }, account?: string): Worker<OutboxJobData, ProcessResult> {
+    // A provider call waits for its account's fleet-wide budget (shared with the calls made at commit).
+    const slot = account === undefined ? undefined : { kind: 'wait' as const, account, maxWaitMs: BUDGET_WAIT_MS };
     const process = async (job: Job<OutboxJobData, ProcessResult>): Promise<ProcessResult> => {
       // The job id names the execution; its claim is a token of its own (a stalled twin carries the same id).
-      const result = await processOutboxRow(this.deps, job.data.outboxId, job.id ?? `job-${job.data.outboxId}`);
+      const result = await processOutboxRow(this.deps, job.data.outboxId, job.id ?? `job-${job.data.outboxId}`, slot);
       this.opts.onProcessed?.(job.data.outboxId, result);
       return result;
     };

@@ -109,7 +109,7 @@ export class GatewayMetrics implements WebhookIntakeObserver {
     gauge('switchyard_breaker_state', 'Circuit breaker state per connector account in this process (1 for the current state)', ['connector', 'state'], (g, s) => {
       for (const [connector, state] of Object.entries(s.breakers)) for (const b of BREAKER_STATES) g.set({ connector, state: b }, state === b ? 1 : 0);
     });
-    gauge('switchyard_breaker_processes', 'Live worker processes whose breaker for the connector account is in each state (fleet-wide, from Redis)', ['connector', 'state'], (g, s) => {
+    gauge('switchyard_breaker_processes', 'Live processes whose breaker for the connector account is in each state (fleet-wide, from Redis)', ['connector', 'state'], (g, s) => {
       for (const [connector, counts] of Object.entries(s.fleetBreakers ?? {})) for (const b of BREAKER_STATES) g.set({ connector, state: b }, counts[b]);
     });
     gauge('switchyard_queue_jobs', 'BullMQ jobs per queue and status', ['queue', 'status'], (g, s) => {

@@ -92,7 +92,7 @@ function render(o) {
     card('oldest due outbox row', age(backlog), backlog > 60 ? 'warn' : 'ok'),
   );
   $('errors').textContent = ind.errors.length === 0 ? '' : 'Could not read: ' + ind.errors.join('; ');
-  $('breakers').replaceChildren(ind.fleetBreakers === null ? el('p', { class: 'bad' }, 'Redis did not answer: worker breakers unknown') : table(['connector account', 'worker processes: closed', 'half-open', 'open', 'this process'], accounts.map((a) => {
+  $('breakers').replaceChildren(ind.fleetBreakers === null ? el('p', { class: 'bad' }, 'Redis did not answer: fleet breakers unknown') : table(['connector account', 'processes: closed', 'half-open', 'open', 'this process'], accounts.map((a) => {
     const f = fleet[a] || { closed: 0, half_open: 0, open: 0 };
     const mine = ind.breakers[a] || '-';
     return el('tr', { 'data-breaker': a }, el('td', {}, a), el('td', { class: 'ok' }, f.closed), el('td', { class: f.half_open > 0 ? 'warn' : '' }, f.half_open), el('td', { class: f.open > 0 ? 'bad' : '' }, f.open), el('td', { class: mine === 'closed' ? 'ok' : 'bad' }, mine));

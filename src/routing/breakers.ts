@@ -37,6 +37,10 @@ type Call = () => Promise<CallOutcome>;
 export class ConnectorBreakers {
   private readonly breakers = new Map<string, CircuitBreaker<[Call], CallOutcome>>();
   private readonly resets: Readonly<Record<string, number>>;
+  private readonly windows: Readonly<Record<string, number>>;
+  private readonly lastCall: Record<string, number> = {};
+  /** Told of every state change (the breaker board publishes at once). */
+  onChange: () => void = () => undefined;
 
   constructor(
     settings: Readonly<Record<string, BreakerSettings>>,
@@ -44,6 +48,17 @@ export class ConnectorBreakers {
   ) {
     for (const [account, s] of Object.entries(settings)) this.breakers.set(account, this.create(account, s));
     this.resets = Object.freeze(Object.fromEntries(Object.entries(settings).map(([account, s]) => [account, s.reset_ms])));
+    this.windows = Object.freeze(Object.fromEntries(Object.entries(settings).map(([account, s]) => [account, s.rolling_window_ms])));
+  }
+
+  /** Each account's rolling window: a process that called within it has a say in the fleet's view. */
+  windowMs(account: string): number {
+    return this.windows[account] ?? 10_000;
+  }
+
+  /** When this process last called each account through its breaker (ms since the epoch). */
+  lastCalls(): Readonly<Record<string, number>> {
+    return this.lastCall;
   }
 
   /** Each account's reset time in ms: the core waits at least this long before trying a refused call again. */
@@ -65,9 +80,18 @@ export class ConnectorBreakers {
       rollingCountTimeout: s.rolling_window_ms,
       name: account,
     });
-    b.on('open', () => this.log(`breaker ${account}: open`));
-    b.on('halfOpen', () => this.log(`breaker ${account}: half-open`));
-    b.on('close', () => this.log(`breaker ${account}: closed`));
+    b.on('open', () => {
+      this.log(`breaker ${account}: open`);
+      this.onChange();
+    });
+    b.on('halfOpen', () => {
+      this.log(`breaker ${account}: half-open`);
+      this.onChange();
+    });
+    b.on('close', () => {
+      this.log(`breaker ${account}: closed`);
+      this.onChange();
+    });
     return b;
   }
 
@@ -75,6 +99,7 @@ export class ConnectorBreakers {
   async call(account: string, call: Call): Promise<CallOutcome> {
     const b = this.breakers.get(account);
     if (b === undefined) return call();
+    this.lastCall[account] = Date.now();
     try {
       return await b.fire(call);
     } catch (err) {

@@ -193,6 +193,7 @@ export async function startAdyenSandbox(options: AdyenSandboxOptions): Promise<A
     webhookDeliveries: () => dispatcher.deliveries(),
     webhooksIdle: () => dispatcher.idle(),
     requestsReceived: () => listener.requestsReceived,
+    maxInFlight: () => listener.maxInFlight,
     announceReports: async (o = {}) => {
       const settings = (await store.refresh()).settings as AdyenAccountSettings & { reportsAnnouncedThrough?: number };
       const nowMs = clock.nowMs();

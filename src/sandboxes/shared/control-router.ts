@@ -114,7 +114,7 @@ export function createControlRouter(sandboxes: readonly SandboxControl[]): Route
   router.get('/_sandbox/:account/requests', (req, res) => {
     const sandbox = sandboxOf(req, res);
     if (!sandbox) return;
-    res.json({ requests_received: sandbox.requestsReceived() });
+    res.json({ requests_received: sandbox.requestsReceived(), max_in_flight: sandbox.maxInFlight() });
   });
 
   router.post('/_sandbox/:account/webhooks', async (req, res) => {

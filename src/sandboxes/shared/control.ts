@@ -89,6 +89,8 @@ export interface SandboxControl {
   setKeyLifetime(ms: number | null): Promise<void>;
   /** HTTP requests that reached this process's provider listener (faulted or not) since it started. */
   requestsReceived(): number;
+  /** The most provider requests answered at once since start. */
+  maxInFlight(): number;
   /** PEM of the TLS certificate, for sandboxes that serve HTTPS. */
   readonly caPem?: string;
   /** Providers that announce reports (Adyen REPORT_AVAILABLE): announces those due; answers the file names. */

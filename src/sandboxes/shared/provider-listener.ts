@@ -80,6 +80,9 @@ export class ProviderListener {
   private closed = false;
   /** HTTP requests that reached the listener, faulted or not. */
   requestsReceived = 0;
+  /** Requests being answered now, and the most at once since start (the gateway's per-account budget is checked against it). */
+  inFlight = 0;
+  maxInFlight = 0;
 
   private constructor(private readonly options: ProviderListenerOptions) {
     const onRequest = (req: IncomingMessage, res: ServerResponse): void => void this.handle(req, res);
@@ -163,6 +166,9 @@ export class ProviderListener {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     this.requestsReceived += 1;
+    this.inFlight += 1;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    res.once('close', () => (this.inFlight -= 1));
     try {
       const rawBody = await readBody(req);
       const url = new URL(req.url ?? '/', 'http://sandbox.invalid');

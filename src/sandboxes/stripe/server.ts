@@ -157,6 +157,7 @@ export async function startStripeSandbox(options: StripeSandboxOptions): Promise
     webhookDeliveries: () => dispatcher.deliveries(),
     webhooksIdle: () => dispatcher.idle(),
     requestsReceived: () => listener.requestsReceived,
+    maxInFlight: () => listener.maxInFlight,
     close: async () => {
       await listener.close();
       await dispatcher.close();

@@ -38,7 +38,8 @@ routing:
   const prefix = `sytest_${name}_${randomBytes(3).toString('hex')}`;
   const env = { ...process.env, DATABASE_URL: db.url, REDIS_URL, SWITCHYARD_CONFIG: configFile, SWITCHYARD_QUEUE_PREFIX: prefix };
   const worker = new KillableWorker('test/integration/helpers/worker-child.ts', env);
-  const rt = await startRuntime({ role: 'api', databaseUrl: db.url, redisUrl: REDIS_URL, configFile, queuePrefix: prefix, relaySweepMs: 300, relayRepublishMs: 2_000, log: () => undefined });
+  // No dispatch at commit here: every call goes to the worker child, which is what gets killed (its own follow-ups it runs at commit, so a kill also lands between a commit and its dispatch).
+  const rt = await startRuntime({ role: 'api', databaseUrl: db.url, redisUrl: REDIS_URL, configFile, queuePrefix: prefix, relaySweepMs: 300, relayRepublishMs: 2_000, log: () => undefined, dispatchAtCommit: false });
   return {
     db, sandbox, rt, worker,
     async close() {

@@ -19,7 +19,7 @@ let a: SandboxControl;
 let b: SandboxControl;
 
 beforeAll(async () => {
-  gw = await startTestGateway('jobs_superseded', twoStripeConfig(), { role: 'api' });
+  gw = await startTestGateway('jobs_superseded', twoStripeConfig(), { role: 'api', dispatchAtCommit: false });
   a = gw.rt.sandboxes.find((s) => s.account === 'stripe_a')!;
   b = gw.rt.sandboxes.find((s) => s.account === 'stripe_b')!;
 });

@@ -11,7 +11,7 @@ import type { TestGateway } from '../helpers/runtime.ts';
 
 let gw: TestGateway;
 beforeAll(async () => {
-  gw = await startTestGateway('obs_cli', twoStripeConfig(), { role: 'api' });
+  gw = await startTestGateway('obs_cli', twoStripeConfig(), { role: 'api', dispatchAtCommit: false });
 });
 afterAll(async () => gw?.close());
 

@@ -23,7 +23,7 @@ let browser: BrowserContext;
 let profile: string;
 beforeAll(async () => {
   // API role only: nothing moves the payments this test parks.
-  api = await startApiGateway('obs_dashboard', { adminToken: TOKEN, authorizationWaitMs: 100 }, twoStripeConfig(), { role: 'api' });
+  api = await startApiGateway('obs_dashboard', { adminToken: TOKEN, authorizationWaitMs: 100 }, twoStripeConfig(), { role: 'api', dispatchAtCommit: false });
   profile = mkdtempSync(join(tmpdir(), 'sy-chromium-'));
   browser = await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
 });

@@ -143,8 +143,8 @@ describe('GET /metrics', () => {
       expect(metricValue(theirs.body, 'switchyard_payments_needs_review')).toBe(1);
       expect(metricValue(theirs.body, 'switchyard_dead_letters', { kind: 'provider_call' })).toBe(1);
       expect(metricValue(theirs.body, 'switchyard_discrepancies_open', { category: 'amount_mismatch' })).toBe(1);
-      // An API process has no worker breakers of its own, yet reports the worker's from Redis.
-      expect(metricValue(theirs.body, 'switchyard_breaker_processes', { connector: 'stripe_b', state: 'closed' })).toBe(1);
+      // It reports the fleet's breakers from Redis: the first process's and its own (every process publishes, since every process may call providers).
+      expect(metricValue(theirs.body, 'switchyard_breaker_processes', { connector: 'stripe_b', state: 'closed' })).toBe(2);
     } finally {
       await other?.stop();
     }

@@ -26,7 +26,7 @@ let api: ApiGateway;
 const extra: ApiServer[] = [];
 beforeAll(async () => {
   // API role only: the payments this test parks stay where they are put.
-  api = await startApiGateway('obs_operators', { ops: { operators, cookies: { secure: false, trustedProxies: [] } }, authorizationWaitMs: 100 }, twoStripeConfig(), { role: 'api' });
+  api = await startApiGateway('obs_operators', { ops: { operators, cookies: { secure: false, trustedProxies: [] } }, authorizationWaitMs: 100 }, twoStripeConfig(), { role: 'api', dispatchAtCommit: false });
 });
 afterAll(async () => {
   for (const s of extra) await s.close(100);

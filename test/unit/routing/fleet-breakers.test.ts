@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { fleetOpenAccounts } from '../../../src/routing/fleet-breakers.ts';
+import type { BoardEntry } from '../../../src/routing/fleet-breakers.ts';
+
+const now = 1_000_000;
+const view = { now, freshMs: 3_000, windowMs: () => 10_000 };
+const e = (process: string, state: string, over: Partial<BoardEntry> = {}): BoardEntry => ({ account: 'stripe_a', process, state, at: now - 500, lastCallAt: now - 1_000, ...over });
+
+describe('fleetOpenAccounts', () => {
+  it("this process's own open breaker always counts", () => {
+    expect([...fleetOpenAccounts([], new Set(['stripe_a']), view)]).toEqual(['stripe_a']);
+  });
+  it('one caller: its state; two: either; three: at least two', () => {
+    expect(fleetOpenAccounts([e('p1', 'open')], new Set(), view).has('stripe_a')).toBe(true);
+    expect(fleetOpenAccounts([e('p1', 'open'), e('p2', 'closed')], new Set(), view).has('stripe_a')).toBe(true);
+    expect(fleetOpenAccounts([e('p1', 'open'), e('p2', 'closed'), e('p3', 'closed')], new Set(), view).has('stripe_a')).toBe(false);
+    expect(fleetOpenAccounts([e('p1', 'open'), e('p2', 'open'), e('p3', 'closed')], new Set(), view).has('stripe_a')).toBe(true);
+    expect(fleetOpenAccounts([e('p1', 'half_open'), e('p2', 'closed')], new Set(), view).has('stripe_a')).toBe(false);
+  });
+  it('only processes that called within the window, and whose entry is fresh, have a say', () => {
+    const quiet = e('p2', 'closed', { lastCallAt: now - 60_000 });
+    const never = e('p3', 'closed', { lastCallAt: 0 });
+    expect(fleetOpenAccounts([e('p1', 'open'), e('p4', 'closed'), e('p5', 'closed'), quiet, never], new Set(), view).has('stripe_a')).toBe(false);
+    expect(fleetOpenAccounts([e('p1', 'open'), e('p4', 'closed'), quiet, never], new Set(), view).has('stripe_a')).toBe(true);
+    expect(fleetOpenAccounts([e('p1', 'open', { at: now - 10_000 })], new Set(), view).has('stripe_a')).toBe(false);
+    expect(fleetOpenAccounts([e('p1', 'open', { lastCallAt: now - 20_000 })], new Set(), view).has('stripe_a')).toBe(false);
+  });
+});
