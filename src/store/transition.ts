@@ -143,7 +143,7 @@ class StaleVersion extends Error {
 }
 
 /** The attempt an input concerns, for the transition row (webhook and worker lookups use it). */
-function attemptIdOf(input: PaymentInput): string | null {
+export function attemptIdOf(input: PaymentInput): string | null {
   switch (input.type) {
     case 'call_result':
       return 'attemptId' in input.ref ? input.ref.attemptId : null;
