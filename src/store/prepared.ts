@@ -22,7 +22,7 @@ interface DriverPrepared<R> {
 }
 interface DriverSession {
   readonly client: unknown;
-  prepareQuery(query: { sql: string; params: unknown[] }, fields: undefined, name: string, arrayMode: boolean): DriverPrepared<unknown>;
+  prepareQuery(query: { sql: string; params: unknown[] }, fields: undefined, name: string | undefined, arrayMode: boolean): DriverPrepared<unknown>;
 }
 
 function sessionOf(db: DbOrTx): DriverSession {
@@ -56,4 +56,25 @@ export function preparedSql<Row extends Record<string, unknown>, V extends Recor
   const query = dialect.sqlToQuery(text);
   return (db, values) =>
     sessionOf(db).prepareQuery({ sql: query.sql, params: query.params }, undefined, name, false).execute(values) as Promise<{ rows: Row[]; rowCount: number | null }>;
+}
+
+/** Distinct statement texts named so far (per process), each with its name. Bounded: see executeByShape. */
+const shapes = new Map<string, string>();
+const MAX_SHAPES = 256;
+
+/**
+ * Runs a statement whose text depends on what it writes (transition()'s one-statement write: the
+ * parts present, how many children rows): built by drizzle as before, but sent as a named
+ * statement per distinct text, so each connection parses and plans every shape once. Past
+ * MAX_SHAPES distinct texts in a process, new ones run unnamed (as before), so neither pg's
+ * client nor the server keeps an unbounded set of statements per connection.
+ */
+export function executeByShape<Row extends Record<string, unknown>>(db: DbOrTx, statement: SQL): Promise<{ rows: Row[]; rowCount: number | null }> {
+  const query = dialect.sqlToQuery(statement);
+  let name = shapes.get(query.sql);
+  if (name === undefined && shapes.size < MAX_SHAPES) {
+    name = `sy_shape_${shapes.size + 1}`;
+    shapes.set(query.sql, name);
+  }
+  return sessionOf(db).prepareQuery({ sql: query.sql, params: query.params }, undefined, name, false).execute() as Promise<{ rows: Row[]; rowCount: number | null }>;
 }

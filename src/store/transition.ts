@@ -16,6 +16,7 @@ import { effectParts } from './effect-rows.ts';
 import { outboxIdsOf, runParts, withClause } from './write-parts.ts';
 import type { WritePart } from './write-parts.ts';
 import { loadAggregate } from './payment-load.ts';
+import { executeByShape } from './prepared.ts';
 import { attemptRow, captureRow, paymentRow, refundRow } from './payment-rows.ts';
 import { captures, paymentAttempts, paymentTransitions, payments, refunds } from './schema.ts';
 import { announceCreated, announceTransition } from '../observability/transition-feed.ts';
@@ -250,7 +251,8 @@ async function attemptOnce(
       // aggregate is still current (a stale one rolls the row back and the retry reads afresh; a
       // locked read is current).
       const parts: WritePart[] = [{ name: 't', body: insert.getSQL() }, ...also(opts)];
-      const r = await tx.execute<{ id: string; version: number | null }>(
+      const r = await executeByShape<{ id: string; version: number | null }>(
+        tx,
         sql`${withClause(parts)}SELECT (SELECT id FROM t)::text AS id, (SELECT version FROM payments WHERE id = ${paymentId}) AS version`,
       );
       if (preloaded !== null && r.rows[0]?.version !== loaded.version) throw new StaleVersion();
@@ -290,7 +292,8 @@ async function attemptOnce(
       ];
       let r;
       try {
-        r = await tx.execute<{ updated: number; id: string; ids: string[] }>(
+        r = await executeByShape<{ updated: number; id: string; ids: string[] }>(
+        tx,
           sql`${withClause(parts)}SELECT (SELECT count(*) FROM u)::int AS updated, (SELECT id FROM t)::text AS id, ${outboxIdsOf(parts)}::text[] AS ids`,
         );
       } catch (err) {
@@ -413,7 +416,7 @@ export async function createPayment(db: Db, req: NewPaymentRequest, env: StepEnv
       },
       ...effectParts(tx, 'e', effects, { payment, transitionId: sql`(SELECT id FROM t)`, now, newId: env.newId }),
     ];
-    const r = await tx.execute<{ id: string; ids: string[] }>(sql`${withClause(parts)}SELECT (SELECT id FROM t)::text AS id, ${outboxIdsOf(parts)}::text[] AS ids`);
+    const r = await executeByShape<{ id: string; ids: string[] }>(tx, sql`${withClause(parts)}SELECT (SELECT id FROM t)::text AS id, ${outboxIdsOf(parts)}::text[] AS ids`);
     const transitionId = Number(r.rows[0]!.id);
     const outboxIds = r.rows[0]!.ids.map(Number);
     await opts.inTransaction?.(tx);
