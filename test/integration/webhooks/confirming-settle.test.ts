@@ -6,7 +6,10 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requestCapture } from '../../../src/app/payment-service.ts';
+import type { StepEnvFactory } from '../../../src/jobs/step-env.ts';
 import type { StripeSandbox } from '../../../src/sandboxes/stripe/index.ts';
+import { storeConfirmingEvent } from '../../../src/webhooks/inbound/confirming-settle.ts';
 import { settled } from '../helpers/runtime.ts';
 import { startWebhookGateway, until } from './helpers.ts';
 import type { WebhookGateway } from './helpers.ts';
@@ -38,15 +41,21 @@ afterAll(async () => gw?.close());
 
 const q = async <T extends Record<string, unknown>>(query: ReturnType<typeof sql>) => (await gw.db.db.execute<T>(query)).rows;
 
-async function postAuthorizationEvent(attempt: { id: string; providerRef: string | null }, amount: number, eventId = `evt_c${randomBytes(8).toString('hex')}`): Promise<{ status: number; eventId: string; body: unknown }> {
-  const body = JSON.stringify({
+function authorizationEvent(attempt: { id: string; providerRef: string | null }, amount: number, eventId: string): string {
+  return JSON.stringify({
     id: eventId, object: 'event', type: 'payment_intent.amount_capturable_updated', created: Math.floor(Date.now() / 1000), livemode: false,
     data: { object: {
       object: 'payment_intent', id: attempt.providerRef ?? `pi_c${randomBytes(6).toString('hex')}`, status: 'requires_capture', amount, amount_capturable: amount,
       amount_received: 0, currency: 'eur', latest_charge: 'ch_c', metadata: { attempt_id: attempt.id },
     } },
   });
-  const signature = Stripe.webhooks.generateTestHeaderString({ payload: body, secret: SECRET, timestamp: Math.floor(Date.now() / 1000) });
+}
+
+const sign = (body: string) => Stripe.webhooks.generateTestHeaderString({ payload: body, secret: SECRET, timestamp: Math.floor(Date.now() / 1000) });
+
+async function postAuthorizationEvent(attempt: { id: string; providerRef: string | null }, amount: number, eventId = `evt_c${randomBytes(8).toString('hex')}`): Promise<{ status: number; eventId: string; body: unknown }> {
+  const body = authorizationEvent(attempt, amount, eventId);
+  const signature = sign(body);
   const res = await fetch(`${gw.url}/webhooks/stripe_c`, { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': signature }, body });
   return { status: res.status, eventId, body: await res.json() };
 }
@@ -115,5 +124,34 @@ describe('confirming webhook events', () => {
       release();
     }
     await until(async () => (await q<{ n: string }>(sql`SELECT count(*) AS n FROM outbox WHERE status = 'pending' AND kind = 'provider_call'`))[0]!.n, (n) => n === '0');
+  });
+
+  it('a payment that moves between the judgement and the settling statement: the event is stored pending with its job instead', async () => {
+    const p = await gw.waitFor((await gw.pay({ amount: 4300 })).id, settled);
+    expect(p.state).toBe('authorized');
+    const eventId = `evt_c${randomBytes(8).toString('hex')}`;
+    const body = authorizationEvent(p.attempts[0]!, 4300, eventId);
+    const s = gw.rt.webhooks;
+    const verdict = s.connectors.get('stripe_c')!.verifyWebhook(Buffer.from(body), { 'stripe-signature': sign(body) }, s.now());
+    if (!verdict.ok) throw new Error(verdict.reason);
+    // After the payment was read and mapped, before step() and the statement: a capture is requested.
+    const envs = Object.create(s.envs, {
+      forSnapshot: { value: async (db: Parameters<StepEnvFactory['forSnapshot']>[0], v: string) => {
+        await requestCapture(gw.rt, gw.merchantId, p, undefined, true);
+        return s.envs.forSnapshot(db, v);
+      } },
+    }) as StepEnvFactory;
+    const stored = await storeConfirmingEvent({ ...s, envs }, 'stripe_c', Buffer.from(body), '{}', verdict.events[0]!, s.now());
+    expect(stored).toMatchObject({ inserted: 1, duplicates: 0 });
+    expect(stored!.outboxIds).toHaveLength(1);
+    const row = await inboxRow(eventId);
+    expect(row).toMatchObject({ outcome: 'pending', payment_id: null, processed: false });
+    expect(await q(sql`SELECT id FROM payment_transitions WHERE payment_id = ${p.id} AND origin = 'webhook'`)).toEqual([]);
+    // The job path then decides it on the payment as it is (an approval already applied: ignored).
+    s.kick(stored!.outboxIds);
+    const settledRow = await until(() => inboxRow(eventId), (r) => r?.outcome !== 'pending');
+    expect(settledRow).toMatchObject({ outcome: 'ignored', payment_id: p.id });
+    expect(await jobsFor(row!.id)).toEqual([{ status: 'done', published: true, attempts: 1 }]);
+    await gw.waitFor(p.id, (x) => x.state === 'captured');
   });
 });
