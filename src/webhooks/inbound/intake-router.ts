@@ -53,7 +53,9 @@ export function createWebhookIntakeRouter(services: WebhookServices): Router {
       // job (confirming-settle.ts); anything else, or any doubt, takes the job path.
       const only = verdict.events.length === 1 ? verdict.events[0] : undefined;
       const confirmed = only === undefined ? null : await storeConfirmingEvent(services, account, raw, JSON.stringify(keptHeaders(req.headers)), only, now).catch((err: unknown) => {
-        log(`webhooks: ${account} confirming settle skipped: ${(err as Error).name}: ${(err as Error).message.slice(0, 200)}`);
+        // The driver's cause only: drizzle's own message carries the query's parameters (the raw body).
+        const cause = (err as { cause?: unknown }).cause;
+        log(`webhooks: ${account} confirming settle skipped: ${(err as Error).name}${cause instanceof Error ? `: ${cause.message.slice(0, 200)}` : ''}`);
         return null;
       });
       const stored = confirmed ?? await storeVerifiedEvents(services.db, account, raw, req.headers, verdict.events, now);
