@@ -8,6 +8,7 @@
 
 import { and, eq, isNull, lte, sql } from 'drizzle-orm';
 import type { DbOrTx } from './db.ts';
+import { preparedQuery } from './prepared.ts';
 import { idempotencyRecords } from './schema.ts';
 
 export type IdempotencyRecord = typeof idempotencyRecords.$inferSelect;
@@ -59,6 +60,45 @@ export function boundPaymentOf(claim: HeldClaim): string | null {
 
 const thisKey = (merchantId: string, key: string) => and(eq(idempotencyRecords.merchantId, merchantId), eq(idempotencyRecords.key, key));
 
+// Every POST runs these three (the claim, the payment bound, the answer stored): prepared
+// statements (src/store/prepared.ts). The rarer paths (reset, takeover, reads) build as before.
+const ph = (name: string) => sql.placeholder(name);
+/**
+ * A placeholder where drizzle's types want the column's value (update sets): at run time drizzle
+ * wraps it with the column's encoder like any value, and fills it at execution (fillPlaceholders).
+ */
+const phAs = <T>(name: string): T => sql.placeholder(name) as unknown as T;
+const placeholderKey = () => and(eq(idempotencyRecords.merchantId, ph('merchantId')), eq(idempotencyRecords.key, ph('key')));
+
+interface ClaimValues extends Record<string, unknown> {
+  merchantId: string; key: string; fingerprint: string; lockedUntil: Date; createdAt: Date; expiresAt: Date;
+}
+const insertClaim = preparedQuery<IdempotencyRecord[], ClaimValues>('sy_idem_insert_claim', (db) =>
+  db.insert(idempotencyRecords).values({
+    merchantId: ph('merchantId'), key: ph('key'), fingerprint: ph('fingerprint'), status: 'in_progress', lockedUntil: ph('lockedUntil'), paymentId: null,
+    responseStatus: null, responseBody: null, responseHeaders: null, createdAt: ph('createdAt'), expiresAt: ph('expiresAt'),
+  }).onConflictDoNothing().returning());
+
+const attachPayment = preparedQuery<{ key: string }[], { merchantId: string; key: string; lease: Date; paymentId: string }>('sy_idem_attach_payment', (db) =>
+  db.update(idempotencyRecords)
+    .set({ paymentId: phAs<string>('paymentId') })
+    .where(and(placeholderKey(), eq(idempotencyRecords.lockedUntil, ph('lease')), isNull(idempotencyRecords.paymentId)))
+    .returning({ key: idempotencyRecords.key }));
+
+interface CompleteValues extends Record<string, unknown> {
+  merchantId: string; key: string; fingerprint: string; status: number; body: Buffer; headers: Record<string, string>; paymentId?: string;
+}
+const completeWith = (name: string, bound: boolean) => preparedQuery<{ key: string }[], CompleteValues>(name, (db) =>
+  db.update(idempotencyRecords)
+    .set({ status: 'completed', lockedUntil: null, responseStatus: phAs<number>('status'), responseBody: phAs<Buffer>('body'), responseHeaders: phAs<Record<string, string>>('headers') })
+    .where(and(
+      placeholderKey(), eq(idempotencyRecords.status, 'in_progress'), eq(idempotencyRecords.fingerprint, ph('fingerprint')),
+      bound ? eq(idempotencyRecords.paymentId, ph('paymentId')) : isNull(idempotencyRecords.paymentId),
+    ))
+    .returning({ key: idempotencyRecords.key }));
+const completeUnbound = completeWith('sy_idem_complete_unbound', false);
+const completeBound = completeWith('sy_idem_complete_bound', true);
+
 export async function claimIdempotencyKey(db: DbOrTx, r: ClaimRequest): Promise<ClaimResult> {
   const lease = new Date(r.now.getTime() + r.leaseMs);
   const fresh = {
@@ -67,7 +107,7 @@ export async function claimIdempotencyKey(db: DbOrTx, r: ClaimRequest): Promise<
   };
   // A few rounds: a record may be purged or completed between our statements.
   for (let round = 0; round < 3; round++) {
-    const inserted = await db.insert(idempotencyRecords).values({ merchantId: r.merchantId, key: r.key, ...fresh }).onConflictDoNothing().returning();
+    const inserted = await insertClaim(db, { merchantId: r.merchantId, key: r.key, fingerprint: r.fingerprint, lockedUntil: lease, createdAt: r.now, expiresAt: fresh.expiresAt });
     if (inserted[0] !== undefined) return { kind: 'claimed', claim: held(inserted[0], false) };
 
     // Past retention the key is free again, even if the purge job has not run yet.
@@ -98,11 +138,7 @@ export async function claimIdempotencyKey(db: DbOrTx, r: ClaimRequest): Promise<
 
 /** In the creating transaction: the payment id goes with the key, or the transaction rolls back. */
 export async function attachPaymentToClaim(tx: DbOrTx, claim: HeldClaim, paymentId: string): Promise<void> {
-  const rows = await tx
-    .update(idempotencyRecords)
-    .set({ paymentId })
-    .where(and(thisKey(claim.merchantId, claim.key), eq(idempotencyRecords.lockedUntil, claim.lease), isNull(idempotencyRecords.paymentId)))
-    .returning({ key: idempotencyRecords.key });
+  const rows = await attachPayment(tx, { merchantId: claim.merchantId, key: claim.key, lease: claim.lease, paymentId });
   if (rows.length === 0) throw new LeaseLostError(claim.key);
   boundByClaim.set(claim, paymentId);
 }
@@ -133,14 +169,8 @@ export type Completion =
 export async function completeClaim(db: DbOrTx, claim: HeldClaim, response: { status: number; body: Buffer; headers: Record<string, string> }): Promise<Completion> {
   if (response.status >= 500) throw new RangeError(`a ${response.status} answer is never stored`);
   const paymentId = boundPaymentOf(claim);
-  const rows = await db
-    .update(idempotencyRecords)
-    .set({ status: 'completed', lockedUntil: null, responseStatus: response.status, responseBody: response.body, responseHeaders: response.headers })
-    .where(and(
-      thisKey(claim.merchantId, claim.key), eq(idempotencyRecords.status, 'in_progress'), eq(idempotencyRecords.fingerprint, claim.fingerprint),
-      paymentId === null ? isNull(idempotencyRecords.paymentId) : eq(idempotencyRecords.paymentId, paymentId),
-    ))
-    .returning({ key: idempotencyRecords.key });
+  const values = { merchantId: claim.merchantId, key: claim.key, fingerprint: claim.fingerprint, status: response.status, body: response.body, headers: response.headers };
+  const rows = paymentId === null ? await completeUnbound(db, values) : await completeBound(db, { ...values, paymentId });
   if (rows.length > 0) return { kind: 'stored' };
   const [row] = await db.select().from(idempotencyRecords).where(thisKey(claim.merchantId, claim.key));
   if (row?.status === 'completed' && row.fingerprint === claim.fingerprint) {

@@ -2,9 +2,10 @@
 // bytes, so a plain hash cannot be brute-forced and lets us look the merchant up by equality.
 
 import { createHash, randomBytes } from 'node:crypto';
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { newId } from '../core/ids.ts';
 import type { DbOrTx } from './db.ts';
+import { preparedQuery } from './prepared.ts';
 import { merchants } from './schema.ts';
 
 export interface Merchant {
@@ -38,9 +39,13 @@ export async function createMerchant(db: DbOrTx, input: { name: string; id?: str
   return { merchant: toMerchant(row!), apiKey };
 }
 
+/** Every API request runs this: a prepared statement (src/store/prepared.ts). */
+const merchantByKeyHash = preparedQuery<(typeof merchants.$inferSelect)[], { hash: string }>('sy_merchant_by_key_hash', (db) =>
+  db.select().from(merchants).where(eq(merchants.apiKeyHash, sql.placeholder('hash'))));
+
 export async function authenticateMerchant(db: DbOrTx, apiKey: string): Promise<Merchant | null> {
   if (!apiKey.startsWith(KEY_PREFIX)) return null;
-  const rows = await db.select().from(merchants).where(eq(merchants.apiKeyHash, hashApiKey(apiKey)));
+  const rows = await merchantByKeyHash(db, { hash: hashApiKey(apiKey) });
   return rows[0] === undefined ? null : toMerchant(rows[0]);
 }
 

@@ -16,6 +16,7 @@ import { effectParts } from './effect-rows.ts';
 import { outboxIdsOf, runParts, withClause } from './write-parts.ts';
 import type { WritePart } from './write-parts.ts';
 import { loadAggregate } from './payment-load.ts';
+import { executeByShape } from './prepared.ts';
 import { attemptRow, captureRow, paymentRow, refundRow } from './payment-rows.ts';
 import { captures, paymentAttempts, paymentTransitions, payments, refunds } from './schema.ts';
 import { announceCreated, announceTransition } from '../observability/transition-feed.ts';
@@ -143,7 +144,7 @@ class StaleVersion extends Error {
 }
 
 /** The attempt an input concerns, for the transition row (webhook and worker lookups use it). */
-function attemptIdOf(input: PaymentInput): string | null {
+export function attemptIdOf(input: PaymentInput): string | null {
   switch (input.type) {
     case 'call_result':
       return 'attemptId' in input.ref ? input.ref.attemptId : null;
@@ -202,6 +203,28 @@ function isUniqueViolation(err: unknown): boolean {
   return false;
 }
 
+/**
+ * A write run without a transaction divides by the number of rows its guard matched (not a
+ * constant, so the planner cannot fold it): none matched — a concurrent writer got there first —
+ * raises division_by_zero, which aborts the statement with every part of it, as ROLLBACK does for
+ * the transactional path. It is then retried like any stale version.
+ */
+function isStaleGuard(err: unknown): boolean {
+  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+    if ((e as { code?: unknown }).code === '22012') return true;
+  }
+  return false;
+}
+
+async function refusingStale<T>(alone: boolean, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (alone && isStaleGuard(err)) throw new StaleVersion();
+    throw err;
+  }
+}
+
 const also = (opts: TransitionOptions): WritePart[] => (opts.alsoWrite === undefined ? [] : [{ name: 'also', body: opts.alsoWrite }]);
 
 async function attemptOnce(
@@ -213,7 +236,14 @@ async function attemptOnce(
   opts: TransitionOptions,
   tryNo: number,
 ): Promise<TransitionResult> {
-  return db.transaction(async (tx) => {
+  // Without a transaction when nothing needs one (issue 25 item 4: BEGIN and COMMIT were 2 of every
+  // transition's 3-4 round trips): a first try whose only write is the one statement below, which
+  // is atomic on its own — no judgeInput or inTransaction callback, no test hooks, no seam writing
+  // the payment separately. That statement then refuses itself when its guard fails (see
+  // isStaleGuard), so a stale version still writes nothing; later tries lock the row, in a transaction.
+  const alone = tryNo === 1 && opts.judgeInput === undefined && opts.inTransaction === undefined && opts.hooks === undefined && env.seams?.writePayment === undefined;
+  const unit = <T>(work: (tx: DbOrTx) => Promise<T>): Promise<T> => (alone ? work(db) : db.transaction(work));
+  return unit(async (tx) => {
     const now = opts.now?.() ?? new Date();
     const judged = opts.judgeInput === undefined ? { input } : await opts.judgeInput(tx, input);
     input = judged.input;
@@ -250,9 +280,11 @@ async function attemptOnce(
       // aggregate is still current (a stale one rolls the row back and the retry reads afresh; a
       // locked read is current).
       const parts: WritePart[] = [{ name: 't', body: insert.getSQL() }, ...also(opts)];
-      const r = await tx.execute<{ id: string; version: number | null }>(
-        sql`${withClause(parts)}SELECT (SELECT id FROM t)::text AS id, (SELECT version FROM payments WHERE id = ${paymentId}) AS version`,
-      );
+      const guard = alone && preloaded !== null ? sql`, 1 / (SELECT count(*)::int FROM payments WHERE id = ${paymentId} AND version = ${loaded.version}) AS guard` : sql``;
+      const r = await refusingStale(alone, () => executeByShape<{ id: string; version: number | null }>(
+        tx,
+        sql`${withClause(parts)}SELECT (SELECT id FROM t)::text AS id, (SELECT version FROM payments WHERE id = ${paymentId}) AS version${guard}`,
+      ));
       if (preloaded !== null && r.rows[0]?.version !== loaded.version) throw new StaleVersion();
       const transitionId = Number(r.rows[0]!.id);
       const written = { payment: loaded, transitionId, effects: [] as const, outboxIds: [] as const };
@@ -289,10 +321,13 @@ async function attemptOnce(
         ...also(opts),
       ];
       let r;
+      // Alone (no transaction to roll back), a guard that matched nothing fails the statement itself.
+      const updated = alone ? sql`1 / (SELECT count(*)::int FROM u)` : sql`(SELECT count(*) FROM u)::int`;
       try {
-        r = await tx.execute<{ updated: number; id: string; ids: string[] }>(
-          sql`${withClause(parts)}SELECT (SELECT count(*) FROM u)::int AS updated, (SELECT id FROM t)::text AS id, ${outboxIdsOf(parts)}::text[] AS ids`,
-        );
+        r = await refusingStale(alone, () => executeByShape<{ updated: number; id: string; ids: string[] }>(
+          tx,
+          sql`${withClause(parts)}SELECT ${updated} AS updated, (SELECT id FROM t)::text AS id, ${outboxIdsOf(parts)}::text[] AS ids`,
+        ));
       } catch (err) {
         if (tryNo === 1 && isUniqueViolation(err)) throw new StaleVersion();
         throw err;
@@ -413,7 +448,7 @@ export async function createPayment(db: Db, req: NewPaymentRequest, env: StepEnv
       },
       ...effectParts(tx, 'e', effects, { payment, transitionId: sql`(SELECT id FROM t)`, now, newId: env.newId }),
     ];
-    const r = await tx.execute<{ id: string; ids: string[] }>(sql`${withClause(parts)}SELECT (SELECT id FROM t)::text AS id, ${outboxIdsOf(parts)}::text[] AS ids`);
+    const r = await executeByShape<{ id: string; ids: string[] }>(tx, sql`${withClause(parts)}SELECT (SELECT id FROM t)::text AS id, ${outboxIdsOf(parts)}::text[] AS ids`);
     const transitionId = Number(r.rows[0]!.id);
     const outboxIds = r.rows[0]!.ids.map(Number);
     await opts.inTransaction?.(tx);

@@ -12,7 +12,7 @@ import { enqueueWebhookJob } from '../webhook-jobs.ts';
 export type InboundOutcome = 'pending' | 'applied' | 'ignored' | 'unverified' | 'failed';
 
 /** Headers worth keeping: never the signature or Authorization (they are credentials). */
-function keptHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): Record<string, string> {
+export function keptHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of ['content-type', 'user-agent']) {
     const v = headers[name];

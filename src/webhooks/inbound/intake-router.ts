@@ -2,12 +2,14 @@
 // before anything parses them; a request that does not verify is answered 400/401, counted
 // (switchyard_webhooks_rejected_total by account and reason) and logged in one line without its
 // body — and writes nothing: rows from unverified requests would let anyone fill the database. Verified events go into the inbox and are acknowledged
-// at once; a queue worker applies them later (inbound-processor.ts). Mount BEFORE any JSON parser.
+// at once; a queue worker applies them later (inbound-processor.ts), except one that only confirms
+// the payment's current version, settled here in one statement (confirming-settle.ts). Mount BEFORE any JSON parser.
 
 import express from 'express';
 import type { Request, Response, Router } from 'express';
 import type { WebhookServices } from '../webhook-services.ts';
-import { storeVerifiedEvents } from './inbox.ts';
+import { storeConfirmingEvent } from './confirming-settle.ts';
+import { keptHeaders, storeVerifiedEvents } from './inbox.ts';
 
 const UNKNOWN_ACCOUNT = '(unknown)';
 
@@ -47,7 +49,16 @@ export function createWebhookIntakeRouter(services: WebhookServices): Router {
         res.status(verdict.status).json({ error: verdict.reason });
         return;
       }
-      const stored = await storeVerifiedEvents(services.db, account, raw, req.headers, verdict.events, now);
+      // One event that only confirms the payment's current version is settled here, without a
+      // job (confirming-settle.ts); anything else, or any doubt, takes the job path.
+      const only = verdict.events.length === 1 ? verdict.events[0] : undefined;
+      const confirmed = only === undefined ? null : await storeConfirmingEvent(services, account, raw, JSON.stringify(keptHeaders(req.headers)), only, now).catch((err: unknown) => {
+        // The driver's cause only: drizzle's own message carries the query's parameters (the raw body).
+        const cause = (err as { cause?: unknown }).cause;
+        log(`webhooks: ${account} confirming settle skipped: ${(err as Error).name}${cause instanceof Error ? `: ${cause.message.slice(0, 200)}` : ''}`);
+        return null;
+      });
+      const stored = confirmed ?? await storeVerifiedEvents(services.db, account, raw, req.headers, verdict.events, now);
       services.observe?.webhookIntake(account, null);
       if (stored.outboxIds.length > 0) services.kick(stored.outboxIds);
       sendAck(res, connector.type, stored.inserted, stored.duplicates);
