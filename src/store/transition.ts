@@ -280,7 +280,8 @@ async function attemptOnce(
       // aggregate is still current (a stale one rolls the row back and the retry reads afresh; a
       // locked read is current).
       const parts: WritePart[] = [{ name: 't', body: insert.getSQL() }, ...also(opts)];
-      const guard = alone && preloaded !== null ? sql`, 1 / (SELECT count(*)::int FROM payments WHERE id = ${paymentId} AND version = ${loaded.version}) AS guard` : sql``;
+      // Whether the aggregate was handed in or read here (unlocked), a version that moved since aborts the whole statement.
+      const guard = alone ? sql`, 1 / (SELECT count(*)::int FROM payments WHERE id = ${paymentId} AND version = ${loaded.version}) AS guard` : sql``;
       const r = await refusingStale(alone, () => executeByShape<{ id: string; version: number | null }>(
         tx,
         sql`${withClause(parts)}SELECT (SELECT id FROM t)::text AS id, (SELECT version FROM payments WHERE id = ${paymentId}) AS version${guard}`,
