@@ -24,6 +24,8 @@ export interface ConnectorPolicy {
   readonly keyRetentionMs: number;
   /** How long an authorization hold lasts before the provider releases it, in ms. */
   readonly authHoldMs: number;
+  /** How long a customer may take at this connector's authentication page before the attempt is cancelled; absent: 15 min. */
+  readonly authenticationTimeoutMs?: number;
   readonly capabilities: ConnectorCapabilities;
 }
 
@@ -70,3 +72,5 @@ export const DEFAULT_CORE_POLICY: CorePolicy = Object.freeze({
   holdExpiryMarginMs: 6 * 60 * 60 * 1000,
   onHoldExpiry: 'void',
 });
+
+export const DEFAULT_AUTHENTICATION_TIMEOUT_MS = 15 * 60 * 1000;

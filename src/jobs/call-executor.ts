@@ -35,6 +35,7 @@ export function operationRef(e: ProviderCallEffect): OperationRef {
     case 'prepare':
     case 'query':
     case 'fence':
+    case 'resume':
       return { op: e.op, attemptId: e.attemptId };
   }
 }
@@ -58,6 +59,9 @@ export async function executeCall(connector: Connector, p: Payment, attempt: Att
       return connector.authorize({
         ...base, captureMethod: p.captureMethod, paymentMethod: paymentMethodFor(pm, attempt.connector), providerRef: attempt.prepareCalls > 0 ? attempt.providerRef : null,
       });
+    case 'resume':
+      if (connector.resume === undefined) return { kind: 'not_sent', reason: 'local_validation', detail: 'connector has no resume' };
+      return connector.resume({ ...base, providerRef: attempt.providerRef, returned: attempt.authentication?.returned ?? {} });
     case 'query':
       return connector.query({ attemptId: attempt.id, providerRef: attempt.providerRef, amount: e.amount, currency: e.currency, sentAt: attempt.firstSentAt });
     case 'fence':

@@ -151,6 +151,8 @@ function attemptIdOf(input: PaymentInput): string | null {
       return 'attemptId' in input.fact ? input.fact.attemptId : null;
     case 'timer_fired':
       return input.attemptId ?? null;
+    case 'customer_returned':
+      return input.attemptId;
     case 'submit':
     case 'capture_requested':
     case 'void_requested':
