@@ -64,6 +64,11 @@ export interface PaymentAuthentication {
   readonly mode: AuthenticationMode;
   /** The merchant's page the customer returns to; without one an issuer's challenge cannot be presented. */
   readonly returnUrl: string | null;
+  /**
+   * Where customers' browsers reach the gateway (its authentication page and return endpoint), as the
+   * API that created the payment was configured; null: no redirect can be offered. The core ignores it.
+   */
+  readonly gatewayUrl?: string | null;
 }
 
 /** Where the provider wants the customer's browser sent: a GET, or a POST of `data` as a form. */

@@ -16,6 +16,12 @@ export interface ConnectorCapabilities {
   readonly preparesAuthorization: boolean;
   /** Capture / void / refund results arrive later by webhook (Adyen: 201 received). */
   readonly asyncModifications: boolean;
+  /**
+   * A decline after the customer was sent to authenticate leaves the provider's object open (a
+   * Stripe PaymentIntent back in requires_payment_method could still be confirmed): it counts as
+   * proof only once a cancel is confirmed. Absent: false.
+   */
+  readonly declineAfterAuthenticationLeavesOpen?: boolean;
 }
 
 export interface ConnectorPolicy {

@@ -265,7 +265,8 @@ export function applyApproval(d: Draft, attempt: Attempt, o: Succeeded): void {
 }
 
 function applyDecline(d: Draft, attempt: Attempt, o: Declined): void {
-  if (o.stillOpen === true) return holdDecline(d, attempt, { code: o.code, providerCode: o.providerCode, class: o.class, retryElsewhere: o.retryElsewhere }, o.providerRef);
+  const leavesOpen = attempt.status === 'authenticating' && d.policy(attempt.connector).capabilities.declineAfterAuthenticationLeavesOpen === true;
+  if (o.stillOpen === true || leavesOpen) return holdDecline(d, attempt, { code: o.code, providerCode: o.providerCode, class: o.class, retryElsewhere: o.retryElsewhere }, o.providerRef);
   const auth = attempt.authentication;
   d.updateAttempt(attempt.id, {
     ...(auth === undefined ? {} : { authentication: { ...auth, stage: 'completed' as const } }),
@@ -424,7 +425,8 @@ export function requireAction(d: Draft, attempt: Attempt, o: ActionRequired): vo
   const withRef = o.providerRef !== undefined ? { providerRef: o.providerRef } : {};
   const base = d.updateAttempt(attempt.id, { lastOutcome: 'action_required', maybeReached: true, ...withRef });
   const settings = d.p.authentication;
-  if (o.redirect === undefined || settings === undefined || settings.returnUrl === null || settings.mode === 'none') {
+  // gatewayUrl null: the gateway that took the payment has no public URL for the customer's browser.
+  if (o.redirect === undefined || settings === undefined || settings.returnUrl === null || settings.mode === 'none' || settings.gatewayUrl === null) {
     const code = o.redirect === undefined ? 'authentication_unsupported' : 'authentication_required';
     return holdDecline(d, base, { code, providerCode: o.action, class: 'hard', retryElsewhere: false });
   }

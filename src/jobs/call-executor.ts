@@ -5,7 +5,7 @@ import type { ProviderCallEffect } from '../core/effects.ts';
 import type { OperationRef } from '../core/inputs.ts';
 import type { CallOutcome } from '../core/outcome.ts';
 import type { Attempt, Payment } from '../core/payment.ts';
-import type { Connector, PaymentMethodInput } from '../connectors/contract.ts';
+import type { AuthenticationRequest, Connector, PaymentMethodInput } from '../connectors/contract.ts';
 
 export interface StoredPaymentMethod {
   readonly tokens?: Readonly<Record<string, string>>;
@@ -45,6 +45,26 @@ function missingRef(what: string): CallOutcome {
   return { kind: 'not_sent', reason: 'local_validation', detail: `${what}: no provider reference` };
 }
 
+/**
+ * What the provider needs to authenticate the customer: the merchant's settings, and the gateway's
+ * return endpoint for this attempt when there is a merchant return_url and a public URL to reach
+ * the gateway (recorded on the payment by the API that created it).
+ */
+export function authenticationRequest(p: Payment, attempt: Attempt, e: ProviderCallEffect): AuthenticationRequest {
+  const settings = p.authentication;
+  const returnUrl = settings?.returnUrl ?? null;
+  const publicUrl = settings?.gatewayUrl ?? null;
+  const canReturn = returnUrl !== null && publicUrl !== null && settings?.mode !== 'none';
+  return {
+    mode: settings?.mode ?? 'automatic',
+    forced: e.forceAuthentication === true,
+    returnUrl: canReturn ? `${publicUrl}/authenticate/${attempt.id}/return` : null,
+    origin: returnUrl === null ? null : new URL(returnUrl).origin,
+    browserInfo: null,
+    shopperIp: null,
+  };
+}
+
 export async function executeCall(connector: Connector, p: Payment, attempt: Attempt, e: ProviderCallEffect, pm: StoredPaymentMethod | null): Promise<CallOutcome> {
   const key = e.providerKey ?? '';
   const base = { paymentId: p.id, attemptId: attempt.id, amount: e.amount, currency: e.currency, idempotencyKey: key };
@@ -58,6 +78,7 @@ export async function executeCall(connector: Connector, p: Payment, attempt: Att
       // provider's object: the same key with another request would be refused as a mismatch.
       return connector.authorize({
         ...base, captureMethod: p.captureMethod, paymentMethod: paymentMethodFor(pm, attempt.connector), providerRef: attempt.prepareCalls > 0 ? attempt.providerRef : null,
+        authentication: authenticationRequest(p, attempt, e),
       });
     case 'resume':
       if (connector.resume === undefined) return { kind: 'not_sent', reason: 'local_validation', detail: 'connector has no resume' };

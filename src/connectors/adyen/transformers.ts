@@ -42,6 +42,9 @@ export function adyenTestCard(scenario: TestCardScenario): { holderName: string;
     case 'processing_error': return { holderName: 'ERROR' };
     // The Adyen sandbox knows no partial approval: this card is approved in full there.
     case 'partial_authorization': return { holderName: 'Switchyard Test' };
+    // Not yet simulated by the Adyen sandbox (issue 27, step 5): it approves these without a challenge.
+    case 'authentication_challenge': return { holderName: 'Switchyard Test' };
+    case 'authentication_then_insufficient_funds': return { holderName: 'NOT_ENOUGH_BALANCE' };
     default: return assertNever(scenario, 'test card scenario');
   }
 }
