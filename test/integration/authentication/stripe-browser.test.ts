@@ -117,7 +117,10 @@ describe('3-D Secure through the Stripe sandbox, in Chromium', () => {
     expect(after.attempts).toHaveLength(1);
     expect(after.attempts[0]).toMatchObject({ decline_code: 'authentication_failed', proof: 'declined' });
     const outbox = await api.gw.db.db.execute<{ op: string }>(sql`SELECT payload->>'op' AS op FROM outbox WHERE payment_id = ${p.id} AND kind = 'provider_call' ORDER BY id`);
-    expect(outbox.rows.map((r) => r.op)).toEqual(['authorize', 'resume', 'fence']);
+    // The payment_failed webhook may settle it before the browser is back (then no resume is needed).
+    const ops = outbox.rows.map((r) => r.op);
+    expect(ops.filter((op) => op === 'authorize')).toHaveLength(1);
+    expect(ops).toContain('fence');
   });
 
   it('authenticated, then declined for insufficient funds (4000008260003178): declined after the cancel', async () => {

@@ -179,9 +179,9 @@ function checkRun(scn: Scenario): void {
       if (e.type !== 'provider_call' || e.providerKey === null) continue;
       const op = logicalOp(e);
       if (e.op === 'authorize') expect(told.get(e.attemptId)?.declined ?? false, 'a declined operation is never resent').toBe(false);
-      // void and release keys are per numbered operation (a failed one is followed by a new key);
-      // every other logical operation has exactly one key.
-      const numbered = e.op === 'void' || e.op === 'release';
+      // void, release and resume keys are per numbered operation (a failed release is followed by a
+      // new key; each return of the customer is a new resume); every other logical operation has exactly one key.
+      const numbered = e.op === 'void' || e.op === 'release' || e.op === 'resume';
       if (!numbered) {
         const k = opKey.get(op);
         if (k === undefined) opKey.set(op, e.providerKey);
