@@ -36,7 +36,9 @@ describe('structured logs', () => {
     expect(mine[0]).toMatchObject({ merchant_id: api.merchantId, connector: 'stripe_a', origin: 'api', from: 'created', to: 'authorizing', outcome: 'applied', request_id: 'req-obs-1' });
     const byWorker = mine.find((l) => l['to'] === 'authorized');
     expect(byWorker).toMatchObject({ merchant_id: api.merchantId, connector: 'stripe_a', origin: 'worker', from: 'authorizing' });
-    expect(byWorker?.['request_id']).toBeUndefined();
+    // Dispatch at commit: the authorize call ran in the process that committed it, inside the
+    // request's context, so the answer's transition is tied to the request that caused it.
+    expect(byWorker?.['request_id']).toBe('req-obs-1');
     // A request id that is not plain text is replaced, not logged.
     const odd = await api.call('GET', `/v1/payments/${id}`, { headers: { 'x-request-id': 'x'.repeat(300) } });
     expect(odd.headers.get('x-request-id')).toMatch(/^req_/);
