@@ -16,6 +16,7 @@ import { modificationRoutes } from './modification-routes.ts';
 import { openApiDocument } from './openapi.ts';
 import { paymentRoutes } from './payment-routes.ts';
 import { webhookEndpointPostRoutes } from './webhook-endpoint-routes.ts';
+import { authenticationRoutes } from './authentication-routes.ts';
 import { createJwksRouter, createWebhookEndpointsRouter, createWebhookIntakeRouter } from '../webhooks/index.ts';
 import { ApiProblem } from './problems.ts';
 import { rateLimitByMerchant } from './rate-limit.ts';
@@ -100,6 +101,8 @@ export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
   // Provider webhooks take the raw bytes: mounted before any JSON parser. The JWKS is public.
   app.use(createWebhookIntakeRouter(rt.webhooks));
   app.use(createJwksRouter(rt.webhooks));
+  // The shopper's browser (no API key): the authentication redirect page and the provider's return.
+  app.use(authenticationRoutes(ctx));
   opts.mount?.(app);
 
   // First for /v1: a shed request costs no database round trip and writes nothing.

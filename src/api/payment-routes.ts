@@ -18,8 +18,11 @@ import { createPaymentBody, listPaymentsQuery } from './request-schemas.ts';
 import type { CreatePaymentBody } from './request-schemas.ts';
 import { listResource, paymentResource, transitionResource } from './serializers.ts';
 
-/** States in which the authorization outcome is not known yet: the API answers 202 in these. */
-const AUTHORIZATION_PENDING: ReadonlySet<PaymentState> = new Set<PaymentState>(['created', 'authorizing', 'auth_unknown', 'requires_action']);
+/**
+ * States in which the authorization outcome is not known yet: the API answers 202 in these. Not
+ * requires_action: the create answers 201 with next_action at once (the customer must be sent on).
+ */
+const AUTHORIZATION_PENDING: ReadonlySet<PaymentState> = new Set<PaymentState>(['created', 'authorizing', 'auth_unknown']);
 
 export const authorizationKnown = (p: Payment): boolean => !AUTHORIZATION_PENDING.has(p.state);
 
@@ -31,9 +34,12 @@ function startRequest(b: CreatePaymentBody): StartPaymentRequest {
     ...(pm.brand === undefined ? {} : { brand: pm.brand }),
     ...(pm.country === undefined ? {} : { country: pm.country }),
   };
+  const shopper = { ...(b.browser_info === undefined ? {} : { browser_info: b.browser_info }), ...(b.shopper_ip === undefined ? {} : { shopper_ip: b.shopper_ip }) };
   return {
     amount: b.amount, currency: b.currency, reference: b.reference, captureMethod: b.capture_method,
     allowPartialAuthorization: b.allow_partial_authorization ?? false, paymentMethod, metadata: b.metadata ?? {},
+    authentication: { mode: b.authentication ?? 'automatic', returnUrl: b.return_url ?? null },
+    ...(Object.keys(shopper).length === 0 ? {} : { shopper }),
   };
 }
 

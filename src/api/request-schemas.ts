@@ -54,6 +54,39 @@ export const paymentMethodSchema = z
     message: 'give tokens or (in sandbox mode) a test_card',
   });
 
+/** https anywhere, http only on localhost: where the customer's browser is sent back after authentication. */
+export function isAllowedReturnUrl(value: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return false;
+  }
+  if (url.username !== '' || url.password !== '') return false;
+  if (url.protocol === 'https:') return true;
+  return url.protocol === 'http:' && (url.hostname === 'localhost' || url.hostname === '127.0.0.1' || url.hostname === '[::1]');
+}
+
+const returnUrl = z
+  .string()
+  .max(2000)
+  .refine(isAllowedReturnUrl, { message: 'return_url must be an https URL (http only on localhost), without credentials' })
+  .meta({ description: "The merchant's page the customer's browser returns to after authentication, with payment_id=<id> added. Without it a card that needs authentication is declined authentication_required." });
+
+const browserInfo = z
+  .strictObject({
+    user_agent: z.string().min(1).max(2048),
+    accept_header: z.string().min(1).max(2048),
+    language: z.string().min(1).max(35),
+    color_depth: z.int().min(1).max(48),
+    screen_height: z.int().min(0).max(100_000),
+    screen_width: z.int().min(0).max(100_000),
+    time_zone_offset: z.int().min(-1440).max(1440).meta({ description: 'Minutes from UTC, as JavaScript getTimezoneOffset() gives it.' }),
+    java_enabled: z.boolean(),
+    javascript_enabled: z.boolean().optional(),
+  })
+  .meta({ description: "The shopper's browser, forwarded to providers that use it (Adyen web 3-D Secure)." });
+
 export const createPaymentBody = z
   .strictObject({
     // At least 1, as the core requires (src/core/step.ts): a zero-amount payment is refused here, naming `amount`.
@@ -64,6 +97,12 @@ export const createPaymentBody = z
     allow_partial_authorization: z.boolean().optional(),
     payment_method: paymentMethodSchema,
     metadata: metadata.optional(),
+    return_url: returnUrl.optional(),
+    authentication: z.enum(['automatic', 'challenge', 'none']).optional().meta({
+      description: 'Customer authentication (3-D Secure): automatic (default, when the issuer asks), challenge (always ask), none (never: a card that needs it is declined authentication_required).',
+    }),
+    browser_info: browserInfo.optional(),
+    shopper_ip: z.union([z.ipv4(), z.ipv6()], { error: 'shopper_ip must be an IPv4 or IPv6 address' }).optional().meta({ description: "The shopper's IP address (Adyen web 3-D Secure)." }),
   })
   .meta({ id: 'CreatePaymentRequest' });
 

@@ -23,6 +23,10 @@ export interface StartPaymentRequest {
   readonly allowPartialAuthorization: boolean;
   readonly paymentMethod: StoredPaymentMethod;
   readonly metadata: Readonly<Record<string, string>>;
+  /** Customer authentication: absent = automatic without a return URL (a card that needs it is declined). */
+  readonly authentication?: { readonly mode: 'automatic' | 'challenge' | 'none'; readonly returnUrl: string | null };
+  /** browser_info and shopper_ip as the API took them (snake case), stored with the payment. */
+  readonly shopper?: Readonly<Record<string, unknown>>;
 }
 
 export type StartPaymentResult =
@@ -50,10 +54,11 @@ export async function startPayment(rt: Runtime, merchantId: string, req: StartPa
     {
       id, merchantId, reference: req.reference, amount: req.amount, currency: req.currency, captureMethod: req.captureMethod,
       allowPartialAuthorization: req.allowPartialAuthorization, routing: routed.decision, metadata: req.metadata,
+      ...(req.authentication === undefined ? {} : { authentication: { ...req.authentication, gatewayUrl: rt.publicUrl } }),
     },
     rt.envs.current(snapshot.maxAttempts),
     {
-      origin: 'api', now: rt.now, paymentMethod: req.paymentMethod, onCommitted: (ids) => rt.dispatch(ids),
+      origin: 'api', now: rt.now, paymentMethod: req.paymentMethod, ...(req.shopper === undefined ? {} : { shopper: req.shopper }), onCommitted: (ids) => rt.dispatch(ids),
       ...(opts.inTransaction === undefined ? {} : { inTransaction: (tx: DbOrTx) => opts.inTransaction!(tx, id) }),
     },
   );
@@ -75,6 +80,14 @@ async function apply(rt: Runtime, merchantId: string, paymentId: string, input: 
 export function requestCapture(rt: Runtime, merchantId: string, payment: Payment, amount: number | undefined, final: boolean, captureId = newId('capture')): Promise<TransitionResult> {
   const remaining = payment.amountAuthorized - payment.amountCaptured;
   return apply(rt, merchantId, payment.id, { type: 'capture_requested', captureId, amount: amount ?? remaining, final }, 'api', payment);
+}
+
+/**
+ * The customer's browser is back from the provider's page: what it brought (only the fields the
+ * resume needs) is recorded, and the resume goes out as an outbox call. A replay is a no-op.
+ */
+export function recordCustomerReturn(rt: Runtime, payment: Payment, attemptId: string, returned: Readonly<Record<string, string>>): Promise<TransitionResult> {
+  return apply(rt, payment.merchantId, payment.id, { type: 'customer_returned', attemptId, returned }, 'api', payment);
 }
 
 export function requestVoid(rt: Runtime, merchantId: string, paymentId: string): Promise<TransitionResult> {

@@ -62,6 +62,11 @@ export interface RuntimeOptions {
   readonly logger?: Logger;
   /** Base URL of this gateway, where in-process sandboxes send webhooks (`${base}/webhooks/${account}`). */
   readonly webhookBaseUrl?: string;
+  /**
+   * Base URL where customers' browsers reach this gateway (authentication pages and returns);
+   * default SWITCHYARD_PUBLIC_URL, else webhookBaseUrl. Absent: no customer authentication by redirect.
+   */
+  readonly publicUrl?: string;
   readonly relaySweepMs?: number;
   /** A published row still pending after this long is published again (its job may be gone with a Redis flush). */
   readonly relayRepublishMs?: number;
@@ -112,6 +117,8 @@ export interface Runtime {
   readonly metrics: GatewayMetrics;
   readonly logger: Logger;
   readonly now: () => Date;
+  /** Where customers' browsers reach this gateway (RuntimeOptions.publicUrl), or null. */
+  readonly publicUrl: string | null;
   /** The queue an outbox row of this kind and connector goes to (null: no consumer). */
   queueFor(kind: string, connector: string | null): string | null;
   stop(): Promise<void>;
@@ -125,6 +132,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const log = opts.log ?? ((l: string) => console.error(l));
   const aroundCall = opts.aroundCall ?? opts.seams?.aroundCall;
   const now = opts.now ?? (() => new Date());
+  const publicUrl = (opts.publicUrl ?? (opts.env ?? process.env)['SWITCHYARD_PUBLIC_URL'] ?? opts.webhookBaseUrl)?.replace(/\/+$/, '');
   const holder = ConfigHolder.open(opts.configFile, { log });
   if (!(holder instanceof ConfigHolder)) throw new ConfigError(formatProblems(holder));
   const { config, snapshot } = holder.current();
@@ -263,6 +271,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     return {
       role: opts.role, database, config: holder, connectors: set.connectors, sandboxes: set.sandboxes, breakers, envs, snapshots, relay, waits, queues, workers, webhooks, metrics, logger, now, queueFor,
       dispatch: kick, dispatcher, budget,
+      publicUrl: publicUrl ?? null,
       async stop() {
         if (stopped) return;
         stopped = true;

@@ -28,6 +28,50 @@ export interface AuthorizeRequest {
    * when a lookup has since found the provider's object, so a resend repeats the first request exactly.
    */
   readonly providerRef: string | null;
+  /** Customer authentication: absent on payments created without these settings (automatic, no return URL). */
+  readonly authentication?: AuthenticationRequest;
+}
+
+/** What a provider needs to authenticate the customer (3-D Secure by redirect). */
+export interface AuthenticationRequest {
+  readonly mode: 'automatic' | 'challenge' | 'none';
+  /** Step-up retry: ask for authentication whatever the provider's own rules say. */
+  readonly forced: boolean;
+  /** The gateway's return endpoint for this attempt (where the provider's page sends the browser), or null without a merchant return_url. */
+  readonly returnUrl: string | null;
+  /** The origin of the merchant's return_url (Adyen web 3-D Secure `origin`). */
+  readonly origin: string | null;
+  readonly browserInfo: BrowserInfo | null;
+  readonly shopperIp: string | null;
+}
+
+/** The shopper's browser, as Adyen's v72 BrowserInfo names it (the API takes it in snake case). */
+export interface BrowserInfo {
+  readonly userAgent: string;
+  readonly acceptHeader: string;
+  readonly language: string;
+  readonly colorDepth: number;
+  readonly screenHeight: number;
+  readonly screenWidth: number;
+  readonly timeZoneOffset: number;
+  readonly javaEnabled: boolean;
+  readonly javaScriptEnabled?: boolean;
+}
+
+/**
+ * The customer came back from the provider's authentication page: ask the provider for the result
+ * (Stripe: retrieve the PaymentIntent; Adyen: /payments/details with the redirectResult kept from the
+ * return). Same key on every send of one resume operation.
+ */
+export interface ResumeRequest {
+  readonly paymentId: string;
+  readonly attemptId: string;
+  readonly providerRef: string | null;
+  readonly amount: number;
+  readonly currency: string;
+  readonly idempotencyKey: string;
+  /** What the provider's page sent back (only the fields the provider documents for the resume). */
+  readonly returned: Readonly<Record<string, string>>;
 }
 
 export type PrepareRequest = Omit<AuthorizeRequest, 'providerRef'>;
@@ -298,6 +342,8 @@ export interface Connector {
    * With providerRef null, only a connector declaring queryByMerchantReference looks the attempt up by id.
    */
   query(req: QueryRequest): Promise<CallOutcome>;
+  /** Customer authentication: the result after the customer returned (absent: the connector never asks for it). */
+  resume?(req: ResumeRequest): Promise<CallOutcome>;
   /** Only when capabilities.cancelByMerchantReference. */
   cancelByReference?(req: CancelByReferenceRequest): Promise<CallOutcome>;
   verifyWebhook(rawBody: Buffer, headers: Readonly<Record<string, string | string[] | undefined>>, now: Date): WebhookVerification;

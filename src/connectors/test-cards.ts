@@ -13,6 +13,10 @@ export const TEST_CARD_SCENARIOS = [
   'processing_error',
   // Approves half the amount (Stripe's sandbox; Adyen's sandbox has no partial approval and approves it whole).
   'partial_authorization',
+  // The issuer asks for customer authentication (3-D Secure challenge); the challenge page's buttons decide.
+  'authentication_challenge',
+  // Authenticated, then declined for insufficient funds.
+  'authentication_then_insufficient_funds',
 ] as const;
 export type TestCardScenario = (typeof TEST_CARD_SCENARIOS)[number];
 
@@ -26,6 +30,8 @@ export const TEST_CARDS: Readonly<Record<string, TestCardScenario>> = Object.fre
   '4000000000000127': 'incorrect_cvc',
   '4000000000000119': 'processing_error',
   '4000000000000515': 'partial_authorization',
+  '4000002760003184': 'authentication_challenge',
+  '4000008260003178': 'authentication_then_insufficient_funds',
 });
 
 /** The card number for a scenario (the first listed), for tests and the CLI. */

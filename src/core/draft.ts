@@ -153,6 +153,7 @@ export class Draft {
 
 // Merchant events that follow a state change. payment.captured is emitted per confirmed capture instead.
 const STATE_EVENTS: Partial<Record<PaymentState, MerchantEventType>> = {
+  requires_action: 'payment.requires_action',
   authorized: 'payment.authorized',
   declined: 'payment.declined',
   failed: 'payment.failed',

@@ -20,6 +20,10 @@ export function isCallStillWanted(p: Payment, e: ProviderCallEffect): Wanted {
       if (attempt.status !== 'authorizing' && attempt.status !== 'unknown') return no(`attempt is ${attempt.status}`);
       // Only the newest send is live: an older delayed send is superseded by it.
       return e.sendNo === undefined || e.sendNo === attempt.sends ? YES : no(`send ${e.sendNo} superseded by send ${attempt.sends}`);
+    case 'resume':
+      // Only while the customer is back and this resume operation (its key) is the current one.
+      if (attempt.status !== 'authenticating' || attempt.authentication?.stage !== 'resuming') return no(`attempt is ${attempt.status}${attempt.authentication === undefined ? '' : ` (${attempt.authentication.stage})`}`);
+      return attempt.authentication.resumeKey === e.providerKey ? YES : no(`resume ${e.providerKey ?? '-'} superseded`);
     case 'query':
       return attempt.status === 'unknown' || attempt.status === 'authorizing' || attempt.status === 'review' ? YES : no(`attempt is ${attempt.status}`);
     case 'fence':

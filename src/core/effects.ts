@@ -20,6 +20,8 @@ export interface ProviderCallEffect {
   readonly final?: boolean;
   /** Not before this instant (ISO 8601); absent = now. */
   readonly runAt?: string;
+  /** For authorize: ask the provider to authenticate the customer whatever its own rules say (step-up). */
+  readonly forceAuthentication?: boolean;
 }
 
 export interface TimerEffect {
@@ -30,6 +32,7 @@ export interface TimerEffect {
 }
 
 export const MERCHANT_EVENT_TYPES = [
+  'payment.requires_action',
   'payment.authorized',
   'payment.declined',
   'payment.failed',
@@ -59,6 +62,7 @@ export interface MerchantEventEffect {
 
 export type DiscrepancyKind =
   | 'late_approval' // an approval for a payment that had already failed, voided, expired or declined: live money
+  | 'late_authentication' // an authentication completed after its attempt was cancelled for abandonment: live money
   | 'release_failed' // voiding / refunding an unwanted approval did not succeed
   | 'refund_unresolved'
   | 'capture_unresolved'

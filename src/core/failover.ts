@@ -13,6 +13,7 @@ export function notChargedProof(attempt: Attempt): NotChargedProof | null {
       return attempt.proof;
     case 'preparing':
     case 'authorizing':
+    case 'authenticating': // the customer may be at the provider's page: never proof, never failover
     case 'unknown':
     case 'fencing':
     case 'authorized':

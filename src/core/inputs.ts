@@ -4,11 +4,11 @@
 import type { CallOutcome } from './outcome.ts';
 
 /** Provider operations the core asks for. Each names one logical operation with its own key. */
-export type ProviderOperation = 'prepare' | 'authorize' | 'query' | 'fence' | 'release' | 'capture' | 'void' | 'refund';
+export type ProviderOperation = 'prepare' | 'authorize' | 'resume' | 'query' | 'fence' | 'release' | 'capture' | 'void' | 'refund';
 
 /** Which logical operation an answer belongs to. */
 export type OperationRef =
-  | { readonly op: 'prepare' | 'query' | 'fence'; readonly attemptId: string }
+  | { readonly op: 'prepare' | 'query' | 'fence' | 'resume'; readonly attemptId: string }
   /** providerKey: which release operation this answers (a failed one's late answer is not the current one's). */
   | { readonly op: 'release'; readonly attemptId: string; readonly providerKey?: string }
   /** sendNo: which send of the authorize call this answers (from the effect), so duplicates count once. */
@@ -55,7 +55,8 @@ export interface ProviderView {
   readonly detail?: string;
 }
 
-export type TimerKind = 'resend' | 'query' | 'fence_retry' | 'hold_expiry' | 'max_lifetime';
+/** authentication_expiry: the customer's time at the authentication page is over (Attempt.authentication.expiresAt). */
+export type TimerKind = 'resend' | 'query' | 'fence_retry' | 'hold_expiry' | 'max_lifetime' | 'authentication_expiry' | 'resume_retry';
 
 export type PaymentInput =
   | { readonly type: 'submit' }
@@ -65,6 +66,12 @@ export type PaymentInput =
   | { readonly type: 'void_requested' }
   | { readonly type: 'refund_requested'; readonly refundId: string; readonly amount: number; readonly reason: string | null }
   | { readonly type: 'timer_fired'; readonly timer: TimerKind; readonly attemptId?: string }
+  /**
+   * The customer's browser came back from the provider's authentication page (the gateway's return
+   * endpoint). `returned`: only the fields the resume call needs (Adyen redirectResult), never
+   * Stripe's payment_intent_client_secret. Proves nothing by itself: the resume call asks the provider.
+   */
+  | { readonly type: 'customer_returned'; readonly attemptId: string; readonly returned: Readonly<Record<string, string>> }
   /**
    * operator: who resolved it; override: why a refused resolution is taken anyway (with operator,
    * kept in this input on the transition row for audit); provider: what the provider's records showed.

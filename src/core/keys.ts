@@ -3,7 +3,7 @@
 
 import { createHash } from 'node:crypto';
 
-export type KeyedOperation = 'prepare' | 'auth' | 'capture' | 'void' | 'refund' | 'fence' | 'release';
+export type KeyedOperation = 'prepare' | 'auth' | 'resume' | 'capture' | 'void' | 'refund' | 'fence' | 'release';
 
 /** `<paymentId>:<op>:<n>`, shortened by a stable hash when longer than the connector allows. Never truncated. */
 export function providerIdempotencyKey(paymentId: string, op: KeyedOperation, n: number, maxKeyLength: number): string {

@@ -50,6 +50,12 @@ export interface Declined {
   readonly providerRef?: string;
   readonly providerStatus?: string;
   readonly message?: string;
+  /**
+   * The provider's object stays open and could still be confirmed (a Stripe PaymentIntent back in
+   * requires_payment_method after a failed authentication): the decline is proof only once a cancel
+   * is confirmed.
+   */
+  readonly stillOpen?: boolean;
 }
 
 export interface NotSent {
@@ -69,6 +75,11 @@ export interface ActionRequired {
   readonly kind: 'action_required';
   readonly action: string;
   readonly providerRef?: string;
+  /**
+   * Where to send the customer's browser. Absent when the provider's action is one the gateway cannot
+   * present (Adyen's threeDS2 token for its JavaScript component): the attempt is then cancelled.
+   */
+  readonly redirect?: { readonly url: string; readonly method: 'GET' | 'POST'; readonly data?: Readonly<Record<string, string>> };
 }
 
 export interface Unknown {

@@ -17,6 +17,7 @@ export type AttemptStatus =
   | 'authorized'
   | 'declined'
   | 'abandoned' // never reached the provider, or fenced: proof recorded
+  | 'authenticating' // the provider asked for customer authentication: the customer is at its page, or the resume is in flight
   | 'releasing' // approved but not wanted (late or partial approval): being voided or refunded
   | 'released'
   | 'review'; // could not be settled automatically
@@ -51,6 +52,70 @@ export interface Attempt {
   readonly createdAt: string;
   /** The release of an approval we do not keep (late or partial): null for every other attempt. */
   readonly release: ReleaseOperation | null;
+  /** Customer authentication on this attempt (3-D Secure, redirects); absent when none was asked for or forced. */
+  readonly authentication?: AttemptAuthentication;
+}
+
+/** How the merchant wants customer authentication handled (`POST /v1/payments` `authentication`). */
+export type AuthenticationMode = 'automatic' | 'challenge' | 'none';
+
+/** The payment's side of customer authentication: set at creation, never changed by a step. */
+export interface PaymentAuthentication {
+  readonly mode: AuthenticationMode;
+  /** The merchant's page the customer returns to; without one an issuer's challenge cannot be presented. */
+  readonly returnUrl: string | null;
+  /**
+   * Where customers' browsers reach the gateway (its authentication page and return endpoint), as the
+   * API that created the payment was configured; null: no redirect can be offered. The core ignores it.
+   */
+  readonly gatewayUrl?: string | null;
+}
+
+/** Where the provider wants the customer's browser sent: a GET, or a POST of `data` as a form. */
+export interface RedirectAction {
+  readonly url: string;
+  readonly method: 'GET' | 'POST';
+  readonly data?: Readonly<Record<string, string>>;
+}
+
+/**
+ * A decline that counts only once the provider confirms the attempt cancelled: after a failed
+ * authentication a Stripe PaymentIntent returns to requires_payment_method, where it could still be
+ * confirmed; an action the gateway cannot present (Adyen's threeDS2 token) leaves the payment open.
+ */
+export interface HeldDecline {
+  readonly code: string;
+  readonly providerCode: string;
+  readonly class: DeclineClass;
+  readonly retryElsewhere: boolean;
+}
+
+/**
+ * requested: authentication forced (step-up), the provider has not asked yet; awaiting_customer: the customer is (or may be) at the provider's page; resuming: the customer came
+ * back and the resume call (Stripe: retrieve the PaymentIntent; Adyen: /payments/details) is in
+ * flight; completed: the provider's final word arrived; abandoned: the deadline passed and the
+ * attempt is being (or was) cancelled; cancelling: a held decline waits for the confirmed cancel.
+ */
+export type AuthenticationStage = 'requested' | 'awaiting_customer' | 'resuming' | 'completed' | 'abandoned' | 'cancelling';
+
+export interface AttemptAuthentication {
+  /** Step-up: this attempt was sent with authentication forced (a new logical operation, new key). */
+  readonly forced: boolean;
+  readonly stage: AuthenticationStage;
+  /** The provider's page, when there is one the gateway can present. */
+  readonly action: RedirectAction | null;
+  /** When the customer is given up on: the attempt is then cancelled at the provider. */
+  readonly expiresAt: string | null;
+  /** What the provider's page sent back (Adyen redirectResult), kept for resends of the resume call. */
+  readonly returned: Readonly<Record<string, string>> | null;
+  readonly returnedAt: string | null;
+  /** Idempotency key of the resume call (`<payment>:resume:<attempt no>`), once the customer returned. */
+  readonly resumeKey: string | null;
+  /** Sends of the current resume call (same key). */
+  readonly resumes: number;
+  /** Resume operations started on this attempt (one per time the customer came back). */
+  readonly rounds: number;
+  readonly heldDecline: HeldDecline | null;
 }
 
 /**
@@ -176,6 +241,8 @@ export interface Payment {
   readonly createdAt: string;
   /** After this instant an in-flight payment is fenced, then failed (or parked for review). */
   readonly deadlineAt: string;
+  /** Customer authentication settings; absent on payments created before they existed (automatic, no return URL). */
+  readonly authentication?: PaymentAuthentication;
 }
 
 export function currentAttempt(p: Payment): Attempt | undefined {

@@ -16,6 +16,12 @@ export interface ConnectorCapabilities {
   readonly preparesAuthorization: boolean;
   /** Capture / void / refund results arrive later by webhook (Adyen: 201 received). */
   readonly asyncModifications: boolean;
+  /**
+   * A decline after the customer was sent to authenticate leaves the provider's object open (a
+   * Stripe PaymentIntent back in requires_payment_method could still be confirmed): it counts as
+   * proof only once a cancel is confirmed. Absent: false.
+   */
+  readonly declineAfterAuthenticationLeavesOpen?: boolean;
 }
 
 export interface ConnectorPolicy {
@@ -24,6 +30,8 @@ export interface ConnectorPolicy {
   readonly keyRetentionMs: number;
   /** How long an authorization hold lasts before the provider releases it, in ms. */
   readonly authHoldMs: number;
+  /** How long a customer may take at this connector's authentication page before the attempt is cancelled; absent: 15 min. */
+  readonly authenticationTimeoutMs?: number;
   readonly capabilities: ConnectorCapabilities;
 }
 
@@ -70,3 +78,5 @@ export const DEFAULT_CORE_POLICY: CorePolicy = Object.freeze({
   holdExpiryMarginMs: 6 * 60 * 60 * 1000,
   onHoldExpiry: 'void',
 });
+
+export const DEFAULT_AUTHENTICATION_TIMEOUT_MS = 15 * 60 * 1000;

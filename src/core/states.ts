@@ -5,7 +5,7 @@ export const PAYMENT_STATES = [
   'created',
   'authorizing',
   'auth_unknown',
-  'requires_action', // reserved: no connector produces it yet
+  'requires_action', // the customer is at the provider's authentication page
   'authorized',
   'capturing',
   'captured',
@@ -41,8 +41,13 @@ export const LEGAL_EDGES: Readonly<Record<PaymentState, readonly PaymentState[]>
   // auth_unknown: outcome unknown; failed: every candidate proved uncharged and none is left.
   authorizing: ['authorized', 'captured', 'declined', 'auth_unknown', 'requires_action', 'failed', 'needs_review'],
   // authorizing: the unknown was resolved to not-charged (fenced) and another candidate is tried.
-  auth_unknown: ['authorizing', 'authorized', 'captured', 'declined', 'failed', 'needs_review'],
-  requires_action: ['authorizing', 'auth_unknown', 'authorized', 'captured', 'declined', 'failed', 'needs_review'],
+  // requires_action: a query (or late answer) found the attempt waiting for customer authentication.
+  auth_unknown: ['authorizing', 'authorized', 'captured', 'declined', 'requires_action', 'failed', 'needs_review'],
+  // authorizing: the customer came back and the resume call is in flight (or a step-up / failover after proof);
+  // failed: the attempt was cancelled (confirmed) after the customer abandoned the page.
+  // authorized|captured|declined: the provider's word arrived by webhook while the customer was away;
+  // needs_review: the cancel after abandonment was refused or stayed unconfirmed.
+  requires_action: ['authorizing', 'authorized', 'captured', 'declined', 'failed', 'needs_review'],
   // needs_review: the release of another attempt's unwanted approval failed past its bound.
   authorized: ['capturing', 'voiding', 'expired', 'needs_review'],
   // authorized: the capture was refused before anything was captured; captured: confirmed.

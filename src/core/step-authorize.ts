@@ -6,7 +6,8 @@ import { breakerRetryAt, isBreakerRefusal } from './breaker-wait.ts';
 import type { Draft } from './draft.ts';
 import { startRelease } from './step-release.ts';
 import type { Attempt } from './payment.ts';
-import type { CallOutcome, Declined, Succeeded } from './outcome.ts';
+import type { ActionRequired, CallOutcome, Declined, Succeeded } from './outcome.ts';
+import { authenticationExpiry, cancelProvesUncharged, freshAuthentication, stepUpWanted } from './authentication.ts';
 
 const IN_FLIGHT_STATES = new Set(['created', 'authorizing', 'auth_unknown', 'requires_action', 'needs_review']);
 
@@ -18,8 +19,11 @@ function delay(d: Draft, attempt: Attempt, n: number, op: string): number {
   return backoffDelayMs(n, d.env.core.backoffBaseMs, d.env.core.backoffCapMs, `${attempt.id}:${op}`);
 }
 
-/** Starts attempt n+1 on `connector`: a preparatory call when the connector needs one, else the authorize call. */
-export function startAttempt(d: Draft, connector: string): void {
+/**
+ * Starts attempt n+1 on `connector`: a preparatory call when the connector needs one, else the
+ * authorize call. forceAuthentication: the step-up retry (authentication forced at the provider).
+ */
+export function startAttempt(d: Draft, connector: string, forceAuthentication = false): void {
   const policy = d.policy(connector);
   const no = d.attempts.length + 1;
   const prepares = policy.capabilities.preparesAuthorization;
@@ -47,6 +51,7 @@ export function startAttempt(d: Draft, connector: string): void {
     amountAuthorized: 0,
     createdAt: d.nowIso,
     release: null,
+    ...(forceAuthentication ? { authentication: freshAuthentication(true) } : {}),
   };
   d.attempts.push(attempt);
   d.note(`attempt ${no} on ${connector}`);
@@ -67,6 +72,7 @@ function emitCall(d: Draft, attempt: Attempt, op: 'prepare' | 'authorize' | 'que
     amount: d.p.amount,
     currency: d.p.currency,
     ...(op === 'authorize' ? { sendNo: attempt.sends } : {}),
+    ...(op === 'authorize' && attempt.authentication?.forced === true ? { forceAuthentication: true } : {}),
     ...(runAt === undefined ? {} : { runAt }),
   });
 }
@@ -101,6 +107,13 @@ export function afterProof(d: Draft): void {
     pastDeadline: isPastDeadline(d) || d.p.state === 'needs_review',
   });
   const current = d.attempts[d.attempts.length - 1]!;
+  // Step-up: the issuer wanted the customer authenticated and the merchant can send the customer to a
+  // page: once more on the same connector with authentication forced, a new logical operation (new key).
+  if (stepUpWanted(d.p, d.attempts, current) && !isPastDeadline(d) && d.p.state !== 'needs_review') {
+    d.setState('authorizing', `step-up: ${current.connector} declined authentication_required; retrying with authentication forced`);
+    startAttempt(d, current.connector, true);
+    return;
+  }
   switch (decision.kind) {
     case 'retry_same':
       resendAuthorize(d, { ...current }, true);
@@ -161,10 +174,14 @@ export function resolveUnknown(d: Draft, attempt: Attempt, notFound: boolean, ke
   fence(d, attempt, withinRetention ? 'resends exhausted' : 'key retention window passed');
 }
 
-/** Makes an unknown attempt provably uncharged by cancelling it; only a confirmed fence is proof. */
+/**
+ * Makes an unknown attempt provably uncharged by cancelling it; only a confirmed fence is proof.
+ * Under automatic capture a cancel cannot undo a capture, so there is no fence, except for an
+ * attempt the provider holds unauthorised until the customer authenticates (cancelProvesUncharged).
+ */
 export function fence(d: Draft, attempt: Attempt, why: string): void {
   const policy = d.policy(attempt.connector);
-  if (d.p.captureMethod === 'automatic') return toReview(d, attempt, `${why}; automatic capture has no fence`);
+  if (d.p.captureMethod === 'automatic' && !cancelProvesUncharged(attempt)) return toReview(d, attempt, `${why}; automatic capture has no fence`);
   const canFence = attempt.providerRef !== null || policy.capabilities.cancelByMerchantReference;
   if (!canFence) return toReview(d, attempt, `${why}; no way to fence this attempt`);
   if (attempt.fenceCalls >= d.env.core.maxFenceCalls) return toReview(d, attempt, `${why}; fence unconfirmed after ${attempt.fenceCalls} calls`);
@@ -179,6 +196,25 @@ export function onFenceConfirmed(d: Draft, attempt: Attempt): void {
   const parked = attempt.status === 'review' && d.p.state === 'needs_review';
   if (attempt.status !== 'fencing' && !parked) {
     d.note(`fence confirmation for attempt in ${attempt.status} ignored`);
+    return;
+  }
+  const auth = attempt.authentication;
+  if (auth?.stage === 'cancelling' && auth.heldDecline !== null) {
+    // The decline held until the provider confirmed the attempt cancelled: now it is proof.
+    const h = auth.heldDecline;
+    d.updateAttempt(attempt.id, {
+      status: 'declined', proof: 'declined', lastOutcome: 'declined', declineCode: h.code, declineClass: h.class, retryElsewhere: h.retryElsewhere,
+      authentication: { ...auth, stage: 'completed' },
+    });
+    d.note(`attempt ${attempt.no} cancelled (confirmed): declined ${h.code}`);
+    if (isCurrent(d, attempt)) afterProof(d);
+    return;
+  }
+  if (auth?.stage === 'abandoned') {
+    d.updateAttempt(attempt.id, { status: 'abandoned', proof: 'fenced', declineCode: 'authentication_abandoned' });
+    if (isCurrent(d, attempt) && IN_FLIGHT_STATES.has(d.p.state)) {
+      d.setState('failed', `authentication_abandoned: attempt ${attempt.no} cancelled (confirmed) after the customer did not complete authentication`);
+    } else d.note(`attempt ${attempt.no} cancelled after abandonment (confirmed)`);
     return;
   }
   d.updateAttempt(attempt.id, { status: 'abandoned', proof: 'fenced' });
@@ -198,11 +234,15 @@ function isCurrent(d: Draft, attempt: Attempt): boolean {
 /** An approval for an attempt we had given up on is live money: release it and record a discrepancy. */
 function releaseLateApproval(d: Draft, attempt: Attempt, o: Succeeded): void {
   const a = startRelease(d, attempt, { providerRef: o.providerRef, amountAuthorized: o.amount, lastOutcome: 'succeeded' });
-  d.emit({ type: 'discrepancy', kind: 'late_approval', attemptId: a.id, detail: `approval of ${o.amount} ${d.p.currency} for attempt ${a.no} (${attempt.status}) while payment is ${d.p.state}` });
+  const kind = attempt.authentication?.stage === 'abandoned' ? 'late_authentication' : 'late_approval';
+  d.emit({ type: 'discrepancy', kind, attemptId: a.id, detail: `approval of ${o.amount} ${d.p.currency} for attempt ${a.no} (${attempt.status}) while payment is ${d.p.state}` });
   d.note(`late approval on attempt ${a.no}: releasing`);
 }
 
-function applyApproval(d: Draft, attempt: Attempt, o: Succeeded): void {
+export function applyApproval(d: Draft, attempt: Attempt, o: Succeeded): void {
+  if (attempt.authentication !== undefined && attempt.authentication.stage !== 'completed') {
+    attempt = d.updateAttempt(attempt.id, { authentication: { ...attempt.authentication, stage: 'completed' } });
+  }
   const partial = o.amount < d.p.amount;
   if (partial && !d.p.allowPartialAuthorization) {
     startRelease(d, attempt, { providerRef: o.providerRef, amountAuthorized: o.amount, lastOutcome: 'succeeded', declineCode: 'partial_authorization' });
@@ -225,7 +265,11 @@ function applyApproval(d: Draft, attempt: Attempt, o: Succeeded): void {
 }
 
 function applyDecline(d: Draft, attempt: Attempt, o: Declined): void {
+  const leavesOpen = attempt.status === 'authenticating' && d.policy(attempt.connector).capabilities.declineAfterAuthenticationLeavesOpen === true;
+  if (o.stillOpen === true || leavesOpen) return holdDecline(d, attempt, { code: o.code, providerCode: o.providerCode, class: o.class, retryElsewhere: o.retryElsewhere }, o.providerRef);
+  const auth = attempt.authentication;
   d.updateAttempt(attempt.id, {
+    ...(auth === undefined ? {} : { authentication: { ...auth, stage: 'completed' as const } }),
     status: 'declined',
     proof: 'declined',
     lastOutcome: 'declined',
@@ -264,18 +308,22 @@ export function onAuthorizationOutcome(d: Draft, attempt: Attempt, o: CallOutcom
       case 'fencing':
         return d.note('approval while a fence is in flight: the fence decides');
       case 'abandoned':
-        if (attempt.proof === 'fenced') return d.note('approval older than the confirmed fence');
+        // An authentication completed after its abandonment cancel was confirmed: live money all the same.
+        if (attempt.proof === 'fenced' && attempt.authentication?.stage !== 'abandoned') return d.note('approval older than the confirmed fence');
         return releaseLateApproval(d, attempt, o);
       case 'declined':
         return releaseLateApproval(d, attempt, o);
       case 'preparing':
       case 'authorizing':
+      case 'authenticating':
       case 'unknown':
       case 'review':
         if (!isCurrent(d, attempt) || !IN_FLIGHT_STATES.has(d.p.state)) return releaseLateApproval(d, attempt, o);
         return applyApproval(d, attempt, o);
     }
   }
+  // The provider's final no while the customer is at (or back from) its page: the authentication failed.
+  if (attempt.status === 'authenticating' && o.kind === 'declined') return applyDecline(d, attempt, o);
   const live = attempt.status === 'authorizing' || attempt.status === 'unknown' || (attempt.status === 'review' && d.p.state === 'needs_review');
   if (!live) return d.note(`${o.kind} for attempt in ${attempt.status} ignored`);
   const withRef = 'providerRef' in o && o.providerRef !== undefined && attempt.providerRef === null ? { providerRef: o.providerRef } : {};
@@ -295,11 +343,11 @@ export function onAuthorizationOutcome(d: Draft, attempt: Attempt, o: CallOutcom
       d.updateAttempt(a.id, { status: 'abandoned', proof: 'not_sent' });
       return afterProof(d);
     }
-    case 'pending':
-    case 'action_required': {
+    case 'action_required':
+      return requireAction(d, { ...attempt, ...withRef }, o);
+    case 'pending': {
       // Accepted by the provider: from now on nothing but its final word or a fence is proof.
       const a = d.updateAttempt(attempt.id, { lastOutcome: o.kind, maybeReached: true, ...withRef });
-      if (o.kind === 'action_required' && d.p.state === 'authorizing') d.setState('requires_action', `action required: ${o.action}`);
       // The result comes later; ask again if the provider stays silent.
       d.emit({ type: 'timer', timer: 'query', attemptId: a.id, runAt: d.at(delay(d, a, a.queries + 1, 'silence')) });
       return;
@@ -353,3 +401,44 @@ export function onPrepareOutcome(d: Draft, attempt: Attempt, o: CallOutcome): vo
   d.updateAttempt(attempt.id, { status: 'abandoned', proof: 'not_sent', lastOutcome: o.kind, notSentReason: o.kind === 'not_sent' ? o.reason : 'prepare_failed' });
   afterProof(d);
 }
+
+/**
+ * A decline that is proof only once the provider confirms the attempt cancelled (HeldDecline): the
+ * attempt is fenced; onFenceConfirmed turns it into the decline, an unconfirmed cancel parks it.
+ */
+function holdDecline(d: Draft, attempt: Attempt, held: NonNullable<Attempt['authentication']>['heldDecline'] & object, providerRef?: string): void {
+  const auth = attempt.authentication ?? freshAuthentication(false);
+  const a = d.updateAttempt(attempt.id, {
+    lastOutcome: 'declined', maybeReached: true, providerRef: providerRef ?? attempt.providerRef,
+    authentication: { ...auth, stage: 'cancelling', heldDecline: held },
+  });
+  fence(d, a, `${held.code}: cancelling the attempt before the decline counts`);
+}
+
+/**
+ * The provider asks for customer authentication. With a page to send the customer to (a redirect
+ * and the merchant's return_url) the attempt waits for the customer until its expiry; no other
+ * connector is tried meanwhile. Otherwise the attempt is cancelled and then declined:
+ * authentication_unsupported (an action the gateway cannot present) or authentication_required.
+ */
+export function requireAction(d: Draft, attempt: Attempt, o: ActionRequired): void {
+  const withRef = o.providerRef !== undefined ? { providerRef: o.providerRef } : {};
+  const base = d.updateAttempt(attempt.id, { lastOutcome: 'action_required', maybeReached: true, ...withRef });
+  const settings = d.p.authentication;
+  // gatewayUrl null: the gateway that took the payment has no public URL for the customer's browser.
+  if (o.redirect === undefined || settings === undefined || settings.returnUrl === null || settings.mode === 'none' || settings.gatewayUrl === null) {
+    const code = o.redirect === undefined ? 'authentication_unsupported' : 'authentication_required';
+    return holdDecline(d, base, { code, providerCode: o.action, class: 'hard', retryElsewhere: false });
+  }
+  if (d.p.state === 'needs_review') return d.note(`action required (${o.action}) while parked for review: left to the operator`);
+  const prior = base.authentication ?? freshAuthentication(false);
+  const expiresAt = authenticationExpiry(d.now, d.policy(base.connector), d.p.deadlineAt);
+  const a = d.updateAttempt(base.id, {
+    status: 'authenticating',
+    authentication: { ...prior, stage: 'awaiting_customer', action: o.redirect, expiresAt, returned: null, returnedAt: null, resumeKey: null, resumes: 0 },
+  });
+  d.setState('requires_action', `action required: ${o.action}; the customer has until ${expiresAt}`);
+  d.emit({ type: 'timer', timer: 'authentication_expiry', attemptId: a.id, runAt: expiresAt });
+}
+
+export { isCurrent, IN_FLIGHT_STATES };

@@ -14,6 +14,7 @@ import {
 import { nextCandidate } from './failover.ts';
 import { onReleaseEvent, onReleaseOutcome } from './step-release.ts';
 import { onOperator } from './step-operator.ts';
+import { abandonAuthentication, onAuthenticationExpiry, onCustomerReturned, onResumeOutcome, onResumeRetry } from './step-authenticate.ts';
 import { assertNever, isLegalEdge } from './states.ts';
 import type { OperationRef, PaymentInput, ProviderFact, TimerKind } from './inputs.ts';
 import type { CallOutcome } from './outcome.ts';
@@ -65,6 +66,8 @@ function dispatch(d: Draft, input: PaymentInput): StepResult | null {
       return onTimer(d, input.timer, input.attemptId);
     case 'operator_resolved':
       return onOperator(d, input);
+    case 'customer_returned':
+      return onCustomerReturned(d, input.attemptId, input.returned);
     default:
       return assertNever(input, 'input');
   }
@@ -93,6 +96,11 @@ function attemptOrNoop(d: Draft, attemptId: string): ReturnType<Draft['attempt']
 
 function onCallResult(d: Draft, ref: OperationRef, outcome: CallOutcome): StepResult | null {
   switch (ref.op) {
+    case 'resume': {
+      const attempt = d.attempt(ref.attemptId);
+      if (attempt === undefined) return noop(`no attempt ${ref.attemptId}`);
+      return onResumeOutcome(d, attempt, outcome);
+    }
     case 'prepare':
     case 'authorize':
     case 'query':
@@ -227,6 +235,10 @@ function onTimer(d: Draft, timer: TimerKind, attemptId: string | undefined): Ste
     }
     case 'max_lifetime':
       return onDeadline(d);
+    case 'authentication_expiry':
+      return onAuthenticationExpiry(d, attemptId);
+    case 'resume_retry':
+      return onResumeRetry(d, attemptId);
     default:
       return assertNever(timer, 'timer');
   }
@@ -252,6 +264,11 @@ function onDeadline(d: Draft): StepResult | null {
       return null;
     case 'fencing':
       return noop('fence already in flight');
+    case 'authenticating':
+      // Still waiting for the customer (or for the resume's answer) at the payment's deadline: cancel.
+      if (attempt.authentication?.stage === 'awaiting_customer') abandonAuthentication(d, attempt, 'deadline passed while the customer was authenticating');
+      else fence(d, attempt, 'deadline passed while resuming after authentication');
+      return null;
     default:
       afterProof(d);
       return null;
@@ -264,7 +281,7 @@ function onDeadline(d: Draft): StepResult | null {
 export type NewPaymentRequest = Pick<
   Payment,
   'id' | 'merchantId' | 'reference' | 'amount' | 'currency' | 'captureMethod' | 'allowPartialAuthorization' | 'routing' | 'metadata'
-> & { readonly maxLifetimeMs?: number };
+> & { readonly maxLifetimeMs?: number; readonly authentication?: Payment['authentication'] };
 
 /** A new payment, already submitted: created -> authorizing (or failed when no connector can take it). */
 export function newPayment(req: NewPaymentRequest, now: Date, env: StepEnv): { payment: Payment; effects: readonly Effect[]; to: Payment['state'] } {
@@ -291,6 +308,7 @@ export function newPayment(req: NewPaymentRequest, now: Date, env: StepEnv): { p
     version: 0,
     createdAt: now.toISOString(),
     deadlineAt: new Date(now.getTime() + (req.maxLifetimeMs ?? env.core.maxLifetimeMs)).toISOString(),
+    ...(req.authentication === undefined ? {} : { authentication: req.authentication }),
   };
   const result = step(created, { type: 'submit' }, now, env);
   if (result.kind !== 'applied') throw new Error(`step bug: submit of a new payment gave ${result.kind}`);

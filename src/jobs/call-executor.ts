@@ -5,7 +5,7 @@ import type { ProviderCallEffect } from '../core/effects.ts';
 import type { OperationRef } from '../core/inputs.ts';
 import type { CallOutcome } from '../core/outcome.ts';
 import type { Attempt, Payment } from '../core/payment.ts';
-import type { Connector, PaymentMethodInput } from '../connectors/contract.ts';
+import type { AuthenticationRequest, BrowserInfo, Connector, PaymentMethodInput } from '../connectors/contract.ts';
 
 export interface StoredPaymentMethod {
   readonly tokens?: Readonly<Record<string, string>>;
@@ -35,6 +35,7 @@ export function operationRef(e: ProviderCallEffect): OperationRef {
     case 'prepare':
     case 'query':
     case 'fence':
+    case 'resume':
       return { op: e.op, attemptId: e.attemptId };
   }
 }
@@ -44,7 +45,45 @@ function missingRef(what: string): CallOutcome {
   return { kind: 'not_sent', reason: 'local_validation', detail: `${what}: no provider reference` };
 }
 
-export async function executeCall(connector: Connector, p: Payment, attempt: Attempt, e: ProviderCallEffect, pm: StoredPaymentMethod | null): Promise<CallOutcome> {
+/**
+ * What the provider needs to authenticate the customer: the merchant's settings, and the gateway's
+ * return endpoint for this attempt when there is a merchant return_url and a public URL to reach
+ * the gateway (recorded on the payment by the API that created it).
+ */
+/** payments.shopper as the API stored it (snake case). */
+export interface StoredShopper {
+  readonly browser_info?: {
+    readonly user_agent: string; readonly accept_header: string; readonly language: string; readonly color_depth: number;
+    readonly screen_height: number; readonly screen_width: number; readonly time_zone_offset: number; readonly java_enabled: boolean; readonly javascript_enabled?: boolean;
+  };
+  readonly shopper_ip?: string;
+}
+
+function browserInfoOf(s: StoredShopper | null): BrowserInfo | null {
+  const b = s?.browser_info;
+  if (b === undefined) return null;
+  return {
+    userAgent: b.user_agent, acceptHeader: b.accept_header, language: b.language, colorDepth: b.color_depth, screenHeight: b.screen_height,
+    screenWidth: b.screen_width, timeZoneOffset: b.time_zone_offset, javaEnabled: b.java_enabled, ...(b.javascript_enabled === undefined ? {} : { javaScriptEnabled: b.javascript_enabled }),
+  };
+}
+
+export function authenticationRequest(p: Payment, attempt: Attempt, e: ProviderCallEffect, shopper: StoredShopper | null = null): AuthenticationRequest {
+  const settings = p.authentication;
+  const returnUrl = settings?.returnUrl ?? null;
+  const publicUrl = settings?.gatewayUrl ?? null;
+  const canReturn = returnUrl !== null && publicUrl !== null && settings?.mode !== 'none';
+  return {
+    mode: settings?.mode ?? 'automatic',
+    forced: e.forceAuthentication === true,
+    returnUrl: canReturn ? `${publicUrl}/authenticate/${attempt.id}/return` : null,
+    origin: returnUrl === null ? null : new URL(returnUrl).origin,
+    browserInfo: browserInfoOf(shopper),
+    shopperIp: shopper?.shopper_ip ?? null,
+  };
+}
+
+export async function executeCall(connector: Connector, p: Payment, attempt: Attempt, e: ProviderCallEffect, pm: StoredPaymentMethod | null, shopper: StoredShopper | null = null): Promise<CallOutcome> {
   const key = e.providerKey ?? '';
   const base = { paymentId: p.id, attemptId: attempt.id, amount: e.amount, currency: e.currency, idempotencyKey: key };
   switch (e.op) {
@@ -57,7 +96,11 @@ export async function executeCall(connector: Connector, p: Payment, attempt: Att
       // provider's object: the same key with another request would be refused as a mismatch.
       return connector.authorize({
         ...base, captureMethod: p.captureMethod, paymentMethod: paymentMethodFor(pm, attempt.connector), providerRef: attempt.prepareCalls > 0 ? attempt.providerRef : null,
+        authentication: authenticationRequest(p, attempt, e, shopper),
       });
+    case 'resume':
+      if (connector.resume === undefined) return { kind: 'not_sent', reason: 'local_validation', detail: 'connector has no resume' };
+      return connector.resume({ ...base, providerRef: attempt.providerRef, returned: attempt.authentication?.returned ?? {} });
     case 'query':
       return connector.query({ attemptId: attempt.id, providerRef: attempt.providerRef, amount: e.amount, currency: e.currency, sentAt: attempt.firstSentAt });
     case 'fence':

@@ -14,7 +14,7 @@ import type { LoadedAggregate } from '../store/payment-load.ts';
 import type { Payment } from '../core/payment.ts';
 import { transition } from '../store/transition.ts';
 import { executeCall, operationRef, usesBreaker } from './call-executor.ts';
-import type { StoredPaymentMethod } from './call-executor.ts';
+import type { StoredPaymentMethod, StoredShopper } from './call-executor.ts';
 import type { AccountBudget } from './account-budget.ts';
 import { claimAsApplied, claimOutboxRowLoaded, executionToken, keepClaim, markOutboxDone, outboxDoneStatement, releaseOutboxRow, unpublishOutboxRow } from './outbox-claims.ts';
 import type { ClaimedRow } from './outbox-claims.ts';
@@ -139,7 +139,8 @@ async function runProviderCall(deps: ProcessorDeps, row: ExecutedRow, loaded: Lo
     outcome = { kind: 'unknown', reason: 'key_expired', detail: expired };
   } else {
     const pm = loaded.paymentMethod as StoredPaymentMethod | null;
-    const call = (e: ProviderCallEffect = effect) => executeCall(connector, payment, attempt, e, pm);
+    const shopper = loaded.shopper as StoredShopper | null;
+    const call = (e: ProviderCallEffect = effect) => executeCall(connector, payment, attempt, e, pm, shopper);
     const guarded = (e?: ProviderCallEffect) => (usesBreaker(effect.op) ? deps.breakers.call(effect.connector, () => call(e)) : call(e));
     outcome = deps.aroundCall === undefined ? await guarded() : await deps.aroundCall(effect, guarded);
   }

@@ -35,7 +35,7 @@ export type ResolveResult =
   | { readonly ok: false; readonly reason: 'needs_reason'; readonly row: DiscrepancyRow; readonly evidence: ReleaseEvidence | null };
 
 /** Findings about customer money the gateway meant to give back: closing one takes the provider's word or a reason from this list. */
-export const MONEY_AT_STAKE_KINDS = ['late_approval', 'release_failed'] as const;
+export const MONEY_AT_STAKE_KINDS = ['late_approval', 'late_authentication', 'release_failed'] as const;
 
 /** Why an operator may close a money-at-stake finding the provider's records do not (yet) settle. */
 export const CLOSING_REASONS = [

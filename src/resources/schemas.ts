@@ -20,6 +20,7 @@ export const attemptResource = z
     outcome: z.enum(CALL_OUTCOME_KINDS).nullable().meta({ description: 'Kind of the last provider answer to this attempt.' }),
     proof: z.enum(['declined', 'not_sent', 'fenced']).nullable().meta({ description: 'The not-charged proof that allowed the next attempt.' }),
     decline_code: z.string().nullable(),
+    decline_message: z.string().nullable().meta({ description: 'What to do about the decline, when the gateway knows (authentication_required without a return_url: send one).' }),
     release: z
       .strictObject({
         number: z.int().min(1).meta({ description: 'The release operation number across the payment (its provider key ends release:<number>).' }),
@@ -102,6 +103,15 @@ export const paymentResource = z
     captures: z.array(captureResource).meta({ description: 'Every capture asked for, in order, with its outcome.' }),
     refunds: z.array(refundResource).meta({ description: 'Every refund asked for, in order, with its outcome.' }),
     routing: routingResource,
+    return_url: z.string().nullable().meta({ description: "The merchant's return_url, when it gave one." }),
+    next_action: z
+      .strictObject({
+        type: z.literal('redirect_to_url'),
+        url: z.string().meta({ description: "The gateway's page for this payment (no API key in it): send the customer's browser there; it goes on to the provider's authentication page." }),
+        expires_at: timestamp.meta({ description: 'When the customer is given up on: the attempt is then cancelled at the provider and the payment fails authentication_abandoned.' }),
+      })
+      .nullable()
+      .meta({ description: 'Set while the payment is requires_action: what the customer must do.' }),
     created_at: timestamp,
     updated_at: timestamp,
   })

@@ -4,10 +4,14 @@
 import type { Attempt, Capture, Payment, Refund } from '../core/payment.ts';
 import type { AttemptResource, CaptureResource, PaymentResource, RefundResource } from './schemas.ts';
 
-function attemptResource(a: Attempt): AttemptResource {
+const SEND_RETURN_URL = 'The issuer requires customer authentication (3-D Secure): send a return_url so the customer can be sent to authenticate.';
+
+function attemptResource(p: Payment, a: Attempt): AttemptResource {
+  const noReturnUrl = (p.authentication?.returnUrl ?? null) === null;
   return {
     id: a.id, connector: a.connector, status: a.status, provider_reference: a.providerRef, outcome: a.lastOutcome, proof: a.proof,
     decline_code: a.declineCode,
+    decline_message: a.declineCode === 'authentication_required' && noReturnUrl ? SEND_RETURN_URL : null,
     release: a.release === null ? null : {
       number: a.release.no, round: a.release.round, kind: a.release.kind, amount: a.release.amount, status: a.release.status,
       provider_reference: a.release.providerRef, failure_code: a.release.failure?.code ?? null,
@@ -30,6 +34,19 @@ export function refundResource(p: Payment, r: Refund): RefundResource {
   };
 }
 
+/** The gateway's page for the attempt awaiting the customer (its path is the capability: no API key). */
+export function authenticationPagePath(attemptId: string): string {
+  return `/authenticate/${attemptId}`;
+}
+
+function nextAction(p: Payment): PaymentResource['next_action'] {
+  const a = p.attempts[p.attempts.length - 1];
+  const auth = a?.authentication;
+  const base = p.authentication?.gatewayUrl ?? null;
+  if (p.state !== 'requires_action' || a === undefined || auth?.stage !== 'awaiting_customer' || auth.expiresAt === null || base === null) return null;
+  return { type: 'redirect_to_url', url: `${base}${authenticationPagePath(a.id)}`, expires_at: auth.expiresAt };
+}
+
 /** `updatedAt`: when this version of the payment was written (the row's updated_at, or the transition's time). */
 export function paymentResource(p: Payment, updatedAt: string): PaymentResource {
   const holding = p.attempts.find((a) => a.status === 'authorized') ?? p.attempts.find((a) => a.status === 'review');
@@ -38,10 +55,12 @@ export function paymentResource(p: Payment, updatedAt: string): PaymentResource 
     amount_authorized: p.amountAuthorized, amount_captured: p.amountCaptured, amount_refunded: p.amountRefunded,
     capture_method: p.captureMethod, reference: p.reference, metadata: { ...p.metadata },
     connector: holding?.connector ?? p.attempts[p.attempts.length - 1]?.connector ?? null,
-    attempts: p.attempts.map(attemptResource),
+    attempts: p.attempts.map((a) => attemptResource(p, a)),
     captures: p.captures.map(captureResource),
     refunds: p.refunds.map((r) => refundResource(p, r)),
     routing: { snapshot: p.routing.snapshot, rule: p.routing.rule, candidates: [...p.routing.candidates], skipped: p.routing.skipped.map((s) => ({ ...s })) },
+    return_url: p.authentication?.returnUrl ?? null,
+    next_action: nextAction(p),
     created_at: p.createdAt, updated_at: updatedAt,
   };
 }

@@ -65,6 +65,8 @@ export interface LoadedAggregate {
   readonly payment: Payment;
   readonly updatedAt: Date;
   readonly paymentMethod: unknown;
+  /** The shopper's browser_info and shopper_ip (snake case, as the API took them), or null. */
+  readonly shopper: unknown;
 }
 
 export async function loadAggregateRow(db: DbOrTx, paymentId: string, options: LoadOptions = {}): Promise<LoadedAggregate | null> {
@@ -151,5 +153,5 @@ function aggregateFromRow(row: Record<string, unknown>): LoadedAggregate {
     list<CaptureRow>(CAPTURE_COLUMNS, row['sy_captures']),
     list<RefundRow>(REFUND_COLUMNS, row['sy_refunds']),
   );
-  return { payment, updatedAt: p.updatedAt, paymentMethod: p.paymentMethod };
+  return { payment, updatedAt: p.updatedAt, paymentMethod: p.paymentMethod, shopper: p.shopper };
 }

@@ -8,7 +8,7 @@ import type { captures, paymentAttempts, payments, refunds } from './schema.ts';
 
 export type PaymentRow = typeof payments.$inferSelect;
 /** The columns the aggregate owns; the payment method is written once at creation and never by a transition. */
-export type PaymentStateRow = Omit<PaymentRow, 'paymentMethod'>;
+export type PaymentStateRow = Omit<PaymentRow, 'paymentMethod' | 'shopper'>;
 export type AttemptRow = typeof paymentAttempts.$inferSelect;
 export type CaptureRow = typeof captures.$inferSelect;
 export type RefundRow = typeof refunds.$inferSelect;
@@ -43,6 +43,7 @@ export function paymentRow(p: Payment, updatedAt: Date): PaymentStateRow {
     createdAt: date(p.createdAt),
     updatedAt,
     deadlineAt: date(p.deadlineAt),
+    authentication: p.authentication ?? null,
   };
 }
 
@@ -72,6 +73,7 @@ export function attemptRow(paymentId: string, a: Attempt, updatedAt: Date): Atte
     createdAt: date(a.createdAt),
     updatedAt,
     releaseOp: a.release,
+    authentication: a.authentication ?? null,
   };
 }
 
@@ -113,6 +115,7 @@ export function attemptFromRow(r: AttemptRow): Attempt {
     amountAuthorized: r.amountAuthorized,
     createdAt: iso(r.createdAt),
     release: r.releaseOp === null ? null : { ...r.releaseOp, earlierRefs: r.releaseOp.earlierRefs ?? [] },
+    ...(r.authentication === null ? {} : { authentication: r.authentication }),
   };
 }
 
@@ -153,6 +156,7 @@ export function paymentFromRows(row: PaymentRow, attempts: readonly AttemptRow[]
     version: row.version,
     createdAt: iso(row.createdAt),
     deadlineAt: iso(row.deadlineAt),
+    ...(row.authentication === null ? {} : { authentication: row.authentication }),
     attempts: attempts.map(attemptFromRow),
     captures: caps.map(captureFromRow),
     refunds: rfds.map(refundFromRow),

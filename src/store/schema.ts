@@ -19,7 +19,7 @@ import {
   unique,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
-import type { OperationFailure, ReleaseOperation, RoutingDecision, VoidOperation } from '../core/payment.ts';
+import type { AttemptAuthentication, OperationFailure, PaymentAuthentication, ReleaseOperation, RoutingDecision, VoidOperation } from '../core/payment.ts';
 import { safeBigint } from './safe-bigint.ts';
 
 /** BIGINT minor units <-> number, never a float. */
@@ -75,6 +75,8 @@ export const payments = pgTable(
     updatedAt: ts('updated_at').notNull(),
     deadlineAt: ts('deadline_at').notNull(),
     paymentMethod: jsonb('payment_method'),
+    authentication: jsonb('authentication').$type<PaymentAuthentication>(),
+    shopper: jsonb('shopper'),
   },
   (t) => [
     unique('payments_merchant_id_id_key').on(t.merchantId, t.id),
@@ -113,6 +115,7 @@ export const paymentAttempts = pgTable(
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),
     releaseOp: jsonb('release_op').$type<ReleaseOperation>(),
+    authentication: jsonb('authentication').$type<AttemptAuthentication>(),
   },
   (t) => [
     unique('payment_attempts_payment_no_key').on(t.paymentId, t.no),

@@ -152,6 +152,8 @@ export function attemptIdOf(input: PaymentInput): string | null {
       return 'attemptId' in input.fact ? input.fact.attemptId : null;
     case 'timer_fired':
       return input.attemptId ?? null;
+    case 'customer_returned':
+      return input.attemptId;
     case 'submit':
     case 'capture_requested':
     case 'void_requested':
@@ -413,6 +415,8 @@ export interface CreatePaymentOptions {
   readonly origin?: TransitionOrigin;
   /** What the worker sends to the provider: tokens by connector account, or a sandbox test card. */
   readonly paymentMethod?: unknown;
+  /** The shopper's browser_info and shopper_ip (forwarded where a provider uses them); written once. */
+  readonly shopper?: unknown;
   /** More writes in the creating transaction (the API records the payment id on its idempotency key here). */
   readonly inTransaction?: (tx: DbOrTx) => Promise<void>;
   readonly now?: () => Date;
@@ -434,7 +438,7 @@ export async function createPayment(db: Db, req: NewPaymentRequest, env: StepEnv
     const empty: Payment = { ...payment, attempts: [], captures: [], refunds: [] };
     // ONE statement: the payment, its first attempt, its first log row and its effects.
     const parts: WritePart[] = [
-      { name: 'p', body: tx.insert(payments).values({ ...paymentRow(payment, now), paymentMethod: opts.paymentMethod ?? null }).getSQL() },
+      { name: 'p', body: tx.insert(payments).values({ ...paymentRow(payment, now), paymentMethod: opts.paymentMethod ?? null, shopper: opts.shopper ?? null }).getSQL() },
       ...childParts(tx, empty, payment, now),
       {
         name: 't',

@@ -14,6 +14,7 @@ import type {
   DeclineTable,
   ProviderReports,
   QueryRequest,
+  ResumeRequest,
   ReconciliationRecord,
   ReconciliationWindow,
   RefundRequest,
@@ -76,6 +77,21 @@ export function createAdyenConnector(account: string, options: AdyenConnectorOpt
     const body = paymentRequest(req, amount.value, method.value, merchantAccount, options.returnUrl);
     const call = await recordTransport(() => payments.payments(body, { idempotencyKey: req.idempotencyKey }));
     if (!call.ok) return outcomeForFailure(call.error, call.transport);
+    return paymentOutcome(call.value, { amount: req.amount, currency: req.currency, reference: req.attemptId }, declineTable);
+  }
+
+  /**
+   * The shopper is back from the issuer's page: /payments/details with the redirectResult kept from
+   * the return, under the resume's own key. Adyen has no lookup here: an unknown answer is resent
+   * with the same key and the same redirectResult (or the AUTHORISATION notification settles it).
+   */
+  async function resume(req: ResumeRequest): Promise<CallOutcome> {
+    const redirectResult = req.returned['redirectResult'];
+    if (redirectResult === undefined) return localRefusal('the shopper came back without a redirectResult');
+    const tooLong = keyProblem(req.idempotencyKey);
+    if (tooLong !== null) return tooLong;
+    const call = await recordTransport(() => payments.paymentsDetails({ details: { redirectResult } }, { idempotencyKey: req.idempotencyKey }));
+    if (!call.ok) return outcomeForFailure(call.error, call.transport, req.providerRef ?? undefined);
     return paymentOutcome(call.value, { amount: req.amount, currency: req.currency, reference: req.attemptId }, declineTable);
   }
 
@@ -174,6 +190,7 @@ export function createAdyenConnector(account: string, options: AdyenConnectorOpt
     void: voidAuthorization,
     refund,
     query,
+    resume,
     cancelByReference,
     verifyWebhook: (rawBody, headers, now) => verifyAdyenWebhook(rawBody, headers, webhookSecrets, now, declineTable),
     fetchReconciliationRecords,

@@ -29,6 +29,26 @@ export interface PaymentAnswer {
   readonly refusalReasonCode?: string | undefined;
   readonly merchantReference?: string | undefined;
   readonly amount?: WireAmount | null | undefined;
+  /** RedirectShopper / ChallengeShopper / IdentifyShopper: what the shopper must do (v72 CheckoutRedirectAction, CheckoutThreeDS2Action, ...). */
+  readonly action?: ActionAnswer | null | undefined;
+}
+
+/** The fields of an Adyen action the gateway reads. */
+export interface ActionAnswer {
+  readonly type?: string | undefined;
+  readonly url?: string | undefined;
+  readonly method?: string | undefined;
+  readonly data?: Readonly<Record<string, string>> | null | undefined;
+}
+
+/**
+ * A redirect action (v72 CheckoutRedirectAction: type redirect, url, method GET or POST with data)
+ * is what the gateway can present; a threeDS2 action (a token for Adyen's JavaScript component) is not.
+ */
+export function redirectOf(action: ActionAnswer | null | undefined): { url: string; method: 'GET' | 'POST'; data?: Readonly<Record<string, string>> } | undefined {
+  if (action?.type !== 'redirect' || typeof action.url !== 'string' || action.url === '') return undefined;
+  if (action.method === 'POST') return { url: action.url, method: 'POST', ...(action.data ? { data: { ...action.data } } : {}) };
+  return { url: action.url, method: 'GET' };
 }
 
 
@@ -72,6 +92,12 @@ function declined(answer: PaymentAnswer, psp: string, status: AdyenResultCode, t
 export function paymentOutcome(answer: PaymentAnswer, asked: Asked, table: DeclineTable): CallOutcome {
   const psp = answer.pspReference;
   const status = answer.resultCode;
+  // An action answer may come without a pspReference: the attempt is then named by our reference
+  // (the attempt id), which Adyen's cancel-by-reference and notifications use.
+  if ((status === 'RedirectShopper' || status === 'ChallengeShopper' || status === 'IdentifyShopper') && (typeof psp !== 'string' || psp === '')) {
+    const redirect = redirectOf(answer.action);
+    return { kind: 'action_required', action: answer.action?.type ?? status, ...(redirect === undefined ? {} : { redirect }) };
+  }
   if (typeof psp !== 'string' || psp === '' || !isResultCode(status)) {
     if (typeof status === 'string' && typeof psp === 'string' && psp !== '') {
       return { kind: 'unknown', reason: 'unexpected', providerRef: psp, detail: `resultCode ${status}` };
@@ -100,8 +126,10 @@ export function paymentOutcome(answer: PaymentAnswer, asked: Asked, table: Decli
     case 'RedirectShopper':
     case 'IdentifyShopper':
     case 'ChallengeShopper':
-    case 'PresentToShopper':
-      return { kind: 'action_required', providerRef: psp, action: status };
+    case 'PresentToShopper': {
+      const redirect = redirectOf(answer.action);
+      return { kind: 'action_required', providerRef: psp, action: answer.action?.type ?? status, ...(redirect === undefined ? {} : { redirect }) };
+    }
     case 'AuthenticationFinished':
     case 'AuthenticationNotRequired':
       // Standalone 3DS results: no authorization was attempted, but none is proven absent either.

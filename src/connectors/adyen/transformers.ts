@@ -42,6 +42,9 @@ export function adyenTestCard(scenario: TestCardScenario): { holderName: string;
     case 'processing_error': return { holderName: 'ERROR' };
     // The Adyen sandbox knows no partial approval: this card is approved in full there.
     case 'partial_authorization': return { holderName: 'Switchyard Test' };
+    // Not yet simulated by the Adyen sandbox (issue 27, step 5): it approves these without a challenge.
+    case 'authentication_challenge': return { holderName: 'Switchyard Test' };
+    case 'authentication_then_insufficient_funds': return { holderName: 'NOT_ENOUGH_BALANCE' };
     default: return assertNever(scenario, 'test card scenario');
   }
 }
@@ -88,10 +91,43 @@ export function paymentRequest(req: AuthorizeRequest, amount: AdyenAmount, metho
     merchantAccount,
     paymentMethod: method.paymentMethod,
     reference: req.attemptId,
-    returnUrl,
+    returnUrl: req.authentication?.returnUrl ?? returnUrl,
     shopperInteraction: 'Ecommerce' as AdyenTypes.checkout.PaymentRequest.ShopperInteractionEnum,
     metadata: { payment_id: req.paymentId, attempt_id: req.attemptId },
     ...(Object.keys(additionalData).length > 0 && { additionalData }),
+    ...authenticationFields(req),
+  };
+}
+
+/**
+ * Web 3-D Secure by redirect (v72): nativeThreeDS disabled (the gateway presents no JavaScript
+ * component), channel Web, the shopper's origin and browser; attemptAuthentication always for a
+ * challenge or the step-up retry, never for authentication: none. Nothing for a payment without a
+ * return URL but the refusal of authentication it cannot present.
+ */
+export function authenticationFields(req: AuthorizeRequest): Partial<AdyenTypes.checkout.PaymentRequest> {
+  const auth = req.authentication;
+  if (auth === undefined) return {};
+  if (auth.mode === 'none' || auth.returnUrl === null) {
+    return { authenticationData: { attemptAuthentication: 'never' as AdyenTypes.checkout.AuthenticationData.AttemptAuthenticationEnum } };
+  }
+  const always = auth.forced || auth.mode === 'challenge';
+  const b = auth.browserInfo;
+  return {
+    authenticationData: {
+      ...(always ? { attemptAuthentication: 'always' as AdyenTypes.checkout.AuthenticationData.AttemptAuthenticationEnum } : {}),
+      threeDSRequestData: { nativeThreeDS: 'disabled' as AdyenTypes.checkout.ThreeDSRequestData.NativeThreeDSEnum },
+    },
+    channel: 'Web' as AdyenTypes.checkout.PaymentRequest.ChannelEnum,
+    ...(auth.origin === null ? {} : { origin: auth.origin }),
+    ...(b === null ? {} : {
+      browserInfo: {
+        userAgent: b.userAgent, acceptHeader: b.acceptHeader, language: b.language, colorDepth: b.colorDepth,
+        screenHeight: b.screenHeight, screenWidth: b.screenWidth, timeZoneOffset: b.timeZoneOffset, javaEnabled: b.javaEnabled,
+        ...(b.javaScriptEnabled === undefined ? {} : { javaScriptEnabled: b.javaScriptEnabled }),
+      },
+    }),
+    ...(auth.shopperIp === null ? {} : { shopperIP: auth.shopperIp }),
   };
 }
 

@@ -18,6 +18,7 @@ import type {
   ReconciliationRecord,
   ReconciliationWindow,
   RefundRequest,
+  ResumeRequest,
   VoidRequest,
 } from '../contract.ts';
 import { mergeDeclineTable } from '../decline-table.ts';
@@ -157,6 +158,19 @@ export function createStripeConnector(account: string, options: StripeConnectorO
     return queryFailure(failed(call, id));
   }
 
+  /**
+   * The customer is back from Stripe's page: the PaymentIntent says what happened (retrieve). What
+   * the browser brought (payment_intent, redirect_status) is never trusted: only Stripe's answer is.
+   * A failed retrieve is unknown, never a decline; the core retrieves again.
+   */
+  async function resume(req: ResumeRequest): Promise<CallOutcome> {
+    if (req.providerRef === null) return { kind: 'unknown', reason: 'unexpected', detail: 'no PaymentIntent id to retrieve' };
+    const id = req.providerRef;
+    const call = await recordAttempts(() => stripe.paymentIntents.retrieve(id));
+    if (call.ok) return paymentIntentOutcome(call.value, req, declineTable);
+    return queryFailure(failed(call, id));
+  }
+
   /** A lookup's answer is a query's answer: found, the status map says what it is; anything else is unknown, never proof. */
   async function queryByAttempt(req: QueryRequest): Promise<CallOutcome> {
     const found = await findPaymentIntentOfAttempt(stripe, req, { pageSize: options.lookupPageSize, now: new Date(), retentionMs: policy.keyRetentionMs });
@@ -270,6 +284,7 @@ export function createStripeConnector(account: string, options: StripeConnectorO
     void: voidAuthorization,
     refund,
     query,
+    resume,
     verifyWebhook: (rawBody, headers, now) => verifyStripeWebhook(rawBody, headers, options.webhookSecrets, now, declineTable),
     fetchReconciliationRecords,
     lookupAttempt,

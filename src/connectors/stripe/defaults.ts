@@ -20,6 +20,8 @@ export const STRIPE_CAPABILITIES: ConnectorCapabilities = Object.freeze({
   // One call since issue 26 (create with confirm: true); prepare stays for attempts persisted before.
   preparesAuthorization: false,
   asyncModifications: false,
+  // After a failed (or declined) authentication the PaymentIntent is requires_payment_method: cancel it first.
+  declineAfterAuthenticationLeavesOpen: true,
 });
 
 const HOUR = 60 * 60 * 1000;

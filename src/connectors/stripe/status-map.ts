@@ -16,6 +16,9 @@ export interface Asked {
 /** A PaymentIntent that was cancelled and never collected: Stripe will never charge it, so it is fenced. */
 export const CANCELED_DECLINE_CODE = 'payment_intent_canceled';
 
+/** Stripe's last_payment_error.code after the customer failed 3-D Secure. */
+export const AUTHENTICATION_FAILURE = 'payment_intent_authentication_failure';
+
 function str(o: unknown, k: string): string | undefined {
   if (typeof o !== 'object' || o === null || !(k in o)) return undefined;
   const v = (o as Record<string, unknown>)[k];
@@ -62,9 +65,19 @@ export function paymentIntentOutcome(pi: Stripe.PaymentIntent, asked: Asked | nu
       return { kind: 'succeeded', ...base, amount: minor(pi.amount_received, pi.currency), currency };
     case 'processing':
       return { kind: 'pending', ...base };
-    case 'requires_action':
-      return { kind: 'action_required', providerRef: pi.id, action: pi.next_action?.type ?? 'requires_action' };
+    case 'requires_action': {
+      // Only a redirect can be presented by the gateway; use_stripe_sdk (Stripe.js) cannot: no redirect.
+      const redirect = pi.next_action?.type === 'redirect_to_url' ? pi.next_action.redirect_to_url?.url : undefined;
+      return {
+        kind: 'action_required', providerRef: pi.id, action: pi.next_action?.type ?? 'requires_action',
+        ...(typeof redirect === 'string' && redirect.length > 0 ? { redirect: { url: redirect, method: 'GET' as const } } : {}),
+      };
+    }
     case 'requires_payment_method':
+      // A failed authentication leaves the PaymentIntent open to another confirm: proof only after a cancel.
+      if (lastError?.code === AUTHENTICATION_FAILURE) {
+        return { ...declinedOutcome(table, { ...stripeDeclineFacts(lastError), code: 'authentication_failed', ...base }), stillOpen: true };
+      }
       if (lastError !== null && lastError !== undefined) return declinedOutcome(table, { ...stripeDeclineFacts(lastError), ...base });
       return { kind: 'unknown', reason: 'not_found', providerRef: pi.id, detail: 'no payment method was ever confirmed' };
     case 'requires_confirmation':

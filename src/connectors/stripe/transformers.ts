@@ -44,6 +44,8 @@ export function stripeTestPaymentMethod(scenario: TestCardScenario): string {
     case 'incorrect_cvc': return 'pm_card_chargeDeclinedIncorrectCvc';
     case 'processing_error': return 'pm_card_chargeDeclinedProcessingError';
     case 'partial_authorization': return 'pm_card_visa_partialAuthorization';
+    case 'authentication_challenge': return 'pm_card_authenticationRequired';
+    case 'authentication_then_insufficient_funds': return 'pm_card_authenticationRequiredChargeDeclinedInsufficientFunds';
     default: return assertNever(scenario, 'test card scenario');
   }
 }
@@ -96,7 +98,17 @@ export function paymentIntentCreateParams(req: PrepareRequest, wire: { amount: n
  * instead of left waiting for a customer nobody will ask.
  */
 export function authorizeCreateParams(req: PrepareRequest, wire: { amount: number; currency: string }, paymentMethod: string): Stripe.PaymentIntentCreateParams {
-  return { ...paymentIntentCreateParams(req, wire, paymentMethod), confirm: true, error_on_requires_action: true };
+  const base = { ...paymentIntentCreateParams(req, wire, paymentMethod), confirm: true };
+  const auth = req.authentication;
+  // Without a page to send the customer back to (or with authentication: none) Stripe must not leave
+  // the PaymentIntent waiting for a customer nobody will ask: a card that needs it is declined.
+  if (auth === undefined || auth.returnUrl === null || auth.mode === 'none') return { ...base, error_on_requires_action: true };
+  const threeDs = auth.forced || auth.mode === 'challenge' ? 'challenge' : undefined;
+  return {
+    ...base,
+    return_url: auth.returnUrl,
+    ...(threeDs === undefined ? {} : { payment_method_options: { card: { ...base.payment_method_options?.card, request_three_d_secure: threeDs } } }),
+  };
 }
 
 export function captureParams(req: CaptureRequest, wireAmount: number): Stripe.PaymentIntentCaptureParams {

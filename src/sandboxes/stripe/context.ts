@@ -11,6 +11,8 @@ export interface OperationContext {
   emit(type: string, object: StripeObject): void;
   /** Fault release_fail_later: a refund is answered pending, not performed, and its event says it failed. */
   readonly failModification?: boolean;
+  /** The sandbox's own base URL (the hosted authentication page lives there); absent: no page to offer. */
+  readonly publicUrl?: string;
   /** How long after its creation a PaymentIntent becomes searchable (search.ts); absent: Stripe's minute. */
   readonly searchLagMs?: number;
 }

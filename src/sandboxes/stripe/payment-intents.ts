@@ -15,7 +15,7 @@ import {
 } from './params.ts';
 import type { CaptureMethod, ChargeRecord, PaymentIntentRecord, PaymentIntentStatus } from './state.ts';
 import { testPaymentMethod } from './test-payment-methods.ts';
-import type { TestPaymentMethod } from './test-payment-methods.ts';
+import type { TestCardBehaviour, TestPaymentMethod } from './test-payment-methods.ts';
 
 const CONFIRM_PARAMS = ['payment_method', 'payment_method_options', 'return_url', 'off_session', 'error_on_requires_action', 'expand', 'capture_method', 'receipt_email', 'setup_future_usage', 'mandate_data', 'use_stripe_sdk'];
 const CREATE_PARAMS = new Set([
@@ -59,8 +59,28 @@ export function createPaymentIntent(ctx: OperationContext, params: FormParams): 
   ctx.state.paymentIntents.set(id, pi);
   ctx.emit('payment_intent.created', renderPaymentIntent(pi, ctx.state));
   // confirm=true: the create is the confirm (one request, one idempotency key, one stored answer).
-  if (confirm && paymentMethod !== undefined) authorize(ctx, pi, paymentMethod, readBoolean(params, 'error_on_requires_action') ?? false);
+  if (confirm && paymentMethod !== undefined) authorize(ctx, pi, paymentMethod, confirmOptions(params));
   return renderPaymentIntent(pi, ctx.state, readExpand(params));
+}
+
+interface ConfirmOptions {
+  readonly errorOnRequiresAction: boolean;
+  readonly returnUrl: string | undefined;
+  /** payment_method_options[card][request_three_d_secure]=any|challenge: authenticate whatever the card says. */
+  readonly forceAuthentication: boolean;
+}
+
+function confirmOptions(params: FormParams): ConfirmOptions {
+  const threeDs = readCardOption(params, 'request_three_d_secure');
+  if (threeDs !== undefined && !['automatic', 'any', 'challenge'].includes(threeDs)) {
+    throw invalidParam('payment_method_options[card][request_three_d_secure]', `Invalid request_three_d_secure: must be one of automatic, any, or challenge`);
+  }
+  const returnUrl = readString(params, 'return_url');
+  const errorOnRequiresAction = readBoolean(params, 'error_on_requires_action') ?? false;
+  if (returnUrl !== undefined && errorOnRequiresAction) {
+    throw invalidParam('return_url', 'You cannot provide a return_url when error_on_requires_action is true.');
+  }
+  return { errorOnRequiresAction, returnUrl, forceAuthentication: threeDs === 'any' || threeDs === 'challenge' };
 }
 
 export function confirmPaymentIntent(ctx: OperationContext, id: string, params: FormParams): StripeObject {
@@ -75,7 +95,7 @@ export function confirmPaymentIntent(ctx: OperationContext, id: string, params: 
   const captureMethod = readEnum(params, 'capture_method', CAPTURE_METHODS);
   if (captureMethod !== undefined) pi.captureMethod = captureMethod;
   if (readCardOption(params, 'request_multicapture') === 'if_available') pi.requestMulticapture = true;
-  authorize(ctx, pi, paymentMethod, readBoolean(params, 'error_on_requires_action') ?? false);
+  authorize(ctx, pi, paymentMethod, confirmOptions(params));
   return renderPaymentIntent(pi, ctx.state, readExpand(params));
 }
 
@@ -84,10 +104,15 @@ export function confirmPaymentIntent(ctx: OperationContext, id: string, params: 
  * card that needs customer authentication leaves it requires_action, or, with
  * error_on_requires_action, fails it like a decline (`authentication_required`) before any charge.
  */
-function authorize(ctx: OperationContext, pi: PaymentIntentRecord, pm: TestPaymentMethod, errorOnRequiresAction: boolean): void {
+function authorize(ctx: OperationContext, pi: PaymentIntentRecord, pm: TestPaymentMethod, opts: ConfirmOptions): void {
   pi.paymentMethod = pm.id;
-  const behaviour = pm.behaviour;
-  if (behaviour.kind === 'authenticate') return requireAction(ctx, pi, errorOnRequiresAction);
+  if (pm.behaviour.kind === 'authenticate' || opts.forceAuthentication) return requireAction(ctx, pi, opts);
+  charge(ctx, pi, pm, pm.behaviour);
+}
+
+/** The issuer's answer (after any authentication): a charge, approved, partial or declined (402). */
+function charge(ctx: OperationContext, pi: PaymentIntentRecord, pm: TestPaymentMethod, answer: TestCardBehaviour): void {
+  const behaviour = answer.kind === 'authenticate' ? (answer.then ?? { kind: 'approve' as const }) : answer;
   let authorized = pi.amount;
   let failure: ChargeRecord['failure'] = null;
   if (behaviour.kind === 'decline') failure = { code: behaviour.code, declineCode: behaviour.declineCode, message: behaviour.message };
@@ -144,10 +169,17 @@ function authorize(ctx: OperationContext, pi: PaymentIntentRecord, pm: TestPayme
   }
 }
 
-function requireAction(ctx: OperationContext, pi: PaymentIntentRecord, errorOnRequiresAction: boolean): void {
-  if (!errorOnRequiresAction) {
+function requireAction(ctx: OperationContext, pi: PaymentIntentRecord, opts: ConfirmOptions): void {
+  if (!opts.errorOnRequiresAction) {
     pi.status = 'requires_action';
-    pi.nextAction = { type: 'use_stripe_sdk' };
+    if (opts.returnUrl !== undefined && ctx.publicUrl !== undefined) {
+      // Stripe's hosted page (hooks.stripe.com in live): its own token in the URL, never the client secret.
+      const token = stripeId('src').slice(4);
+      pi.authenticationToken = token;
+      pi.nextAction = { type: 'redirect_to_url', redirect_to_url: { url: `${ctx.publicUrl}/3ds/authenticate/${pi.id}?token=${token}`, return_url: opts.returnUrl } };
+    } else {
+      pi.nextAction = { type: 'use_stripe_sdk' };
+    }
     ctx.emit('payment_intent.requires_action', renderPaymentIntent(pi, ctx.state));
     return;
   }
@@ -211,8 +243,50 @@ export function cancelPaymentIntent(ctx: OperationContext, id: string, params: F
   pi.cancellationReason = reason ?? null;
   pi.amountCapturable = 0;
   pi.nextAction = null;
+  pi.authenticationToken = null;
   ctx.emit('payment_intent.canceled', renderPaymentIntent(pi, ctx.state));
   return renderPaymentIntent(pi, ctx.state, readExpand(params));
+}
+
+/**
+ * The customer's choice on the hosted authentication page. Completed: the issuer answers (a charge,
+ * or its decline); failed: back to requires_payment_method with payment_intent_authentication_failure,
+ * as Stripe does. Returns where Stripe sends the browser: the return_url with payment_intent,
+ * payment_intent_client_secret and redirect_status. A stale page (the PI moved on, a wrong token): null.
+ */
+export function completeAuthentication(ctx: OperationContext, id: string, token: string, completed: boolean): string | null {
+  const pi = ctx.state.paymentIntents.get(id);
+  const next = pi?.nextAction;
+  if (pi === undefined || pi.status !== 'requires_action' || next?.type !== 'redirect_to_url' || pi.authenticationToken !== token) return null;
+  const returnUrl = next.redirect_to_url.return_url;
+  pi.nextAction = null;
+  pi.authenticationToken = null;
+  const pm = pi.paymentMethod === null ? undefined : testPaymentMethod(pi.paymentMethod);
+  let succeeded = completed && pm !== undefined;
+  if (succeeded) {
+    try {
+      charge(ctx, pi, pm!, pm!.behaviour);
+    } catch (err) {
+      if (!(err instanceof StripeRequestFailure)) throw err;
+      succeeded = false; // declined after authentication: the PI is requires_payment_method with the decline
+    }
+  } else {
+    const error: StripeErrorBody = {
+      type: 'invalid_request_error',
+      code: 'payment_intent_authentication_failure',
+      message: 'The provided PaymentMethod has failed authentication. You can provide payment_method_data or a new PaymentMethod to attempt to fulfill this PaymentIntent again.',
+      doc_url: 'https://stripe.com/docs/error-codes/payment-intent-authentication-failure',
+    };
+    pi.status = 'requires_payment_method';
+    pi.paymentMethod = null;
+    pi.lastPaymentError = error;
+    ctx.emit('payment_intent.payment_failed', renderPaymentIntent(pi, ctx.state));
+  }
+  const url = new URL(returnUrl);
+  url.searchParams.set('payment_intent', pi.id);
+  url.searchParams.set('payment_intent_client_secret', pi.clientSecret);
+  url.searchParams.set('redirect_status', succeeded ? 'succeeded' : 'failed');
+  return url.toString();
 }
 
 export function retrievePaymentIntent(ctx: OperationContext, id: string, params: FormParams): StripeObject {

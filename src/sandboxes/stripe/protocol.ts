@@ -21,6 +21,8 @@ import type { EventOrigin } from './events.ts';
 import { canonicalParams, FormEncodingError, parseStripeForm } from './form-encoding.ts';
 import type { FormParams } from './form-encoding.ts';
 import { matchStripeRoute } from './routes.ts';
+import { CHALLENGE_PATH, challengePage, stalePage } from './challenge-page.ts';
+import { completeAuthentication } from './payment-intents.ts';
 import type { StripeRoute } from './routes.ts';
 import type { StripeSandboxState } from './state.ts';
 
@@ -30,6 +32,8 @@ export interface StripeProtocolDeps {
   readonly secretKey: string;
   /** Search lags the list by this much (search.ts). */
   readonly searchLagMs?: number;
+  /** The sandbox's base URL as browsers reach it (next_action.redirect_to_url points at its hosted page). */
+  readonly publicUrl?: () => string;
 }
 
 /** Stripe documents keys of up to 255 characters; connectors must shorten longer ones by hashing. */
@@ -76,6 +80,8 @@ export class StripeProtocol implements ProviderProtocol {
   }
 
   async process(req: ProviderRequest, options: ExecutionOptions): Promise<ProviderReply> {
+    const page = CHALLENGE_PATH.exec(req.path);
+    if (page !== null) return this.challenge(req, page[1]!);
     const requestId = newRequestId();
     const key = req.method === 'POST' ? idempotencyKeyOf(req) : null;
     let route: StripeRoute;
@@ -132,6 +138,37 @@ export class StripeProtocol implements ProviderProtocol {
     });
   }
 
+  /** The hosted authentication page (a browser, no API key): GET shows it, POST records the customer's choice. */
+  private async challenge(req: ProviderRequest, piId: string): Promise<ProviderReply> {
+    const html = (status: number, body: string): ProviderReply => ({ status, headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }, body });
+    const spec = loadSpecOf('payment_intent', piId, {});
+    if (req.method === 'GET') {
+      const token = req.query.get('token') ?? '';
+      const pi = stateOf((await this.deps.store.read(spec)).objects).state.paymentIntents.get(piId);
+      if (pi === undefined || pi.status !== 'requires_action' || pi.authenticationToken !== token) return html(404, stalePage());
+      return html(200, challengePage(pi.id, token, `${pi.amount} ${pi.currency.toUpperCase()}`));
+    }
+    if (req.method !== 'POST') return html(405, stalePage());
+    const form = new URLSearchParams(req.rawBody.toString('utf8'));
+    const token = form.get('token') ?? '';
+    const completed = form.get('outcome') === 'complete';
+    const origin: EventOrigin = { requestId: null, idempotencyKey: null };
+    return this.deps.store.unit([], async (unit) => {
+      const before = stateOf((await unit.load(null, spec)).objects);
+      const emitted: { type: string; object: Record<string, unknown> }[] = [];
+      const now = Math.floor(unit.nowMs / 1000);
+      const ctx: OperationContext = { state: before.state, now, emit: (type, object) => emitted.push({ type, object }) };
+      const location = completeAuthentication(ctx, piId, token, completed);
+      if (location === null) return html(409, stalePage());
+      const events = emitted.map((e) => {
+        const event = buildStripeEvent(e.type, e.object, now, origin);
+        return { eventId: event.id, type: event.type, body: event.body };
+      });
+      await unit.save({ ...changedAggregates(before, unit.nowMs), events });
+      return { status: 303, headers: { location, 'cache-control': 'no-store', 'content-type': 'text/plain' }, body: '' };
+    });
+  }
+
   private replyTo(req: ProviderRequest, requestId: string, key: string, verdict: Exclude<KeyVerdict, { kind: 'execute' }>): ProviderReply {
     switch (verdict.kind) {
       case 'replay':
@@ -151,6 +188,7 @@ export class StripeProtocol implements ProviderProtocol {
     const emitted: { type: string; object: Record<string, unknown> }[] = [];
     const ctx: OperationContext = {
       state, now: Math.floor(nowMs / 1000), emit: (type, object) => emitted.push({ type, object }), failModification: options.failModification === true,
+      ...(this.deps.publicUrl !== undefined && { publicUrl: this.deps.publicUrl() }),
       ...(this.deps.searchLagMs !== undefined && { searchLagMs: this.deps.searchLagMs }),
     };
     let outcome: Outcome;

@@ -94,8 +94,11 @@ export async function startStripeSandbox(options: StripeSandboxOptions): Promise
     ...(options.webhookRetry?.maxAttempts !== undefined && { maxAttempts: options.webhookRetry.maxAttempts }),
     ...(options.webhookRetry?.baseMs !== undefined && { retryBaseMs: options.webhookRetry.baseMs }),
   });
-  const protocol = new StripeProtocol({ store, clock, secretKey: options.secretKey, ...(options.searchLagMs !== undefined && { searchLagMs: options.searchLagMs }) });
-  let listener: ProviderListener;
+  let listener: ProviderListener | undefined;
+  const protocol = new StripeProtocol({
+    store, clock, secretKey: options.secretKey, ...(options.searchLagMs !== undefined && { searchLagMs: options.searchLagMs }),
+    publicUrl: () => listener?.url ?? '',
+  });
   try {
     listener = await ProviderListener.start({ port: options.port ?? 0, host: options.host ?? '127.0.0.1', protocol, faults });
   } catch (err) {

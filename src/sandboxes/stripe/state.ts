@@ -36,8 +36,15 @@ export interface PaymentIntentRecord {
   cancellationReason: string | null;
   requestMulticapture: boolean;
   /** Set while requires_action (absent in documents written before it existed). */
-  nextAction?: { readonly type: string } | null;
+  nextAction?: NextActionRecord | null;
+  /** The hosted authentication page's token (part of its URL; never the client secret). */
+  authenticationToken?: string | null;
 }
+
+/** Stripe's next_action: use_stripe_sdk without a return_url, redirect_to_url with one. */
+export type NextActionRecord =
+  | { readonly type: 'use_stripe_sdk' }
+  | { readonly type: 'redirect_to_url'; readonly redirect_to_url: { readonly url: string; readonly return_url: string } };
 
 export interface ChargeRecord {
   readonly id: string;

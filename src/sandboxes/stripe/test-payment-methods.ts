@@ -5,8 +5,11 @@ export type TestCardBehaviour =
   /** Approves only part of the amount (sandbox-only PM: stripe@23.1 has no partial-authorization option). */
   | { readonly kind: 'partial'; readonly fraction: { readonly numerator: number; readonly denominator: number } }
   | { readonly kind: 'decline'; readonly code: string; readonly declineCode: string | null; readonly message: string }
-  /** The issuer asks for customer authentication (3D Secure) before it authorizes. */
-  | { readonly kind: 'authenticate' };
+  /**
+   * The issuer asks for customer authentication (3D Secure) before it authorizes; `then`: what the
+   * issuer answers once the customer completed it (absent: approves).
+   */
+  | { readonly kind: 'authenticate'; readonly then?: TestCardBehaviour };
 
 export interface TestPaymentMethod {
   readonly id: string;
@@ -52,6 +55,10 @@ export const STRIPE_TEST_PAYMENT_METHODS: readonly TestPaymentMethod[] = [
   // "Always authenticate" (docs.stripe.com/testing#authentication-and-setup): requires_action, or
   // with error_on_requires_action a 402 authentication_required.
   card('pm_card_authenticationRequired', '4000002760003184', 'visa', { kind: 'authenticate' }),
+  // "Always authenticate", then declined for insufficient funds once authenticated (docs.stripe.com/testing#regulatory-cards).
+  card('pm_card_authenticationRequiredChargeDeclinedInsufficientFunds', '4000008260003178', 'visa', {
+    kind: 'authenticate', then: decline('card_declined', 'insufficient_funds', 'Your card has insufficient funds.'),
+  }),
   // Sandbox-only: authorizes half the amount, so connectors meet amount_capturable < amount.
   card('pm_card_visa_partialAuthorization', '4000000000000515', 'visa', { kind: 'partial', fraction: { numerator: 1, denominator: 2 } }),
 ];

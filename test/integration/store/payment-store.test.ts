@@ -95,6 +95,22 @@ describe('payment store', () => {
     ]);
   });
 
+  it('round-trips customer authentication exactly: the payment settings and the attempt waiting for its customer', async () => {
+    const authentication = { mode: 'automatic' as const, returnUrl: 'https://shop.example/done', gatewayUrl: 'https://pay.example' };
+    const created = await createPayment(t.db, paymentRequest(merchantId, { authentication }), env);
+    expect(await loadPayment(t.db, merchantId, created.payment.id)).toEqual(created.payment);
+    const attempt = created.payment.attempts[0]!;
+    const challenge = { kind: 'action_required' as const, action: 'redirect', providerRef: 'pi_3ds', redirect: { url: 'https://p.example/3ds', method: 'POST' as const, data: { MD: 'x' } } };
+    const r = await transition(t.db, created.payment.id, authorizeAnswer(attempt.id, challenge), 'worker', env);
+    expect(r).toMatchObject({ kind: 'applied', to: 'requires_action' });
+    const loaded = await loadPayment(t.db, merchantId, created.payment.id);
+    expect(loaded).toEqual(r.payment);
+    expect(loaded!.attempts[0]!.authentication).toMatchObject({ stage: 'awaiting_customer', action: { method: 'POST', data: { MD: 'x' } } });
+    const back = await transition(t.db, created.payment.id, { type: 'customer_returned', attemptId: attempt.id, returned: { redirectResult: 'rr' } }, 'api', env);
+    expect(back).toMatchObject({ kind: 'applied', to: 'authorizing' });
+    expect(await loadPayment(t.db, merchantId, created.payment.id)).toEqual(back.payment);
+  });
+
   it('records an ignored input (illegal or no-op) with its reason, without bumping the version', async () => {
     const p = await authorized();
     const illegal = await transition(t.db, p.id, { type: 'refund_requested', refundId: newId('refund'), amount: 100, reason: null }, 'api', env);

@@ -127,3 +127,10 @@ export const approved = (amount = 1000, providerRef = 'psp_1'): CallOutcome => (
 export const declined = (cls: 'hard' | 'soft', retryElsewhere: boolean): CallOutcome => ({ kind: 'declined', class: cls, retryElsewhere, code: cls === 'hard' ? 'stolen_card' : 'processing_error', providerCode: 'x' });
 export const unknown = (reason: 'timeout' | 'not_found' = 'timeout'): CallOutcome => ({ kind: 'unknown', reason });
 export const notSent = (reason: 'connection_refused' | 'breaker_open' = 'connection_refused'): CallOutcome => ({ kind: 'not_sent', reason });
+
+/** A payment the customer can be sent to authenticate for (a merchant return_url). */
+export const withReturnUrl = { authentication: { mode: 'automatic' as const, returnUrl: 'https://shop.example/return' } };
+/** The provider's answer asking for a redirect to its authentication page. */
+export const challenge = (providerRef = 'pi_1', url = 'https://provider.example/3ds/1'): CallOutcome => ({
+  kind: 'action_required', action: 'redirect_to_url', providerRef, redirect: { url, method: 'GET' },
+});

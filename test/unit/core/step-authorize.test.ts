@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { notChargedProof } from '../../../src/core/index.ts';
-import { approved, declined, makeEnv, notSent, Sim, unknown } from './fixtures.ts';
+import { approved, challenge, declined, makeEnv, notSent, Sim, unknown, withReturnUrl } from './fixtures.ts';
 
 const HOUR = 3_600_000;
 
@@ -273,8 +273,8 @@ describe('submit and authorize', () => {
   });
 
   it('action_required -> requires_action, resolved later by the provider', () => {
-    const s = new Sim();
-    s.authorize({ kind: 'action_required', action: 'redirect', providerRef: 'pi_1' });
+    const s = new Sim(makeEnv(), withReturnUrl);
+    s.authorize(challenge());
     expect(s.state).toBe('requires_action');
     s.apply({ type: 'provider_fact', fact: { fact: 'authorization', attemptId: s.attempt.id, outcome: approved() } });
     expect(s.state).toBe('authorized');

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { legalEdgeList } from '../../../src/core/index.ts';
 import type { PaymentInput, PaymentState } from '../../../src/core/index.ts';
-import { approved, declined, makeEnv, notSent, Sim, unknown } from './fixtures.ts';
+import { approved, challenge, declined, makeEnv, notSent, Sim, unknown, withReturnUrl } from './fixtures.ts';
 
 const HOUR = 3_600_000;
 const only = (c: string) => ({ routing: { snapshot: 'v', rule: 'r', candidates: [c], skipped: [] } });
@@ -24,8 +24,9 @@ function fencing(over = {}): Sim {
   return s;
 }
 function requiresAction(over = {}): Sim {
-  const s = new Sim(makeEnv(), over);
-  s.authorize({ kind: 'action_required', action: 'redirect', providerRef: 'pi_1' });
+  const s = new Sim(makeEnv(), { ...withReturnUrl, ...over });
+  s.authorize(challenge());
+  expect(s.state).toBe('requires_action');
   return s;
 }
 function authorized(over = {}): Sim {
@@ -91,7 +92,7 @@ const WALKS: Record<string, Walk> = {
   'authorizing>captured': () => { const s = new Sim(makeEnv(), { captureMethod: 'automatic' }); s.prepared(); return { sim: s, input: { type: 'call_result', ref: { op: 'authorize', attemptId: s.attempt.id }, outcome: approved() } }; },
   'authorizing>declined': () => { const s = new Sim(); s.prepared(); return { sim: s, input: { type: 'call_result', ref: { op: 'authorize', attemptId: s.attempt.id }, outcome: declined('hard', false) } }; },
   'authorizing>auth_unknown': () => { const s = new Sim(); s.prepared(); return { sim: s, input: { type: 'call_result', ref: { op: 'authorize', attemptId: s.attempt.id }, outcome: unknown() } }; },
-  'authorizing>requires_action': () => { const s = new Sim(); s.prepared(); return { sim: s, input: { type: 'call_result', ref: { op: 'authorize', attemptId: s.attempt.id }, outcome: { kind: 'action_required', action: '3ds' } } }; },
+  'authorizing>requires_action': () => { const s = new Sim(makeEnv(), withReturnUrl); s.prepared(); return { sim: s, input: { type: 'call_result', ref: { op: 'authorize', attemptId: s.attempt.id }, outcome: challenge() } }; },
   'authorizing>failed': () => { const s = new Sim(makeEnv(), { ...only('stripe_a') }); s.prepared(); return { sim: s, input: repeat(s, 4, () => ({ type: 'call_result', ref: { op: 'authorize', attemptId: s.attempt.id }, outcome: notSent() })) }; },
   'authorizing>needs_review': () => { const s = new Sim(makeEnv(), { captureMethod: 'automatic' }); s.prepared(); s.advance(73 * HOUR); return { sim: s, input: { type: 'timer_fired', timer: 'max_lifetime' } }; },
   'auth_unknown>authorizing': () => { const s = fencing(); return { sim: s, input: fenceAnswer(s, approved(0)) }; },
@@ -100,18 +101,23 @@ const WALKS: Record<string, Walk> = {
   'auth_unknown>declined': () => { const s = authUnknown(); return { sim: s, input: q(s, declined('hard', false)) }; },
   'auth_unknown>failed': () => { const s = fencing(only('stripe_a')); return { sim: s, input: fenceAnswer(s, approved(0)) }; },
   'auth_unknown>needs_review': () => { const s = fencing(); return { sim: s, input: fenceAnswer(s, declined('hard', false)) }; },
-  'requires_action>authorizing': () => { const s = requiresAction(); return { sim: s, input: { type: 'provider_fact', fact: { fact: 'authorization', attemptId: s.attempt.id, outcome: declined('soft', true) } } }; },
-  'requires_action>auth_unknown': () => { const s = requiresAction(); return { sim: s, input: { type: 'timer_fired', timer: 'query', attemptId: s.attempt.id } }; },
+  'auth_unknown>requires_action': () => { const s = authUnknown(withReturnUrl); return { sim: s, input: q(s, challenge()) }; },
+  'requires_action>authorizing': () => { const s = requiresAction(); return { sim: s, input: { type: 'customer_returned', attemptId: s.attempt.id, returned: {} } }; },
   'requires_action>authorized': () => { const s = requiresAction(); return { sim: s, input: { type: 'provider_fact', fact: { fact: 'authorization', attemptId: s.attempt.id, outcome: approved() } } }; },
   'requires_action>captured': () => { const s = requiresAction({ captureMethod: 'automatic' }); return { sim: s, input: { type: 'provider_fact', fact: { fact: 'authorization', attemptId: s.attempt.id, outcome: approved() } } }; },
   'requires_action>declined': () => { const s = requiresAction(); return { sim: s, input: { type: 'provider_fact', fact: { fact: 'authorization', attemptId: s.attempt.id, outcome: declined('hard', false) } } }; },
   'requires_action>failed': () => {
     const s = requiresAction();
-    s.advance(73 * HOUR);
-    s.apply({ type: 'timer_fired', timer: 'max_lifetime' });
+    s.advance(16 * 60_000);
+    s.apply({ type: 'timer_fired', timer: 'authentication_expiry', attemptId: s.attempt.id });
     return { sim: s, input: fenceAnswer(s, approved(0)) };
   },
-  'requires_action>needs_review': () => { const s = requiresAction({ captureMethod: 'automatic' }); s.advance(73 * HOUR); return { sim: s, input: { type: 'timer_fired', timer: 'max_lifetime' } }; },
+  'requires_action>needs_review': () => {
+    const s = requiresAction({ captureMethod: 'automatic' });
+    s.advance(16 * 60_000);
+    s.apply({ type: 'timer_fired', timer: 'authentication_expiry', attemptId: s.attempt.id });
+    return { sim: s, input: fenceAnswer(s, declined('hard', false)) };
+  },
   'authorized>capturing': () => ({ sim: authorized(), input: { type: 'capture_requested', captureId: 'cap_1', amount: 500, final: true } }),
   'authorized>voiding': () => ({ sim: authorized(), input: { type: 'void_requested' } }),
   'authorized>expired': () => ({ sim: authorized(), input: { type: 'provider_fact', fact: { fact: 'authorization_expired' } } }),

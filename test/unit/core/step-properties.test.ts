@@ -17,13 +17,16 @@ const outcomeArb: fc.Arbitrary<(amount: number) => CallOutcome> = fc.oneof(
     () => ({ kind: 'not_sent', reason: 'breaker_open' }),
     () => ({ kind: 'pending', providerRef: 'ref_pending' }),
     () => ({ kind: 'action_required', action: 'redirect', providerRef: 'ref_action' }),
+    () => ({ kind: 'action_required', action: 'redirect_to_url', providerRef: 'ref_action', redirect: { url: 'https://p.example/3ds', method: 'GET' } }),
+    () => ({ kind: 'declined', class: 'hard', retryElsewhere: false, code: 'authentication_failed', providerCode: 'requires_payment_method', stillOpen: true }),
+    () => ({ kind: 'declined', class: 'hard', retryElsewhere: false, code: 'authentication_required', providerCode: 'authentication_required' }),
     () => ({ kind: 'unknown', reason: 'timeout' }),
     () => ({ kind: 'unknown', reason: 'not_found' }),
   ),
 );
 
 const actionArb = fc.record({
-  kind: fc.integer({ min: 0, max: 9 }),
+  kind: fc.integer({ min: 0, max: 10 }),
   pick: fc.nat(1000),
   amount: fc.integer({ min: -5, max: 1300 }),
   flag: fc.boolean(),
@@ -38,10 +41,11 @@ const scenarioArb = fc.record({
   allowPartial: fc.boolean(),
   candidates: fc.constantFrom(['stripe_a', 'adyen_b'], ['adyen_b', 'stripe_a'], ['stripe_a'], ['adyen_b']),
   openBreaker: fc.constantFrom<string | null>(null, null, null, 'stripe_a'),
+  returnUrl: fc.constantFrom<string | null>(null, 'https://shop.example/return', 'https://shop.example/return'),
   actions: fc.array(actionArb, { minLength: 1, maxLength: 60 }),
 });
 
-const TIMERS: TimerKind[] = ['resend', 'query', 'fence_retry', 'hold_expiry', 'max_lifetime'];
+const TIMERS: TimerKind[] = ['resend', 'query', 'fence_retry', 'hold_expiry', 'max_lifetime', 'authentication_expiry', 'resume_retry'];
 
 function pickOf<T>(xs: readonly T[], n: number): T | undefined {
   return xs.length === 0 ? undefined : xs[n % xs.length];
@@ -102,6 +106,11 @@ function toInput(s: Sim, a: Action, history: PaymentInput[]): PaymentInput | nul
     case 8:
       s.advance(a.advance);
       return null;
+    case 9: {
+      // The customer's browser back from the provider's page (replays and strays included).
+      const attempt = pickOf(p.attempts, a.pick);
+      return attempt === undefined ? null : { type: 'customer_returned', attemptId: attempt.id, returned: a.flag ? { redirectResult: 'r' } : {} };
+    }
     default:
       return pickOf(history, a.pick) ?? null; // a duplicate or late replay of an earlier input
   }
@@ -126,6 +135,7 @@ function checkRun(scn: Scenario): void {
     captureMethod: scn.captureMethod,
     allowPartialAuthorization: scn.allowPartial,
     routing: { snapshot: 'v', rule: 'r', candidates: scn.candidates, skipped: [] },
+    authentication: { mode: 'automatic', returnUrl: scn.returnUrl },
   });
   const history: PaymentInput[] = [];
   const keyOwner = new Map<string, string>();
@@ -142,8 +152,10 @@ function checkRun(scn: Scenario): void {
     if (input.type === 'call_result' && 'attemptId' in input.ref) {
       const t = tell(input.ref.attemptId);
       const o = input.outcome;
-      if (input.ref.op === 'authorize' || input.ref.op === 'query') {
-        if (o.kind === 'declined') t.declined = true;
+      if (input.ref.op === 'authorize' || input.ref.op === 'query' || input.ref.op === 'resume') {
+        // A decline of a provider object still open (stillOpen) proves nothing until a cancel is confirmed.
+        if (o.kind === 'declined' && o.stillOpen !== true) t.declined = true;
+        else if (o.kind === 'declined') t.maybe += 1;
         else if (o.kind === 'not_sent') { if (input.ref.op === 'authorize') t.notSent.add(input.ref.sendNo ?? -1); }
         else t.maybe += 1;
       }
@@ -151,7 +163,7 @@ function checkRun(scn: Scenario): void {
     }
     if (input.type === 'provider_fact' && input.fact.fact === 'authorization') {
       const t = tell(input.fact.attemptId);
-      if (input.fact.outcome.kind === 'declined') t.declined = true;
+      if (input.fact.outcome.kind === 'declined' && input.fact.outcome.stillOpen !== true) t.declined = true;
       else if (input.fact.outcome.kind !== 'not_sent') t.maybe += 1;
     }
     if (input.type === 'provider_fact' && input.fact.fact === 'fence_confirmed') tell(input.fact.attemptId).fenced = true;
@@ -167,9 +179,9 @@ function checkRun(scn: Scenario): void {
       if (e.type !== 'provider_call' || e.providerKey === null) continue;
       const op = logicalOp(e);
       if (e.op === 'authorize') expect(told.get(e.attemptId)?.declined ?? false, 'a declined operation is never resent').toBe(false);
-      // void and release keys are per numbered operation (a failed one is followed by a new key);
-      // every other logical operation has exactly one key.
-      const numbered = e.op === 'void' || e.op === 'release';
+      // void, release and resume keys are per numbered operation (a failed release is followed by a
+      // new key; each return of the customer is a new resume); every other logical operation has exactly one key.
+      const numbered = e.op === 'void' || e.op === 'release' || e.op === 'resume';
       if (!numbered) {
         const k = opKey.get(op);
         if (k === undefined) opKey.set(op, e.providerKey);
@@ -221,6 +233,28 @@ function checkRun(scn: Scenario): void {
     }
     // never two live authorizations
     expect(p.attempts.filter((a) => a.status === 'authorized').length).toBeLessThanOrEqual(1);
+    // nothing is captured before authentication completes
+    if (p.state === 'requires_action') expect(p.amountCaptured + p.captures.length, 'captured while the customer authenticates').toBe(0);
+    for (const a of p.attempts) {
+      const auth = a.authentication;
+      if (a.status === 'authenticating') expect(p.attempts[p.attempts.length - 1]!.id, 'only the current attempt waits for the customer').toBe(a.id);
+      if (auth?.stage !== 'awaiting_customer' || a.status !== 'authenticating') continue;
+      // no payment waits for its customer past the deadline without a fence in progress: whenever the
+      // customer is given a (new) time, the timer that fences at it is set, never past the payment's deadline
+      const old = before.attempts.find((b) => b.id === a.id)?.authentication;
+      if (old?.stage !== 'awaiting_customer' || old.expiresAt !== auth.expiresAt) {
+        expect(r.effects.some((e) => e.type === 'timer' && e.timer === 'authentication_expiry' && e.attemptId === a.id && e.runAt === auth.expiresAt), 'expiry timer set').toBe(true);
+      }
+      expect(Date.parse(auth.expiresAt!)).toBeLessThanOrEqual(Date.parse(p.deadlineAt));
+      if (input.type === 'timer_fired' && input.timer === 'authentication_expiry' && input.attemptId === a.id) {
+        expect(s.now.getTime() < Date.parse(auth.expiresAt!), 'still awaiting the customer after the expiry fired').toBe(true);
+      }
+    }
+    // step-up: at most one attempt per connector with authentication forced, only with a return_url
+    for (const c of new Set(p.attempts.map((a) => a.connector))) {
+      expect(p.attempts.filter((a) => a.connector === c && a.authentication?.forced === true).length).toBeLessThanOrEqual(1);
+    }
+    if (scn.returnUrl === null) expect(p.attempts.some((a) => a.authentication?.forced === true || a.status === 'authenticating')).toBe(false);
     checkEffects();
   }
 }
