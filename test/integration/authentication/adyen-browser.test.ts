@@ -112,12 +112,16 @@ describe('3-D Secure through the Adyen sandbox, in Chromium', () => {
     const after = await until(() => getPayment(p.id), (x) => x.status === 'authorized');
     expect(after.status).toBe('authorized');
     expect(after.next_action).toBeNull();
-    expect(await providerOps(p.id)).toEqual(['authorize', 'resume']);
+    const ops = await providerOps(p.id);
+    // One authorize, then the resume (a slow answer may be resent with the same key); no fence.
+    expect(ops[0]).toBe('authorize');
+    expect(ops.slice(1).length).toBeGreaterThanOrEqual(1);
+    expect(ops.slice(1).every((op) => op === 'resume')).toBe(true);
     // The redirectResult was kept for resends; a replayed return (the back button) changes nothing.
     const replay = await fetch(`${api.url}/authenticate/${after.attempts[0]!.id}/return?redirectResult=forged`, { redirect: 'manual' });
     expect(replay.status).toBe(303);
     expect((await getPayment(p.id)).status).toBe('authorized');
-    expect(await providerOps(p.id)).toEqual(['authorize', 'resume']);
+    expect(await providerOps(p.id)).toEqual(ops);
     const psp = after.attempts[0]!.provider_reference!;
     expect((await adyen.ledger()).find((e) => e.id === psp)).toMatchObject({ authorized: 1000, captured: 0 });
     const capture = await api.call('POST', `/v1/payments/${p.id}/capture`, { body: {} });
@@ -129,7 +133,9 @@ describe('3-D Secure through the Adyen sandbox, in Chromium', () => {
     expect((await adyen.ledger()).find((e) => e.id === psp)).toMatchObject({ authorized: 1000, captured: 1000, refunded: 1000 });
     // The redirectResult is the shopper's, not a log line's.
     const stored = await api.gw.db.db.execute<{ r: string }>(sql`SELECT authentication->'returned'->>'redirectResult' AS r FROM payment_attempts WHERE id = ${after.attempts[0]!.id}`);
-    expect(api.logs.join('\n')).not.toContain(stored.rows[0]!.r);
+    const redirectResult = stored.rows[0]!.r;
+    expect(typeof redirectResult).toBe('string');
+    expect(api.logs.join('\n')).not.toContain(redirectResult);
   });
 
   it('the POST redirect action: the gateway\'s auto-submitting form, the page posts redirectResult back; authorized', async () => {
