@@ -252,4 +252,15 @@ describe('adyen sandbox: 3-D Secure by redirect', () => {
     expect((await notificationsFor(created.pspReference!)).map((x) => x['eventCode'])).toEqual(['AUTHORISATION']);
     expect((await sandbox.faults()).every((f) => f.remaining === 0)).toBe(true);
   });
+
+  // Last: every exchange above (GET and POST actions, threeDS2, Refused, Cancelled details) against the spec.
+  it('every /payments and /payments/details exchange of this file validates against CheckoutService-v72.json', () => {
+    const checked = client.exchanges.filter((x) => /\/v72\/payments(\/details)?$/.test(x.endpoint));
+    expect(checked.filter((x) => x.endpoint.endsWith('/details')).length).toBeGreaterThan(5);
+    const problems = checked.flatMap((x) => x.endpoint.endsWith('/details')
+      ? [...valid('PaymentDetailsRequest', JSON.parse(x.request)), ...valid('PaymentDetailsResponse', JSON.parse(x.response))]
+      : [...valid('PaymentRequest', JSON.parse(x.request)), ...valid('PaymentResponse', JSON.parse(x.response))]);
+    expect(problems).toEqual([]);
+    expect(valid('PaymentDetailsResponse', { resultCode: 'Authorised', surprise: 1 })).not.toEqual([]);
+  });
 });
