@@ -224,6 +224,16 @@ describe('3-D Secure through the Adyen sandbox, in Chromium', () => {
     }, 60_000);
   }
 
+  it('authentication: challenge asks any card (attemptAuthentication always): 4242 is challenged, then authorized', async () => {
+    const created = await api.call('POST', '/v1/payments', { body: paymentBody({ amount: 1000, payment_method: { type: 'card', test_card: '4242424242424242' }, authentication: 'challenge', return_url: `${merchantUrl}/done` }) });
+    expect(created.status, created.text).toBe(201);
+    const p = paymentResource.parse(created.json);
+    expect(p.status).toBe('requires_action');
+    const page = await authenticate(p, 'Complete authentication');
+    await page.close();
+    expect((await until(() => getPayment(p.id), (x) => x.status === 'authorized')).status).toBe('authorized');
+  });
+
   it('without a return_url the challenge card is declined authentication_required, saying to send one', async () => {
     const created = await api.call('POST', '/v1/payments', { body: paymentBody({ payment_method: { type: 'card', test_card: CHALLENGE_CARD } }) });
     const p = await until(() => getPayment(String(created.json.id)), (x) => x.status === 'declined');
