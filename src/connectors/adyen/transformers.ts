@@ -29,7 +29,7 @@ export function toAdyenAmount(amount: number, currency: string): Checked<AdyenAm
 }
 
 /** Adyen test fields reproducing a gateway test-card scenario: a test card and a holder-name trigger. */
-export function adyenTestCard(scenario: TestCardScenario): { holderName: string; additionalData?: Record<string, string> } {
+export function adyenTestCard(scenario: TestCardScenario): { holderName: string; cardNumber?: string; additionalData?: Record<string, string> } {
   switch (scenario) {
     case 'approved': return { holderName: 'Switchyard Test' };
     case 'generic_decline': return { holderName: 'DECLINED' };
@@ -42,9 +42,9 @@ export function adyenTestCard(scenario: TestCardScenario): { holderName: string;
     case 'processing_error': return { holderName: 'ERROR' };
     // The Adyen sandbox knows no partial approval: this card is approved in full there.
     case 'partial_authorization': return { holderName: 'Switchyard Test' };
-    // Not yet simulated by the Adyen sandbox (issue 27, step 5): it approves these without a challenge.
-    case 'authentication_challenge': return { holderName: 'Switchyard Test' };
-    case 'authentication_then_insufficient_funds': return { holderName: 'NOT_ENOUGH_BALANCE' };
+    // No holder name asks for 3-D Secure: the card number does (the Adyen sandbox's 3-D Secure test cards, docs/sandbox.md).
+    case 'authentication_challenge': return { holderName: 'Switchyard Test', cardNumber: '4000002760003184' };
+    case 'authentication_then_insufficient_funds': return { holderName: 'Switchyard Test', cardNumber: '4000008260003178' };
     default: return assertNever(scenario, 'test card scenario');
   }
 }
@@ -66,7 +66,7 @@ export function resolvePaymentMethod(input: PaymentMethodInput, sandbox: boolean
       value: {
         paymentMethod: {
           type: 'scheme',
-          encryptedCardNumber: 'test_4111111111111111',
+          encryptedCardNumber: `test_${t.cardNumber ?? '4111111111111111'}`,
           encryptedExpiryMonth: 'test_03',
           encryptedExpiryYear: 'test_2030',
           encryptedSecurityCode: 'test_737',

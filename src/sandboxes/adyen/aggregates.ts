@@ -4,7 +4,10 @@
 // AdyenSandboxState; changesOf() says what to write back.
 
 import type { Changes, LoadSpec, StoredObject } from '../shared/account-store.ts';
+import type { AdyenAuthenticationSettings } from './authentication.ts';
+import { pspOfRedirectResult } from './authentication.ts';
 import type { JsonObject } from './context.ts';
+import { isObject } from './context.ts';
 import { AdyenSandboxState } from './state.ts';
 import type { PaymentRecord, SettlementBooking } from './state.ts';
 
@@ -18,6 +21,7 @@ export interface LoadedAdyenState {
 export interface AdyenAccountSettings {
   readonly commission?: { fixed: number; bps: number };
   readonly batching?: { maxItems: number; windowMs: number };
+  readonly authentication?: AdyenAuthenticationSettings;
 }
 
 export function adyenStateOf(objects: readonly StoredObject[], fences: readonly string[], settings: AdyenAccountSettings): LoadedAdyenState {
@@ -66,6 +70,11 @@ export function loadOf(path: string, body: JsonObject): { spec: LoadSpec; locks:
   if (path === '/v72/cancels') {
     const reference = text('paymentReference');
     return reference === null ? { spec: {}, locks: [] } : { spec: { references: [reference], fences: [reference] }, locks: [`ref:${reference}`] };
+  }
+  if (path === '/v72/payments/details') {
+    const details = isObject(body['details']) ? body['details'] : {};
+    const psp = pspOfRedirectResult(details['redirectResult']);
+    return { spec: psp === null ? {} : { ids: [psp] }, locks: [] };
   }
   const psp = /^\/v72\/payments\/([^/]+)\//.exec(path)?.[1];
   return { spec: psp === undefined ? {} : { ids: [decodeURIComponent(psp)] }, locks: [] };

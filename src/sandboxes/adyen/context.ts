@@ -1,5 +1,6 @@
 // What an operation handler gets, and the request-body readers every handler shares.
 
+import type { AdyenAuthenticationSettings } from './authentication.ts';
 import { isoMinor } from './currencies.ts';
 import { invalidAmount, invalidField, notAllowed, requiredField } from './errors.ts';
 import type { NotificationItem } from './notifications.ts';
@@ -14,6 +15,10 @@ export interface AdyenOperationContext {
   notify(item: NotificationItem): void;
   /** Fault release_fail_later: a cancel or refund is received but not performed; its notification is success=false. */
   readonly failModification?: boolean;
+  /** Where browsers reach the sandbox (the challenge page's origin). */
+  readonly publicUrl?: string;
+  /** The account's authentication settings (redirect method, native 3-D Secure). */
+  readonly authentication?: AdyenAuthenticationSettings;
 }
 
 export type JsonObject = Readonly<Record<string, unknown>>;

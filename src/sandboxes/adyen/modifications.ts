@@ -7,6 +7,7 @@ import { checkMerchantAccount, optionalString, requiredAmount, requiredString } 
 import { invalidAmount, unknownPspReference } from './errors.ts';
 import { eventDate } from './notifications.ts';
 import type { AdyenAmount, ModificationKind, ModificationRecord, PaymentRecord } from './state.ts';
+import { AWAITING_SHOPPER } from './state.ts';
 
 export interface ModificationResult {
   readonly status: 201;
@@ -67,7 +68,16 @@ function received(ctx: AdyenOperationContext, p: PaymentRecord, mod: Modificatio
   };
 }
 
+/** Still waiting for the shopper (3-D Secure): cancelling it means /payments/details can never authorise it. */
+function awaitingShopper(p: PaymentRecord): boolean {
+  return p.authentication !== undefined && p.authentication.detailsAtMs === null && AWAITING_SHOPPER.has(p.resultCode);
+}
+
 function cancelAuthorisation(ctx: AdyenOperationContext, p: PaymentRecord): Settled {
+  if (awaitingShopper(p)) {
+    p.cancelled = true;
+    return { success: true, reason: '' };
+  }
   if (p.authorised === 0) return { success: false, reason: `Payment is ${p.resultCode}, nothing to cancel` };
   if (p.cancelled) return { success: true, reason: '' };
   if (p.captured > 0) return { success: false, reason: 'Payment has already been captured' };
@@ -136,7 +146,7 @@ export function technicalCancel(ctx: AdyenOperationContext, body: JsonObject): M
   const paymentReference = requiredString(body, 'paymentReference');
   const reference = optionalString(body, 'reference');
   const p = ctx.state.latestByReference(paymentReference);
-  const outcome = p === undefined || p.authorised === 0 ? { success: true, reason: '' } : cancelAuthorisation(ctx, p);
+  const outcome = p === undefined || (p.authorised === 0 && !awaitingShopper(p)) ? { success: true, reason: '' } : cancelAuthorisation(ctx, p);
   // The notification names the payment by its reference, as in Adyen's TECHNICAL_CANCEL example.
   const mod = record(ctx, p, 'technical_cancel', p?.amount ?? { value: 0, currency: 'EUR' }, paymentReference, outcome);
   if (!ctx.state.fencedReferences.has(paymentReference)) ctx.state.fencedReferences.set(paymentReference, mod.pspReference);

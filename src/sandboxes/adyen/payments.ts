@@ -7,6 +7,8 @@ import { checkMerchantAccount, isObject, requiredAmount, requiredString } from '
 import { invalidField, requiredField } from './errors.ts';
 import { eventDate } from './notifications.ts';
 import type { PaymentRecord } from './state.ts';
+import { actionOf, authenticationAsk, DEFAULT_AUTHENTICATION, startAuthentication, withAuthentication } from './authentication.ts';
+import { AWAITING_SHOPPER } from './state.ts';
 import { refusalText, testDecision } from './test-triggers.ts';
 import type { TestDecision } from './test-triggers.ts';
 
@@ -31,7 +33,8 @@ export function createPayment(ctx: AdyenOperationContext, body: JsonObject): Pay
   const merchantAccount = checkMerchantAccount(ctx, body);
   const amount = requiredAmount(body);
   const reference = requiredString(body, 'reference');
-  requiredString(body, 'returnUrl', 8000);
+  const returnUrl = requiredString(body, 'returnUrl', 8000);
+  const ask = authenticationAsk(body);
   const pm = body['paymentMethod'];
   if (pm === undefined) throw requiredField('paymentMethod');
   if (!isObject(pm)) throw invalidField('paymentMethod', 'must be an object');
@@ -41,7 +44,7 @@ export function createPayment(ctx: AdyenOperationContext, body: JsonObject): Pay
   const fenced = ctx.state.fencedReferences.has(reference);
   const decision: TestDecision = fenced
     ? { resultCode: 'Cancelled' }
-    : testDecision({ holderName, requestedAcquirerCode: additionalData['RequestedTestAcquirerResponseCode'], cardNumber: cardNumberOf(pm) });
+    : withAuthentication(testDecision({ holderName, requestedAcquirerCode: additionalData['RequestedTestAcquirerResponseCode'], cardNumber: cardNumberOf(pm) }), ask);
   const authorised = decision.resultCode === 'Authorised' ? amount.value : 0;
   const manualCapture = additionalData['manualCapture'] === 'true';
   const cardNumber = cardNumberOf(pm) ?? '0000';
@@ -65,6 +68,11 @@ export function createPayment(ctx: AdyenOperationContext, body: JsonObject): Pay
     modifications: [],
   };
   ctx.state.payments.set(payment.pspReference, payment);
+  // Waiting for the shopper: nothing authorised, no notification until /payments/details settles it.
+  if (decision.resultCode === 'RedirectShopper') {
+    startAuthentication(payment, decision, ask, returnUrl, ctx.authentication ?? DEFAULT_AUTHENTICATION);
+    return { status: 200, body: paymentResponse(payment, ctx.publicUrl ?? '') };
+  }
   if (authorised > 0) ctx.state.book({ bookedMs: ctx.nowMs, type: 'Authorised', payment, modificationReference: payment.pspReference, amount: authorised });
   if (authorised > 0 && !manualCapture) {
     payment.captured = authorised;
@@ -86,11 +94,15 @@ export function createPayment(ctx: AdyenOperationContext, body: JsonObject): Pay
       success: success ? 'true' : 'false',
     });
   }
-  return { status: 200, body: paymentResponse(payment) };
+  return { status: 200, body: paymentResponse(payment, ctx.publicUrl ?? '') };
 }
 
-function paymentResponse(p: PaymentRecord): Record<string, unknown> {
+function paymentResponse(p: PaymentRecord, publicUrl: string): Record<string, unknown> {
   const authorised = p.resultCode === 'Authorised';
+  if (AWAITING_SHOPPER.has(p.resultCode)) {
+    // v72: an action answer carries the action, the pspReference and the result code (no amount).
+    return { action: actionOf(p, publicUrl), merchantReference: p.merchantReference, pspReference: p.pspReference, resultCode: p.resultCode };
+  }
   return {
     additionalData: authorised
       ? { authCode: '123456', refusalReasonRaw: 'AUTHORISED', acquirerCode: 'SwitchyardSandbox', cvcResult: '1 Matches', cvcResultRaw: 'M' }

@@ -21,6 +21,7 @@ import { AdyenServiceError, idempotencyKeyTooLong, internalError, invalidAmount,
 import { cancelPayment, capturePayment, refundPayment, reversePayment, technicalCancel } from './modifications.ts';
 import type { NotificationItem } from './notifications.ts';
 import { createPayment } from './payments.ts';
+import { CHALLENGE_PATH, DEFAULT_AUTHENTICATION, paymentDetails, postReturnPage, pageOpen, recordChoice, stalePage, challengePage } from './authentication.ts';
 import { matchReportPath, settlementReport } from './settlement-report.ts';
 import { AdyenSandboxState } from './state.ts';
 import type { SettlementBooking } from './state.ts';
@@ -36,6 +37,8 @@ export interface AdyenProtocolDeps {
   readonly reportTimeZone: string;
   /** Turns a notification item into the stored event (signed now when this process knows the endpoint). */
   readonly toEvent: (item: NotificationItem) => { eventId: string; type: string; items: NotificationItem[] };
+  /** Where browsers reach this sandbox (the listener's URL, known once it listens). */
+  readonly publicUrl: () => string;
 }
 
 const MAX_IDEMPOTENCY_KEY_LENGTH = 64;
@@ -51,6 +54,8 @@ interface Route {
 export function matchCheckoutRoute(method: string, path: string): Route | null {
   if (method !== 'POST') return null;
   if (path === '/v72/payments') return { op: 'authorize', handler: createPayment };
+  // The resume after the shopper's return: its own fault op, so a fault can target it alone.
+  if (path === '/v72/payments/details') return { op: 'resume', handler: paymentDetails };
   if (path === '/v72/cancels') return { op: 'void', handler: technicalCancel };
   const m = /^\/v72\/payments\/([^/]+)\/(captures|cancels|refunds|reversals)$/.exec(path);
   if (m === null) return null;
@@ -105,6 +110,8 @@ export class AdyenProtocol implements ProviderProtocol {
   }
 
   async process(req: ProviderRequest, options: ExecutionOptions): Promise<ProviderReply> {
+    const page = CHALLENGE_PATH.exec(req.path);
+    if (page !== null) return this.challenge(req, page[1]!);
     if (header(req, 'x-api-key') !== this.deps.apiKey) return this.reply(req, errorAnswer(unauthorized()));
     if (req.method === 'GET') return this.reply(req, await this.report(req));
     const route = matchCheckoutRoute(req.method, req.path);
@@ -135,7 +142,7 @@ export class AdyenProtocol implements ProviderProtocol {
       if (loaded.verdict.kind !== 'execute') return this.replyTo(req, loaded.verdict);
       const settings = unit.account.settings as AdyenAccountSettings;
       const before = adyenStateOf(loaded.objects, loaded.fences, settings);
-      const { answer, queued } = this.execute(route, body, options, before.state, unit.nowMs);
+      const { answer, queued } = this.execute(route, body, options, before.state, unit.nowMs, settings);
       await unit.save({
         ...changesOf(before),
         events: queued.map((item) => this.deps.toEvent(item)),
@@ -147,17 +154,47 @@ export class AdyenProtocol implements ProviderProtocol {
     });
   }
 
+  /**
+   * The hosted challenge page (a browser, no API key). GET shows it (the token in the query for a
+   * GET redirect; a POST redirect brings MD in its body); a button posts the shopper's choice, which
+   * sends the browser to the returnUrl with redirectResult: GET for a GET action, POST for a POST one.
+   */
+  private async challenge(req: ProviderRequest, psp: string): Promise<ProviderReply> {
+    const html = (status: number, body: string): ProviderReply => ({ status, headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }, body });
+    const form = new URLSearchParams(req.method === 'POST' ? req.rawBody.toString('utf8') : '');
+    const choice = form.get('choice');
+    if (req.method === 'GET' || (req.method === 'POST' && choice === null)) {
+      const pageToken = req.method === 'GET' ? (req.query.get('token') ?? '') : (form.get('MD') ?? '');
+      const p = adyenStateOf((await this.deps.store.read({ ids: [psp] })).objects, [], {}).state.payments.get(psp);
+      if (!pageOpen(p, pageToken)) return html(404, stalePage());
+      return html(200, challengePage(psp, pageToken, `${p.amount.value} ${p.amount.currency} (minor units)`));
+    }
+    if (req.method !== 'POST') return html(405, stalePage());
+    return this.deps.store.unit([], async (unit) => {
+      const before = adyenStateOf((await unit.load(null, { ids: [psp] })).objects, [], {});
+      const back = recordChoice(before.state.payments.get(psp), form.get('MD') ?? '', choice === 'complete');
+      if (back === null) return html(409, stalePage());
+      await unit.save({ ...changesOf(before), events: [] });
+      if (back.post) return html(200, postReturnPage(back.returnUrl, back.redirectResult));
+      const location = new URL(back.returnUrl);
+      location.searchParams.set('redirectResult', back.redirectResult);
+      return { status: 302, headers: { location: location.toString(), 'cache-control': 'no-store', 'content-type': 'text/plain' }, body: '' };
+    });
+  }
+
   private replyTo(req: ProviderRequest, verdict: Exclude<KeyVerdict, { kind: 'execute' }>): ProviderReply {
     if (verdict.kind === 'replay') return this.reply(req, { status: verdict.reply.status, body: verdict.reply.body });
     // Adyen compares no payloads: a live key is either answered or still running.
     return this.reply(req, errorAnswer(requestInProgress()));
   }
 
-  private execute(route: Route, body: JsonObject, options: ExecutionOptions, state: AdyenSandboxState, nowMs: number): { answer: Answer; queued: NotificationItem[] } {
+  private execute(route: Route, body: JsonObject, options: ExecutionOptions, state: AdyenSandboxState, nowMs: number, settings: AdyenAccountSettings): { answer: Answer; queued: NotificationItem[] } {
     const queued: NotificationItem[] = [];
     const ctx: AdyenOperationContext = {
       state,
       nowMs,
+      publicUrl: this.deps.publicUrl(),
+      authentication: settings.authentication ?? DEFAULT_AUTHENTICATION,
       merchantAccount: this.deps.merchantAccount,
       newPspReference,
       notify: (item) => queued.push(item),

@@ -14,6 +14,8 @@ import type { SandboxFaultSpec } from '../shared/fault-scheduler.ts';
 import { ProviderListener } from '../shared/provider-listener.ts';
 import { WebhookDispatcher } from '../shared/webhook-dispatcher.ts';
 import type { DeliveryRecord } from '../shared/webhook-dispatcher.ts';
+import { DEFAULT_AUTHENTICATION } from './authentication.ts';
+import type { AdyenAuthenticationSettings } from './authentication.ts';
 import { ensureSandboxTlsMaterial } from './certificate.ts';
 import type { AdyenOperationContext } from './context.ts';
 import { adyenStateOf, batchingDelayMs, changesOf } from './aggregates.ts';
@@ -66,6 +68,8 @@ export interface AdyenSandbox extends SandboxControl {
   /** This process's delivery target; with none, this process delivers nothing (another may). */
   setWebhookEndpoint(endpoint: AdyenWebhookEndpoint | undefined): void;
   configureNotificationBatching(batching: Partial<NotificationBatching>): Promise<void>;
+  /** 3-D Secure answers from now on: the redirect action's method (GET or POST), or threeDS2 actions whatever the request asks (docs/sandbox.md). */
+  configureAuthentication(settings: Partial<AdyenAuthenticationSettings>): Promise<void>;
   /** The scheme rejects a capture after it succeeded: CAPTURE_FAILED. */
   failCapture(capturePspReference: string): Promise<void>;
   /** A succeeded refund fails (REFUND_FAILED) or is returned (REFUNDED_REVERSED). */
@@ -125,6 +129,7 @@ export async function startAdyenSandbox(options: AdyenSandboxOptions): Promise<A
     reportDelayMs,
     reportTimeZone,
     toEvent: (item) => notifications.toEvent(item),
+    publicUrl: () => listener.url,
   });
   let listener: ProviderListener;
   try {
@@ -178,6 +183,10 @@ export async function startAdyenSandbox(options: AdyenSandboxOptions): Promise<A
     configureNotificationBatching: async (batching) => {
       const current = ((await store.refresh()).settings as AdyenAccountSettings).batching ?? { maxItems: 1, windowMs: 0 };
       await store.updateSettings({ batching: checkBatching({ ...current, ...batching }) });
+    },
+    configureAuthentication: async (settings) => {
+      const current = ((await store.refresh()).settings as AdyenAccountSettings).authentication ?? DEFAULT_AUTHENTICATION;
+      await store.updateSettings({ authentication: { ...current, ...settings } });
     },
     failCapture: (psp) => fromCode({ aliases: [psp] }, (ctx) => failCapture(ctx, psp)),
     reverseRefund: (psp, eventCode = 'REFUNDED_REVERSED') => fromCode({ aliases: [psp] }, (ctx) => reverseRefund(ctx, psp, eventCode)),

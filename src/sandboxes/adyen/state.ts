@@ -4,7 +4,27 @@
 import type { SandboxLedgerEntry } from '../shared/control.ts';
 import { ledgerAmounts } from './ledger-amounts.ts';
 
-export type AdyenResultCode = 'Authorised' | 'Refused' | 'Error' | 'Cancelled' | 'Received' | 'PartiallyAuthorised';
+export type AdyenResultCode = 'Authorised' | 'Refused' | 'Error' | 'Cancelled' | 'Received' | 'PartiallyAuthorised' | 'RedirectShopper' | 'IdentifyShopper' | 'ChallengeShopper';
+
+/** The payment waits for the shopper (3-D Secure): RedirectShopper, or a threeDS2 action. */
+export const AWAITING_SHOPPER: ReadonlySet<AdyenResultCode> = new Set(['RedirectShopper', 'IdentifyShopper', 'ChallengeShopper']);
+
+/**
+ * A payment's 3-D Secure by redirect (authentication.ts). `token` names the challenge page; the
+ * shopper's choice there issues `redirectResult`; /payments/details authorises (or refuses) once.
+ */
+export interface PaymentAuthentication {
+  readonly token: string;
+  readonly returnUrl: string;
+  readonly method: 'GET' | 'POST' | 'threeDS2';
+  /** What the issuer does after a completed authentication: approve, or refuse with this code (the 8260 card: 12). */
+  readonly thenRefusalCode: string | null;
+  /** Set by the shopper's click on the challenge page. */
+  redirectResult: string | null;
+  completed: boolean | null;
+  /** The sandbox clock time of the /payments/details call that settled the payment. */
+  detailsAtMs: number | null;
+}
 
 export interface AdyenAmount {
   readonly value: number;
@@ -44,6 +64,8 @@ export interface PaymentRecord {
   /** A final partial capture cancels the remainder. */
   captureClosed: boolean;
   readonly modifications: ModificationRecord[];
+  /** 3-D Secure (absent on payments that needed none). */
+  authentication?: PaymentAuthentication;
   /** Disputes of the payment (src/sandboxes/adyen/disputes.ts); absent on payments stored before them. */
   disputes?: AdyenDisputeRecord[];
 }

@@ -9,6 +9,8 @@ export interface TestDecision {
   readonly resultCode: AdyenResultCode;
   /** For Refused / Error. */
   readonly refusalReasonCode?: string;
+  /** The issuer asks for 3-D Secure first (authentication.ts); afterwards it approves, or refuses with this code. */
+  readonly authenticate?: { readonly thenRefusalCode: string | null };
 }
 
 const AUTHORISED: TestDecision = { resultCode: 'Authorised' };
@@ -33,6 +35,9 @@ const GATEWAY_TEST_CARDS: Readonly<Record<string, TestDecision>> = Object.freeze
   '4000000000000127': refused('24'), // CVC declined
   '4000000000000119': { resultCode: 'Error', refusalReasonCode: '4' }, // acquirer error
   '4000000000000515': AUTHORISED, // partial authorization on Stripe; no partial approval in this sandbox
+  // 3-D Secure: a challenge, then approved; a challenge, then refused for not enough balance (Adyen's 12).
+  '4000002760003184': { resultCode: 'Authorised', authenticate: { thenRefusalCode: null } },
+  '4000008260003178': { resultCode: 'Authorised', authenticate: { thenRefusalCode: '12' } },
 });
 
 function fromAcquirerCode(code: number): TestDecision {

@@ -3,8 +3,10 @@
 /**
  * `release`: a void or refund whose idempotency key names a release (`…:release:<n>`, the
  * gateway's release of an approval it does not keep); such a request is also a `void` / `refund`.
+ * `resume`: the call that resumes a payment after the shopper's authentication (Adyen
+ * /payments/details; Stripe's PaymentIntent retrieve, which is how the gateway resumes there).
  */
-export type FaultOp = 'create' | 'authorize' | 'capture' | 'refund' | 'void' | 'release' | 'any';
+export type FaultOp = 'create' | 'authorize' | 'capture' | 'refund' | 'void' | 'release' | 'resume' | 'any';
 /**
  * `rate_limited`: the provider's 429, sent before anything is processed (after `latencyMs`, when given).
  * `release_refused`: the provider refuses the cancel or refund as invalid (Stripe 400, Adyen 422),

@@ -37,6 +37,31 @@ routing:
 ${extra}`;
 }
 
+/** The in-process Adyen sandbox first, a Stripe sandbox behind it (failover must not reach it while a shopper authenticates). */
+export function adyenFirstConfig(extra = ''): string {
+  return `
+connectors:
+  adyen_a:
+    type: adyen
+    endpoint: sandbox
+    api_key: sandbox
+    merchant_account: SwitchyardSandbox
+    hmac_keys: ["44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056"]
+    basic_auth: { username: switchyard, password: sandbox }
+    timeout_ms: 1500
+    breaker: { volume_threshold: 50 }
+  stripe_b:
+    type: stripe
+    secret_key: sk_test_b
+    webhook_secrets: [whsec_b]
+    timeout_ms: 1500
+    breaker: { volume_threshold: 50 }
+routing:
+  default: { priority: [adyen_a, stripe_b] }
+  max_attempts: 3
+${extra}`;
+}
+
 export interface TestGateway {
   readonly rt: Runtime;
   readonly db: TestDatabase;

@@ -132,6 +132,16 @@ describe('fault modes', () => {
     expect(await rejectionOf(stripe.paymentIntents.retrieve(id))).toMatchObject({ statusCode: 503 });
     expect((await stripe.paymentIntents.retrieve(id)).status).toBe('succeeded');
   });
+
+  it('op resume targets the PaymentIntent retrieve (how the gateway resumes after 3-D Secure), and nothing else', async () => {
+    await sandbox.scheduleFault({ op: 'resume', mode: 'error_503', count: 1 });
+    // A confirm (authorize) and a capture pass untouched; the next retrieve takes the fault.
+    const { id } = await authorize('att_resume');
+    await stripe.paymentIntents.capture(id);
+    expect(await rejectionOf(stripe.paymentIntents.retrieve(id))).toMatchObject({ statusCode: 503 });
+    expect((await stripe.paymentIntents.retrieve(id)).status).toBe('succeeded');
+    expect((await sandbox.faults()).at(-1)).toMatchObject({ op: 'resume', remaining: 0 });
+  });
 });
 
 describe('outage', () => {

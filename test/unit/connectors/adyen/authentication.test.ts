@@ -4,7 +4,7 @@
 // PaymentRequest.channel Web, CheckoutRedirectAction {type: redirect, url, method, data}).
 import { describe, expect, it } from 'vitest';
 import { paymentOutcome } from '../../../../src/connectors/adyen/status-map.ts';
-import { authenticationFields } from '../../../../src/connectors/adyen/transformers.ts';
+import { authenticationFields, resolvePaymentMethod } from '../../../../src/connectors/adyen/transformers.ts';
 import type { AuthorizeRequest, AuthenticationRequest } from '../../../../src/connectors/contract.ts';
 
 const auth = (over: Partial<AuthenticationRequest> = {}): AuthenticationRequest => ({
@@ -45,5 +45,15 @@ describe('Adyen customer authentication', () => {
       kind: 'action_required', providerRef: 'PSP1', action: 'redirect', redirect: { url: 'https://issuer.example/acs', method: 'POST', data: { PaReq: 'x', MD: 'y', TermUrl: 'https://gw.example/r' } },
     });
     expect(paymentOutcome({ pspReference: 'PSP2', resultCode: 'ChallengeShopper', action: { type: 'threeDS2' } }, asked, {})).toEqual({ kind: 'action_required', providerRef: 'PSP2', action: 'threeDS2' });
+  });
+
+  it('the gateway\'s 3-D Secure test cards reach the sandbox as their own numbers (no holder name asks for a challenge)', () => {
+    const number = (testCard: string): unknown => {
+      const r = resolvePaymentMethod({ testCard }, true);
+      return r.ok ? (r.value.paymentMethod) : r.outcome;
+    };
+    expect(number('4000002760003184')).toMatchObject({ encryptedCardNumber: 'test_4000002760003184', holderName: 'Switchyard Test' });
+    expect(number('4000008260003178')).toMatchObject({ encryptedCardNumber: 'test_4000008260003178', holderName: 'Switchyard Test' });
+    expect(number('4242424242424242')).toMatchObject({ encryptedCardNumber: 'test_4111111111111111' });
   });
 });
