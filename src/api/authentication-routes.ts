@@ -12,14 +12,12 @@
 import express from 'express';
 import type { Request, Response, Router } from 'express';
 import { recordCustomerReturn, waitForPayment } from '../app/payment-service.ts';
+import { returnedForResume } from '../core/authentication.ts';
 import type { Payment } from '../core/payment.ts';
 import { loadAggregateByAttempt } from '../store/payment-load.ts';
 import { authenticationPagePath } from '../resources/serialize.ts';
 import type { ApiContext } from './api-context.ts';
 
-/** What the resume call may use from the provider's return (Adyen Checkout: redirectResult; 3DS1: MD and PaRes). */
-const RETURNED_FIELDS = ['redirectResult', 'MD', 'PaRes'] as const;
-const MAX_FIELD_LENGTH = 20_000;
 /** How long the return waits for the resume's answer before sending the customer on (the payment may still be in flight). */
 const RETURN_WAIT_MS = 8_000;
 
@@ -57,13 +55,8 @@ function sendOn(res: Response, p: Payment): void {
 }
 
 function returnedFields(req: Request): Record<string, string> {
-  const out: Record<string, string> = {};
   const body = (typeof req.body === 'object' && req.body !== null ? req.body : {}) as Record<string, unknown>;
-  for (const name of RETURNED_FIELDS) {
-    const v = body[name] ?? req.query[name];
-    if (typeof v === 'string' && v.length > 0 && v.length <= MAX_FIELD_LENGTH) out[name] = v;
-  }
-  return out;
+  return returnedForResume(body, req.query);
 }
 
 export function authenticationRoutes(ctx: ApiContext): Router {

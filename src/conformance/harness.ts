@@ -12,7 +12,7 @@ import { newId } from '../core/ids.ts';
 import { providerIdempotencyKey } from '../core/keys.ts';
 import type { KeyedOperation } from '../core/keys.ts';
 import type { CallOutcome } from '../core/outcome.ts';
-import type { AuthorizeRequest, Connector, NormalizedEvent, PaymentMethodInput } from '../connectors/contract.ts';
+import type { AuthenticationRequest, AuthorizeRequest, Connector, NormalizedEvent, PaymentMethodInput } from '../connectors/contract.ts';
 import type { WireReply } from './subject.ts';
 
 export interface PaymentHandle {
@@ -38,6 +38,8 @@ export interface AuthorizeOptions {
   readonly attemptId?: string;
   /** Overrides the authorize key (replays, length limits). */
   readonly authKey?: string;
+  /** Customer authentication settings (absent: a payment created without them). */
+  readonly authentication?: AuthenticationRequest;
 }
 
 export function keyFor(connector: Connector, paymentId: string, op: KeyedOperation, n = 1): string {
@@ -54,6 +56,7 @@ export function authorizeRequest(connector: Connector, o: AuthorizeOptions = {})
     captureMethod: o.captureMethod ?? 'manual',
     paymentMethod: o.paymentMethod ?? { testCard: o.card ?? '4242424242424242' },
     idempotencyKey: o.authKey ?? keyFor(connector, paymentId, 'auth'),
+    ...(o.authentication === undefined ? {} : { authentication: o.authentication }),
   };
 }
 

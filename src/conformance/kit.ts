@@ -4,6 +4,7 @@
 //   defineConnectorConformance(stripeConformanceSubject);
 
 import { describe } from 'vitest';
+import { registerAuthenticationCases } from './cases-authentication.ts';
 import { registerClassificationCases } from './cases-classification.ts';
 import { registerFaultCases } from './cases-faults.ts';
 import { registerOneCallCases } from './cases-one-call.ts';
@@ -19,6 +20,7 @@ export function defineConnectorConformance<S extends ConformanceSandbox>(subject
     registerPaymentCases(subject);
     registerFaultCases(subject);
     registerOneCallCases(subject);
+    registerAuthenticationCases(subject);
     registerClassificationCases(subject);
     registerWebhookCases(subject);
     registerWireCases(subject);

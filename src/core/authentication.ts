@@ -44,3 +44,20 @@ export function stepUpWanted(p: Pick<Payment, 'authentication'>, attempts: reado
 export function nextResumeNo(attempts: readonly Attempt[]): number {
   return attempts.reduce((n, a) => n + (a.authentication?.rounds ?? 0), 0) + 1;
 }
+
+/** What the resume call may use from the provider's return (Adyen Checkout: redirectResult; 3DS1: MD and PaRes). */
+export const RETURNED_FIELDS = ['redirectResult', 'MD', 'PaRes'] as const;
+const MAX_RETURNED_FIELD_LENGTH = 20_000;
+
+/**
+ * The fields of a customer's return the resume may use, from its form body first, then its query:
+ * nothing else is kept (Stripe's payment_intent_client_secret is dropped unread).
+ */
+export function returnedForResume(body: Readonly<Record<string, unknown>>, query: Readonly<Record<string, unknown>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of RETURNED_FIELDS) {
+    const v = body[name] ?? query[name];
+    if (typeof v === 'string' && v.length > 0 && v.length <= MAX_RETURNED_FIELD_LENGTH) out[name] = v;
+  }
+  return out;
+}
