@@ -46,8 +46,8 @@ async function challenged(connector: Connector, scenario: TestCardScenario = 'au
 }
 
 /** The customer presses a button; what the provider's page sent back, filtered as the gateway's return endpoint filters it. */
-async function customer(action: Action, button: string): Promise<Record<string, string>> {
-  const back = await pressButton(action.redirect!, { button, stopAtOrigin: RETURN_ORIGIN });
+async function customer(action: Action, button: string, ca: string | undefined): Promise<Record<string, string>> {
+  const back = await pressButton(action.redirect!, { button, stopAtOrigin: RETURN_ORIGIN, ...(ca === undefined ? {} : { ca }) });
   expect(new URL(back.url).pathname).toMatch(/^\/authenticate\/.+\/return$/);
   return returnedForResume(back.form, back.query);
 }
@@ -67,7 +67,7 @@ async function cancel(connector: Connector, p: PaymentHandle): Promise<CallOutco
 }
 
 /** A fault on the resume call (Stripe: the PaymentIntent retrieve; Adyen: /payments/details). */
-const resumeFault = (mode: FaultSpec['mode'], count: number): FaultSpec => ({ op: 'resume', mode, count }) as unknown as FaultSpec;
+const resumeFault = (mode: FaultSpec['mode'], count: number): FaultSpec => ({ op: 'resume', mode, count });
 
 export function registerAuthenticationCases<S extends ConformanceSandbox>(subject: ConformanceSubject<S>): void {
   describe('customer authentication (3-D Secure by redirect)', () => {
@@ -79,7 +79,7 @@ export function registerAuthenticationCases<S extends ConformanceSandbox>(subjec
       if (!capable(connector)) return;
       const { p, action } = await challenged(connector);
       expect(await ledgerOf(p.attemptId), 'nothing authorised before the customer authenticates').toSatisfy((rows: { authorized: number }[]) => rows.every((r) => r.authorized === 0));
-      const returned = await customer(action, COMPLETE);
+      const returned = await customer(action, COMPLETE, subject.browserCa);
       const o = await resume(connector, p, returned);
       expect(o, JSON.stringify(o)).toMatchObject({ kind: 'succeeded', amount: 1000 });
       expect(await ledgerOf(p.attemptId)).toMatchObject([{ authorized: 1000, captured: 0 }]);
@@ -93,7 +93,7 @@ export function registerAuthenticationCases<S extends ConformanceSandbox>(subjec
       const { connector, ledgerOf } = kit();
       if (!capable(connector)) return;
       const { p, action } = await challenged(connector);
-      const o = await resume(connector, p, await customer(action, FAIL));
+      const o = await resume(connector, p, await customer(action, FAIL, subject.browserCa));
       expect(o, JSON.stringify(o)).toMatchObject({ kind: 'declined', code: 'authentication_failed' });
       // A provider object that could still be confirmed (Stripe: requires_payment_method) is cancelled, confirmed, before the decline counts as proof.
       if (o.kind === 'declined' && o.stillOpen === true) expect((await cancel(connector, p)).kind).toBe('succeeded');
@@ -104,7 +104,7 @@ export function registerAuthenticationCases<S extends ConformanceSandbox>(subjec
       const { connector, ledgerOf } = kit();
       if (!capable(connector)) return;
       const { p, action } = await challenged(connector, 'authentication_then_insufficient_funds');
-      const o = await resume(connector, p, await customer(action, COMPLETE));
+      const o = await resume(connector, p, await customer(action, COMPLETE, subject.browserCa));
       expect(o, JSON.stringify(o)).toMatchObject({ kind: 'declined', code: 'insufficient_funds' });
       expect((await ledgerOf(p.attemptId)).every((r) => r.authorized === 0)).toBe(true);
     });
@@ -115,7 +115,7 @@ export function registerAuthenticationCases<S extends ConformanceSandbox>(subjec
       const { p, action } = await challenged(connector);
       expect((await cancel(connector, p)).kind).toBe('succeeded');
       // The customer comes back late and presses Complete: the provider must not authorise it.
-      const late = await customer(action, COMPLETE).catch(() => null);
+      const late = await customer(action, COMPLETE, subject.browserCa).catch(() => null);
       if (late !== null) expect((await resume(connector, p, late)).kind).not.toBe('succeeded');
       expect((await ledgerOf(p.attemptId)).every((r) => r.authorized === 0 && r.captured === 0)).toBe(true);
     });
@@ -146,7 +146,7 @@ export function registerAuthenticationCases<S extends ConformanceSandbox>(subjec
       if (!capable(connector)) return;
       for (const [mode, count] of [['error_503', 1], ['reset_before_processing', 1 + (subject.sdkResendsAfterReset ?? 1)], ['accept_then_drop', 1 + (subject.sdkResendsAfterReset ?? 1)]] as const) {
         const { p, action } = await challenged(connector);
-        const returned = await customer(action, COMPLETE);
+        const returned = await customer(action, COMPLETE, subject.browserCa);
         await sandbox.scheduleFault(resumeFault(mode, count));
         const lost = await resume(connector, p, returned);
         expect(lost, `${mode}: ${JSON.stringify(lost)}`).toMatchObject({ kind: 'unknown' });

@@ -27,6 +27,11 @@ interface HtmlForm {
   readonly buttons: readonly string[];
 }
 
+import { request as httpRequest } from 'node:http';
+import type { IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { rootCertificates } from 'node:tls';
+
 const MAX_HOPS = 12;
 
 const unescapeHtml = (s: string): string =>
@@ -71,6 +76,36 @@ export interface PressOptions {
   readonly button: string;
   /** Once the button is pressed, the first request to this origin is returned instead of sent. */
   readonly stopAtOrigin: string;
+  /** A certificate authority to trust for https pages (a sandbox's own certificate), besides the system's. */
+  readonly ca?: string;
+}
+
+interface Answer {
+  readonly status: number;
+  readonly location: string | undefined;
+  readonly body: string;
+}
+
+const PAGE_TIMEOUT_MS = 30_000;
+
+/** One request, no redirect followed (node:http(s), so a sandbox's own CA can be trusted). */
+function send(url: URL, method: 'GET' | 'POST', form: Record<string, string>, ca: string | undefined): Promise<Answer> {
+  const payload = method === 'POST' ? new URLSearchParams(form).toString() : undefined;
+  const headers: Record<string, string> = { accept: 'text/html', ...(payload === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(payload)) }) };
+  return new Promise((resolve, reject) => {
+    const onAnswer = (res: IncomingMessage): void => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, location: res.headers.location, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    };
+    const req = url.protocol === 'https:'
+      ? httpsRequest(url, { method, headers, timeout: PAGE_TIMEOUT_MS, ...(ca === undefined ? {} : { ca: [...rootCertificates, ca] }) }, onAnswer)
+      : httpRequest(url, { method, headers, timeout: PAGE_TIMEOUT_MS }, onAnswer);
+    req.on('timeout', () => req.destroy(new Error(`${url.origin}${url.pathname} did not answer in ${PAGE_TIMEOUT_MS} ms`)));
+    req.on('error', reject);
+    req.end(payload);
+  });
 }
 
 /**
@@ -88,16 +123,10 @@ export async function pressButton(start: BrowserStart, o: PressOptions): Promise
   let pressed = false;
   for (let hop = 0; hop < MAX_HOPS; hop++) {
     if (pressed && url.origin === stop) return landing(url, method, body);
-    const res = await fetch(url, {
-      method,
-      redirect: 'manual',
-      ...(method === 'POST' ? { body: new URLSearchParams(body).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } } : {}),
-      signal: AbortSignal.timeout(30_000),
-    });
+    const res = await send(url, method, body, o.ca);
     if (res.status >= 300 && res.status < 400) {
-      const to = res.headers.get('location');
-      await res.body?.cancel();
-      if (to === null) throw new Error(`redirect ${res.status} without Location from ${url.origin}${url.pathname}`);
+      const to = res.location;
+      if (to === undefined) throw new Error(`redirect ${res.status} without Location from ${url.origin}${url.pathname}`);
       url = new URL(to, url);
       // 307/308 keep the method and body; 301-303 turn into a GET.
       if (res.status !== 307 && res.status !== 308) {
@@ -106,7 +135,7 @@ export async function pressButton(start: BrowserStart, o: PressOptions): Promise
       }
       continue;
     }
-    const html = await res.text();
+    const html = res.body;
     const where = `${url.origin}${url.pathname}`;
     if (res.status !== 200) throw new Error(`${where} answered ${res.status}: ${text(html)}`);
     const auto = autoSubmitted(html);

@@ -85,6 +85,8 @@ export interface ConformanceSubject<S extends ConformanceSandbox = ConformanceSa
   readonly webhookSignatureTimestamped?: boolean;
   /** The provider's wire is TLS only (Adyen): the kit's stubs serve it with this key pair, which makeConnectorAt trusts. */
   readonly wireTls?: { readonly key: string; readonly cert: string };
+  /** A certificate authority the customer's browser must trust for the provider's pages (a sandbox's own certificate). */
+  readonly browserCa?: string;
   /** How many times the official SDK resends a reset request by itself (stripe-node: once, even with retries off). Default 1. */
   readonly sdkResendsAfterReset?: number;
 }

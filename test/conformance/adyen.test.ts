@@ -122,6 +122,7 @@ export const adyenConformanceSubject: ConformanceSubject<AdyenSandbox> = {
   signWebhookBody: (rawBody, secret) => ({ rawBody: resignNotificationBody(rawBody, secret), headers: auth() }),
   webhookSignatureTimestamped: false,
   wireTls: { key: tls.keyPem, cert: tls.certPem },
+  browserCa: tls.caPem,
   sdkResendsAfterReset: 0,
   webhookSecrets: KEYS,
   scriptedReply,
