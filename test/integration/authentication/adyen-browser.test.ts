@@ -11,55 +11,40 @@
 //
 // The sandbox serves its page over HTTPS with its own CA: this browser context accepts that
 // certificate (ignoreHTTPSErrors) as a tester's browser would after trusting the sandbox CA.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
-import { chromium } from 'playwright-core';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { paymentResource } from '../../../src/resources/schemas.ts';
 import type { AdyenSandbox } from '../../../src/sandboxes/adyen/index.ts';
 import { paymentBody, startApiGateway } from '../api/helpers.ts';
+import { launchChromium, startMerchantPage } from '../helpers/browser.ts';
+import type { MerchantPage, TestBrowser } from '../helpers/browser.ts';
+import { until } from '../observability/helpers.ts';
 import type { ApiGateway } from '../api/helpers.ts';
 import { adyenFirstConfig } from '../helpers/runtime.ts';
 
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const CHALLENGE_CARD = '4000002760003184';
 const MIN = 60_000;
 
 let api: ApiGateway;
 let adyen: AdyenSandbox;
-let browser: BrowserContext;
-let profile: string;
-let merchant: Server;
-let merchantUrl: string;
-const merchantHits: { method: string; url: string }[] = [];
+let chromium: TestBrowser;
+let merchant: MerchantPage;
 let offsetMs = 0;
 
 beforeAll(async () => {
-  merchant = createServer((req, res) => {
-    merchantHits.push({ method: req.method ?? '', url: req.url ?? '' });
-    res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Shop</title><p>Thank you</p>');
-  });
-  await new Promise<void>((r) => merchant.listen(0, '127.0.0.1', () => r()));
-  merchantUrl = `http://127.0.0.1:${(merchant.address() as AddressInfo).port}`;
+  merchant = await startMerchantPage();
   // intake: the sandbox's notifications come back to this gateway; its URL is also the customer-facing one.
   api = await startApiGateway('sca_adyen_browser', { authorizationWaitMs: 5_000, modificationWaitMs: 5_000 }, adyenFirstConfig(), {
     now: () => new Date(Date.now() + offsetMs), relaySweepMs: 200,
   }, true);
   adyen = api.gw.rt.sandboxes.find((s) => s.account === 'adyen_a') as AdyenSandbox;
-  profile = mkdtempSync(join(tmpdir(), 'sy-chromium-'));
-  browser = await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, ignoreHTTPSErrors: true });
+  chromium = await launchChromium({ ignoreHTTPSErrors: true });
 });
 afterAll(async () => {
-  await browser?.close();
-  if (profile !== undefined) rmSync(profile, { recursive: true, force: true });
+  await chromium?.close();
   await api?.close();
-  await new Promise((r) => merchant?.close(r));
+  await merchant?.close();
 });
 afterEach(async () => {
   await adyen.configureAuthentication({ redirectMethod: 'GET', forceNative: false });
@@ -67,22 +52,13 @@ afterEach(async () => {
   await adyen.configureWebhooks({ enabled: true });
 });
 
-async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  let v = await read();
-  while (!ok(v) && Date.now() < end) {
-    await new Promise((r) => setTimeout(r, 100));
-    v = await read();
-  }
-  return v;
-}
 
 const getPayment = async (id: string) => paymentResource.parse((await api.call('GET', `/v1/payments/${id}`)).json);
 const providerOps = async (id: string): Promise<string[]> =>
   (await api.gw.db.db.execute<{ op: string }>(sql`SELECT payload->>'op' AS op FROM outbox WHERE payment_id = ${id} AND kind = 'provider_call' ORDER BY id`)).rows.map((r) => r.op);
 
 async function challenged(card = CHALLENGE_CARD): Promise<ReturnType<typeof paymentResource.parse>> {
-  const created = await api.call('POST', '/v1/payments', { body: paymentBody({ amount: 1000, payment_method: { type: 'card', test_card: card }, return_url: `${merchantUrl}/done` }) });
+  const created = await api.call('POST', '/v1/payments', { body: paymentBody({ amount: 1000, payment_method: { type: 'card', test_card: card }, return_url: `${merchant.url}/done` }) });
   expect(created.status, created.text).toBe(201);
   const p = paymentResource.parse(created.json);
   expect(p.status).toBe('requires_action');
@@ -95,11 +71,11 @@ async function challenged(card = CHALLENGE_CARD): Promise<ReturnType<typeof paym
 
 /** Opens the payment's page, clicks, and waits to land on the merchant's return_url. */
 async function authenticate(p: ReturnType<typeof paymentResource.parse>, button: 'Complete authentication' | 'Fail authentication'): Promise<Page> {
-  const page = await browser.newPage();
+  const page = await chromium.context.newPage();
   await page.goto(p.next_action!.url);
   expect(new URL(page.url()).pathname).toMatch(/^\/checkoutshopper\/threeDS\/redirect\//);
   await page.getByRole('button', { name: button }).click();
-  await page.waitForURL((u) => u.href.startsWith(`${merchantUrl}/done`));
+  await page.waitForURL((u) => u.href.startsWith(`${merchant.url}/done`));
   expect(new URL(page.url()).searchParams.get('payment_id')).toBe(p.id);
   return page;
 }
@@ -140,13 +116,13 @@ describe('3-D Secure through the Adyen sandbox, in Chromium', () => {
 
   it('the POST redirect action: the gateway\'s auto-submitting form, the page posts redirectResult back; authorized', async () => {
     await adyen.configureAuthentication({ redirectMethod: 'POST' });
-    const before = merchantHits.length;
+    const before = merchant.hits.length;
     const p = await challenged();
     const page = await authenticate(p, 'Complete authentication');
     await page.close();
     expect((await until(() => getPayment(p.id), (x) => x.status === 'authorized')).status).toBe('authorized');
     // The merchant's page was reached with a GET (the gateway's 303 after its POST return).
-    expect(merchantHits.slice(before).filter((h) => h.url.startsWith('/done')).map((h) => h.method)).toEqual(['GET']);
+    expect(merchant.hits.slice(before).filter((h) => h.url.startsWith('/done')).map((h) => h.method)).toEqual(['GET']);
   });
 
   it('Fail authentication: declined authentication_failed, and no other connector is tried', async () => {
@@ -170,7 +146,7 @@ describe('3-D Secure through the Adyen sandbox, in Chromium', () => {
 
   it('a closed page: at expires_at the payment is cancelled at Adyen (CANCELLATION), then failed authentication_abandoned', async () => {
     const p = await challenged();
-    const page = await browser.newPage();
+    const page = await chromium.context.newPage();
     await page.goto(p.next_action!.url);
     await expect(page.getByRole('button', { name: 'Complete authentication' }).isVisible()).resolves.toBe(true);
     await page.close();
@@ -188,7 +164,7 @@ describe('3-D Secure through the Adyen sandbox, in Chromium', () => {
 
   it('a threeDS2 action (Adyen\'s JavaScript component only): cancelled at Adyen, then declined authentication_unsupported', async () => {
     await adyen.configureAuthentication({ forceNative: true });
-    const created = await api.call('POST', '/v1/payments', { body: paymentBody({ amount: 1000, payment_method: { type: 'card', test_card: CHALLENGE_CARD }, return_url: `${merchantUrl}/done` }) });
+    const created = await api.call('POST', '/v1/payments', { body: paymentBody({ amount: 1000, payment_method: { type: 'card', test_card: CHALLENGE_CARD }, return_url: `${merchant.url}/done` }) });
     expect([201, 202], created.text).toContain(created.status);
     const after = await until(() => getPayment(String(created.json.id)), (x) => x.status === 'declined');
     expect(after.status).toBe('declined');
@@ -225,7 +201,7 @@ describe('3-D Secure through the Adyen sandbox, in Chromium', () => {
   }
 
   it('authentication: challenge asks any card (attemptAuthentication always): 4242 is challenged, then authorized', async () => {
-    const created = await api.call('POST', '/v1/payments', { body: paymentBody({ amount: 1000, payment_method: { type: 'card', test_card: '4242424242424242' }, authentication: 'challenge', return_url: `${merchantUrl}/done` }) });
+    const created = await api.call('POST', '/v1/payments', { body: paymentBody({ amount: 1000, payment_method: { type: 'card', test_card: '4242424242424242' }, authentication: 'challenge', return_url: `${merchant.url}/done` }) });
     expect(created.status, created.text).toBe(201);
     const p = paymentResource.parse(created.json);
     expect(p.status).toBe('requires_action');

@@ -4,68 +4,43 @@
 // gateway's return endpoint to the merchant's page with payment_id. Complete → authorized, then
 // captured and refunded; Fail → declined (after the PaymentIntent's cancel is confirmed); a page
 // closed → at expires_at (injected clock) the cancel, confirmed, then failed authentication_abandoned.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
-import { chromium } from 'playwright-core';
-import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { paymentResource } from '../../../src/resources/schemas.ts';
 import { paymentBody, startApiGateway } from '../api/helpers.ts';
+import { launchChromium, startMerchantPage } from '../helpers/browser.ts';
+import type { MerchantPage, TestBrowser } from '../helpers/browser.ts';
+import { until } from '../observability/helpers.ts';
 import type { ApiGateway } from '../api/helpers.ts';
 import { twoStripeConfig } from '../helpers/runtime.ts';
 
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const CHALLENGE_CARD = '4000002760003184';
 const MIN = 60_000;
 
 let api: ApiGateway;
-let browser: BrowserContext;
-let profile: string;
-let merchant: Server;
-let merchantUrl: string;
-const merchantHits: string[] = [];
+let chromium: TestBrowser;
+let merchant: MerchantPage;
 let offsetMs = 0;
 
 beforeAll(async () => {
-  merchant = createServer((req, res) => {
-    merchantHits.push(req.url ?? '');
-    res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Shop</title><p>Thank you</p>');
-  });
-  await new Promise<void>((r) => merchant.listen(0, '127.0.0.1', () => r()));
-  merchantUrl = `http://127.0.0.1:${(merchant.address() as AddressInfo).port}`;
+  merchant = await startMerchantPage();
   // intake: the sandbox's webhooks come back to this gateway; its URL is also the customer-facing one.
   api = await startApiGateway('sca_stripe_browser', { authorizationWaitMs: 5_000 }, twoStripeConfig(), {
     now: () => new Date(Date.now() + offsetMs), relaySweepMs: 200,
   }, true);
-  profile = mkdtempSync(join(tmpdir(), 'sy-chromium-'));
-  browser = await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
+  chromium = await launchChromium();
 });
 afterAll(async () => {
-  await browser?.close();
-  if (profile !== undefined) rmSync(profile, { recursive: true, force: true });
+  await chromium?.close();
   await api?.close();
-  await new Promise((r) => merchant?.close(r));
+  await merchant?.close();
 });
 
-async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  let v = await read();
-  while (!ok(v) && Date.now() < end) {
-    await new Promise((r) => setTimeout(r, 100));
-    v = await read();
-  }
-  return v;
-}
 
 const getPayment = async (id: string) => paymentResource.parse((await api.call('GET', `/v1/payments/${id}`)).json);
 
 async function challenged(): Promise<ReturnType<typeof paymentResource.parse>> {
-  const created = await api.call('POST', '/v1/payments', { body: paymentBody({ payment_method: { type: 'card', test_card: CHALLENGE_CARD }, return_url: `${merchantUrl}/done` }) });
+  const created = await api.call('POST', '/v1/payments', { body: paymentBody({ payment_method: { type: 'card', test_card: CHALLENGE_CARD }, return_url: `${merchant.url}/done` }) });
   expect(created.status, created.text).toBe(201);
   const p = paymentResource.parse(created.json);
   expect(p.status).toBe('requires_action');
@@ -78,10 +53,10 @@ async function challenged(): Promise<ReturnType<typeof paymentResource.parse>> {
 describe('3-D Secure through the Stripe sandbox, in Chromium', () => {
   it('Complete authentication: back on the merchant page with payment_id, authorized, then captured and refunded', async () => {
     const p = await challenged();
-    const page = await browser.newPage();
+    const page = await chromium.context.newPage();
     await page.goto(p.next_action!.url);
     await page.getByRole('button', { name: 'Complete authentication' }).click();
-    await page.waitForURL((u) => u.href.startsWith(`${merchantUrl}/done`));
+    await page.waitForURL((u) => u.href.startsWith(`${merchant.url}/done`));
     expect(new URL(page.url()).searchParams.get('payment_id')).toBe(p.id);
     await page.close();
     const after = await until(() => getPayment(p.id), (x) => x.status === 'authorized');
@@ -107,10 +82,10 @@ describe('3-D Secure through the Stripe sandbox, in Chromium', () => {
 
   it('Fail authentication: declined once the PaymentIntent is cancelled, and no other connector is tried', async () => {
     const p = await challenged();
-    const page = await browser.newPage();
+    const page = await chromium.context.newPage();
     await page.goto(p.next_action!.url);
     await page.getByRole('button', { name: 'Fail authentication' }).click();
-    await page.waitForURL((u) => u.href.startsWith(`${merchantUrl}/done`));
+    await page.waitForURL((u) => u.href.startsWith(`${merchant.url}/done`));
     await page.close();
     const after = await until(() => getPayment(p.id), (x) => x.status === 'declined');
     expect(after.status).toBe('declined');
@@ -124,13 +99,13 @@ describe('3-D Secure through the Stripe sandbox, in Chromium', () => {
   });
 
   it('authenticated, then declined for insufficient funds (4000008260003178): declined after the cancel', async () => {
-    const created = await api.call('POST', '/v1/payments', { body: paymentBody({ payment_method: { type: 'card', test_card: '4000008260003178' }, return_url: `${merchantUrl}/done` }) });
+    const created = await api.call('POST', '/v1/payments', { body: paymentBody({ payment_method: { type: 'card', test_card: '4000008260003178' }, return_url: `${merchant.url}/done` }) });
     const p = paymentResource.parse(created.json);
     expect(p.status).toBe('requires_action');
-    const page = await browser.newPage();
+    const page = await chromium.context.newPage();
     await page.goto(p.next_action!.url);
     await page.getByRole('button', { name: 'Complete authentication' }).click();
-    await page.waitForURL((u) => u.href.startsWith(`${merchantUrl}/done`));
+    await page.waitForURL((u) => u.href.startsWith(`${merchant.url}/done`));
     await page.close();
     const after = await until(() => getPayment(p.id), (x) => x.status === 'declined');
     expect(after.attempts[0]).toMatchObject({ decline_code: 'insufficient_funds', proof: 'declined' });
@@ -140,7 +115,7 @@ describe('3-D Secure through the Stripe sandbox, in Chromium', () => {
 
   it('a closed page: at expires_at the attempt is cancelled (confirmed), then failed authentication_abandoned', async () => {
     const p = await challenged();
-    const page = await browser.newPage();
+    const page = await chromium.context.newPage();
     await page.goto(p.next_action!.url);
     await expect(page.getByRole('button', { name: 'Complete authentication' }).isVisible()).resolves.toBe(true);
     await page.close();

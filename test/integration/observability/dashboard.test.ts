@@ -2,34 +2,27 @@
 // playwright-core): sign in with the admin token, see a stuck payment the test parked with its
 // timeline, resolve it, and replay a dead letter with the button. Also: the admin API and
 // bull-board refuse requests without the token.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
-import { chromium } from 'playwright-core';
-import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../../src/api/app.ts';
 import { listenApi } from '../../../src/api/server.ts';
 import { paymentBody, startApiGateway } from '../api/helpers.ts';
 import type { ApiGateway } from '../api/helpers.ts';
+import { launchChromium } from '../helpers/browser.ts';
+import type { TestBrowser } from '../helpers/browser.ts';
 import { twoStripeConfig } from '../helpers/runtime.ts';
 
 const TOKEN = 'ops-test-token-0123456789abcdef';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 let api: ApiGateway;
-let browser: BrowserContext;
-let profile: string;
+let chromium: TestBrowser;
 beforeAll(async () => {
   // API role only: nothing moves the payments this test parks.
   api = await startApiGateway('obs_dashboard', { adminToken: TOKEN, authorizationWaitMs: 100 }, twoStripeConfig(), { role: 'api', dispatchAtCommit: false });
-  profile = mkdtempSync(join(tmpdir(), 'sy-chromium-'));
-  browser = await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
+  chromium = await launchChromium();
 });
 afterAll(async () => {
-  await browser?.close();
-  if (profile !== undefined) rmSync(profile, { recursive: true, force: true });
+  await chromium?.close();
   await api?.close();
 });
 
@@ -94,7 +87,7 @@ describe('operations dashboard', () => {
       VALUES ('timer', '{"type":"timer","timer":"query"}'::jsonb, ${stuck}, now(), 'dead', 8, 'redis went away') RETURNING id`);
     const deadId = Number(dead.rows[0]!.id);
 
-    const page = await browser.newPage();
+    const page = await chromium.context.newPage();
     await page.goto(`${api.url}/ops`);
     await page.getByLabel('Operator token').fill(TOKEN);
     await page.getByRole('button', { name: 'Sign in' }).click();
