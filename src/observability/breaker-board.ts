@@ -9,7 +9,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { fleetOpenAccounts } from '../routing/fleet-breakers.ts';
+import { fleetOpenAccounts, withOwnStates } from '../routing/fleet-breakers.ts';
 import type { BoardEntry } from '../routing/fleet-breakers.ts';
 
 /** The producer connection refuses commands until it is ready (no offline queue): a process just started waits briefly. */
@@ -116,7 +116,7 @@ export class BreakerBoard {
    * interval old).
    */
   openAccounts(own: ReadonlySet<string>, windowMs: (account: string) => number): Set<string> {
-    return fleetOpenAccounts(this.view, own, { now: this.now(), freshMs: 3 * this.intervalMs, windowMs });
+    return fleetOpenAccounts(withOwnStates(this.view, this.processId, this.states()), own, { now: this.now(), freshMs: 3 * this.intervalMs, windowMs });
   }
 
   /** Per connector account: how many live processes report each state. */

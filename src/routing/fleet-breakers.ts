@@ -25,6 +25,15 @@ export interface FleetView {
   readonly windowMs: (account: string) => number;
 }
 
+/**
+ * This process's entries as its breakers are now, not as last published: a breaker that went
+ * half-open (opossum's reset timer) since the last tick must not be counted open by its own
+ * process's stale entry, or the probe that would close it is never routed.
+ */
+export function withOwnStates(entries: readonly BoardEntry[], self: string, states: Readonly<Record<string, string>>): BoardEntry[] {
+  return entries.map((e) => (e.process === self && Object.hasOwn(states, e.account) ? { ...e, state: states[e.account]! } : e));
+}
+
 export function fleetOpenAccounts(entries: readonly BoardEntry[], ownOpen: ReadonlySet<string>, v: FleetView): Set<string> {
   const open = new Set(ownOpen);
   const byAccount = new Map<string, { callers: number; open: number }>();

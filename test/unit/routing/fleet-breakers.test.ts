@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fleetOpenAccounts } from '../../../src/routing/fleet-breakers.ts';
+import { fleetOpenAccounts, withOwnStates } from '../../../src/routing/fleet-breakers.ts';
 import type { BoardEntry } from '../../../src/routing/fleet-breakers.ts';
 
 const now = 1_000_000;
@@ -24,5 +24,14 @@ describe('fleetOpenAccounts', () => {
     expect(fleetOpenAccounts([e('p1', 'open'), e('p4', 'closed'), quiet, never], new Set(), view).has('stripe_a')).toBe(true);
     expect(fleetOpenAccounts([e('p1', 'open', { at: now - 10_000 })], new Set(), view).has('stripe_a')).toBe(false);
     expect(fleetOpenAccounts([e('p1', 'open', { lastCallAt: now - 20_000 })], new Set(), view).has('stripe_a')).toBe(false);
+  });
+  it("this process counts with its breaker as it is now, not its last published entry (half-open since the last tick)", () => {
+    const stale = [e('self', 'open'), e('p2', 'closed', { account: 'stripe_b' })];
+    expect(fleetOpenAccounts(stale, new Set(), view).has('stripe_a')).toBe(true);
+    const live = withOwnStates(stale, 'self', { stripe_a: 'half_open' });
+    expect(live).toEqual([e('self', 'half_open'), e('p2', 'closed', { account: 'stripe_b' })]);
+    expect(fleetOpenAccounts(live, new Set(), view).has('stripe_a')).toBe(false);
+    // Another process's entry is what it published: only its own tick updates it.
+    expect(withOwnStates([e('p2', 'open')], 'self', { stripe_a: 'closed' })).toEqual([e('p2', 'open')]);
   });
 });
