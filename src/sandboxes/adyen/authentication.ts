@@ -10,18 +10,13 @@ import type { AdyenOperationContext, JsonObject } from './context.ts';
 import { isObject } from './context.ts';
 import { AdyenServiceError, invalidField, requiredField } from './errors.ts';
 import { eventDate } from './notifications.ts';
-import type { PaymentAuthentication, PaymentRecord } from './state.ts';
+import type { AdyenAuthenticationSettings, PaymentAuthentication, PaymentRecord } from './state.ts';
+export type { AdyenAuthenticationSettings } from './state.ts';
 import { AWAITING_SHOPPER } from './state.ts';
 import { refusalText } from './test-triggers.ts';
 import type { TestDecision } from './test-triggers.ts';
 
 /** Account settings for authentication (AdyenSandbox.configureAuthentication; docs/sandbox.md). */
-export interface AdyenAuthenticationSettings {
-  /** The redirect action's method: GET (the token in the url) or POST (MD, PaReq, TermUrl in data). Default GET. */
-  readonly redirectMethod: 'GET' | 'POST';
-  /** The account answers a threeDS2 action (IdentifyShopper) even when the request disabled native 3-D Secure. */
-  readonly forceNative: boolean;
-}
 
 export const DEFAULT_AUTHENTICATION: AdyenAuthenticationSettings = { redirectMethod: 'GET', forceNative: false };
 

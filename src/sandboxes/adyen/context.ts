@@ -1,10 +1,9 @@
 // What an operation handler gets, and the request-body readers every handler shares.
 
-import type { AdyenAuthenticationSettings } from './authentication.ts';
 import { isoMinor } from './currencies.ts';
 import { invalidAmount, invalidField, notAllowed, requiredField } from './errors.ts';
 import type { NotificationItem } from './notifications.ts';
-import type { AdyenAmount, AdyenSandboxState } from './state.ts';
+import type { AdyenAmount, AdyenAuthenticationSettings, AdyenSandboxState } from './state.ts';
 
 export interface AdyenOperationContext {
   readonly state: AdyenSandboxState;

@@ -131,3 +131,11 @@ export class AdyenSandboxState {
     }));
   }
 }
+
+/** How the account answers a payment that needs 3-D Secure (the control API's configureAuthentication). */
+export interface AdyenAuthenticationSettings {
+  /** The redirect action's method: GET (the token in the url) or POST (MD, PaReq, TermUrl in data). Default GET. */
+  readonly redirectMethod: 'GET' | 'POST';
+  /** The account answers a threeDS2 action (IdentifyShopper) even when the request disabled native 3-D Secure. */
+  readonly forceNative: boolean;
+}
