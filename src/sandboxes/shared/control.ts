@@ -4,7 +4,8 @@
  * `release`: a void or refund whose idempotency key names a release (`…:release:<n>`, the
  * gateway's release of an approval it does not keep); such a request is also a `void` / `refund`.
  */
-export type FaultOp = 'create' | 'authorize' | 'capture' | 'refund' | 'void' | 'release' | 'any';
+/** `resume`: the call after the customer's authentication (Stripe: retrieve the PaymentIntent; Adyen: /payments/details). */
+export type FaultOp = 'create' | 'authorize' | 'capture' | 'refund' | 'void' | 'release' | 'resume' | 'any';
 /**
  * `rate_limited`: the provider's 429, sent before anything is processed (after `latencyMs`, when given).
  * `release_refused`: the provider refuses the cancel or refund as invalid (Stripe 400, Adyen 422),
@@ -62,6 +63,11 @@ export interface SandboxLedgerEntry {
   readonly refunded: number;
   readonly cancelled: boolean;
   readonly created_at: string;
+  /**
+   * Customer authentication, when the provider asked for it: when it asked, and when and how the
+   * customer finished on the provider's page (null: never). Seconds-precise ISO times of the provider's clock.
+   */
+  readonly authentication?: { readonly asked_at: string; readonly completed_at: string | null; readonly outcome: 'completed' | 'failed' | null };
   /** Set where the provider's decimals differ from ISO's for some currency (Adyen). */
   readonly received?: ReceivedAmounts;
 }
