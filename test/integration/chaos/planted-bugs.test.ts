@@ -58,6 +58,11 @@ const FAULTS: Readonly<Record<PlantedBug, Aim>> = {
   // One-call Stripe authorizations held by the sandbox past the client's timeout (the key held, the
   // create run later): the lookup runs while nothing is there yet.
   not_found_by_list_is_proof: { kinds: ['latency_after'], rate: 0.5, payments: 24, accounts: ['stripe_c'], ops: ['authorize'], seed: 1010 },
+  // Customers who leave the challenge page (or come back after the deadline): no faults needed; the
+  // driver waits out each deadline, so a short quiescence wait.
+  expiry_never_abandons: { kinds: [], rate: 0, payments: 24, seed: 1011, quiesceMs: 10_000 },
+  // Challenged payments the driver captures (or that capture automatically): no faults needed.
+  action_required_as_approval: { kinds: [], rate: 0, payments: 24, seed: 1012, quiesceMs: 10_000 },
 };
 
 /** Two refunds in flight together, where they stay in flight until a webhook settles them (Adyen: EUR). */
@@ -76,14 +81,21 @@ function seedWith(from: number, payments: number, wanted: (p: PaymentPlan) => bo
   }
 }
 
+/** Customers who never come back before the deadline. */
+const leavesTheCustomerWaiting = (p: PaymentPlan): boolean => p.authentication?.lifecycle === 'abandon' || p.authentication?.lifecycle === 'complete_late';
+/** A challenged payment whose approval would be captured: automatic capture, or a capture step. */
+const challengedAndCaptured = (p: PaymentPlan): boolean =>
+  p.authentication !== undefined && (p.captureMethod === 'automatic' || p.steps.some((s) => s.kind === 'capture' || s.kind === 'race' || s.kind === 'over_capture'));
+
 /** What a bug needs from the workload, when any seed will not do. */
 /** An approved payment with a refund: key_expiry loses a refund's answer. */
 const refunded = (p: PaymentPlan): boolean => p.card === '4242424242424242' && p.steps.some((s) => s.kind === 'refund' || s.kind === 'refund_pair');
 const NEEDS: Partial<Record<PlantedBug, (p: PaymentPlan) => boolean>> = {
   stale_webhook: asyncRefundPair, skip_version_check: refundPair, adyen_amounts_in_iso_units: approvedIdr, retention_not_checked_at_execution: refunded, accepted_release_is_released: partialAutomatic,
+  expiry_never_abandons: leavesTheCustomerWaiting, action_required_as_approval: challengedAndCaptured,
 };
 /** How many payments of the kind a bug needs its seed to have (default 6). */
-const NEEDED: Partial<Record<PlantedBug, number>> = { accepted_release_is_released: 2 };
+const NEEDED: Partial<Record<PlantedBug, number>> = { accepted_release_is_released: 2, expiry_never_abandons: 2, action_required_as_approval: 3 };
 
 /**
  * Bugs whose aim no longer meets their workload reliably, parked here (with a note in
@@ -102,6 +114,7 @@ beforeAll(async () => {
   const order: readonly PlantedBug[] = [
     'skip_version_check', 'refund_without_amount_check', 'adyen_amounts_in_iso_units', 'stale_webhook', 'failover_on_timeout', 'new_key_per_retry',
     'superseded_refusal_as_proof', 'retention_not_checked_at_execution', 'accepted_release_is_released', 'not_found_by_list_is_proof',
+    'expiry_never_abandons', 'action_required_as_approval',
   ];
   expect([...order, ...NOT_IN_CI].sort()).toEqual([...PLANTED_BUGS].sort());
   for (const bug of order) {
