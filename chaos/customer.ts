@@ -122,7 +122,8 @@ export async function actAsCustomer(startUrl: string, o: CustomerOptions): Promi
     } else if (forms.length === 1 && autoSubmits(html)) {
       form = forms[0];
     }
-    if (form === undefined) return { outcome: res.status === 200 ? 'stale' : 'lost', paymentId: null, requests, detail: `${trail.join(' > ')}: nothing to submit` };
+    // A page with nothing to press (the provider's "no longer pending", 404/409, or the gateway's "you may close this page").
+    if (form === undefined) return { outcome: 'stale', paymentId: null, requests, detail: `${trail.join(' > ')}: nothing to submit` };
     const body = new URLSearchParams(form.fields).toString();
     const action = new URL(form.action === '' ? here : form.action, here);
     next = form.method === 'post' ? { url: action.toString(), method: 'POST', body } : { url: `${action.origin}${action.pathname}?${body}`, method: 'GET' };

@@ -97,6 +97,14 @@ export function checkInvariants(data: RunData, driver: DriverFacts, overdue: rea
       }
     }
 
+    // An abandoned customer's attempt is proven uncharged by its confirmed cancel (issue 27): the
+    // provider must say cancelled (or the approval was released since), whatever came after.
+    for (const a of attempts) {
+      if (a.proof !== 'fenced' || a.authentication?.stage !== 'abandoned' || a.release !== null) continue;
+      const open = sandbox.filter((e) => e.reference === a.id && !e.cancelled);
+      if (open.length > 0) v('failover_proof', p.id, `attempt ${a.no} (${a.connector}) was abandoned with proof fenced, but the provider never cancelled it: ${open.map((e) => `${e.id} (${e.status}, authorized ${e.authorized})`).join('; ')}`);
+    }
+
     // 3. Legal edges only, a continuous log, terminal states left only by the reversal edges.
     let state = 'created';
     let version: number | null = null;

@@ -238,12 +238,12 @@ function withPartial(rng: Rng, plan: PaymentPlan): PaymentPlan {
 }
 
 /**
- * About one payment in four of a currency routed to a connector that presents a challenge asks for
+ * About one payment in three of a currency routed to a connector that presents a challenge asks for
  * customer authentication (drawn after everything else, so a seed keeps its plan otherwise). Its
  * steps stay: a completed authentication is followed by them, as an approved payment's are.
  */
 function withAuthentication(rng: Rng, plan: PaymentPlan): PaymentPlan {
-  if (!rng.chance(0.25) || !CHALLENGE_CURRENCIES.includes(plan.currency) || plan.card === PARTIAL_CARD) return plan;
+  if (!rng.chance(0.35) || !CHALLENGE_CURRENCIES.includes(plan.currency) || plan.card === PARTIAL_CARD) return plan;
   const kind = rng.weighted({ complete: 40, fail: 15, abandon: 15, complete_late: 15, declined_after: 15 });
   const lateByMs = rng.int(0, 3_000);
   if (kind === 'declined_after') return { ...plan, card: AUTHENTICATED_DECLINE_CARD, authentication: { lifecycle: 'complete', lateByMs } };

@@ -63,6 +63,8 @@ const FAULTS: Readonly<Record<PlantedBug, Aim>> = {
   expiry_never_abandons: { kinds: [], rate: 0, payments: 24, seed: 1011, quiesceMs: 10_000 },
   // Challenged payments the driver captures (or that capture automatically): no faults needed.
   action_required_as_approval: { kinds: [], rate: 0, payments: 24, seed: 1012, quiesceMs: 10_000 },
+  // Customers who leave (their attempts never cancelled) or complete after the deadline.
+  abandonment_without_cancel: { kinds: [], rate: 0, payments: 24, seed: 1011, quiesceMs: 10_000 },
 };
 
 /** Two refunds in flight together, where they stay in flight until a webhook settles them (Adyen: EUR). */
@@ -92,10 +94,10 @@ const challengedAndCaptured = (p: PaymentPlan): boolean =>
 const refunded = (p: PaymentPlan): boolean => p.card === '4242424242424242' && p.steps.some((s) => s.kind === 'refund' || s.kind === 'refund_pair');
 const NEEDS: Partial<Record<PlantedBug, (p: PaymentPlan) => boolean>> = {
   stale_webhook: asyncRefundPair, skip_version_check: refundPair, adyen_amounts_in_iso_units: approvedIdr, retention_not_checked_at_execution: refunded, accepted_release_is_released: partialAutomatic,
-  expiry_never_abandons: leavesTheCustomerWaiting, action_required_as_approval: challengedAndCaptured,
+  expiry_never_abandons: leavesTheCustomerWaiting, action_required_as_approval: challengedAndCaptured, abandonment_without_cancel: leavesTheCustomerWaiting,
 };
 /** How many payments of the kind a bug needs its seed to have (default 6). */
-const NEEDED: Partial<Record<PlantedBug, number>> = { accepted_release_is_released: 2, expiry_never_abandons: 2, action_required_as_approval: 3 };
+const NEEDED: Partial<Record<PlantedBug, number>> = { accepted_release_is_released: 2, expiry_never_abandons: 2, action_required_as_approval: 3, abandonment_without_cancel: 2 };
 
 /**
  * Bugs whose aim no longer meets their workload reliably, parked here (with a note in
@@ -114,7 +116,7 @@ beforeAll(async () => {
   const order: readonly PlantedBug[] = [
     'skip_version_check', 'refund_without_amount_check', 'adyen_amounts_in_iso_units', 'stale_webhook', 'failover_on_timeout', 'new_key_per_retry',
     'superseded_refusal_as_proof', 'retention_not_checked_at_execution', 'accepted_release_is_released', 'not_found_by_list_is_proof',
-    'expiry_never_abandons', 'action_required_as_approval',
+    'expiry_never_abandons', 'action_required_as_approval', 'abandonment_without_cancel',
   ];
   expect([...order, ...NOT_IN_CI].sort()).toEqual([...PLANTED_BUGS].sort());
   for (const bug of order) {

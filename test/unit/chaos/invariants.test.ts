@@ -69,3 +69,14 @@ describe('customer_deadline (issue 27)', () => {
     expect(checkInvariants(d, noDriver, [{ paymentId: 'pay_1', detail: 'waited 40 s' }]).map((v) => v.invariant)).toEqual(['customer_deadline']);
   });
 });
+
+describe('an abandoned attempt\'s fence proof (issue 27)', () => {
+  const abandoned = (entry: Partial<SandboxEntry>) => run({ status: 'requires_action', authorized: 0, captured: 0, ...entry }, {
+    status: 'abandoned', proof: 'fenced', release: null, authentication: { stage: 'abandoned', expiresAt: '2026-12-01T11:59:15.000Z', returnedAt: null },
+  }, 'failed');
+
+  it('is false when the provider never cancelled the attempt; true once it did', () => {
+    expect(invariantsOf(abandoned({}))).toEqual(['failover_proof']);
+    expect(invariantsOf(abandoned({ status: 'canceled', cancelled: true }))).toEqual([]);
+  });
+});
