@@ -5,6 +5,8 @@
 // every case whose answer is prescribed (400, 409, 422) that did not behave.
 
 import { createHmac } from 'node:crypto';
+import { actAsCustomer } from './customer.ts';
+import type { CustomerResult } from './customer.ts';
 import { AMOUNT_STEPS, floorToStep } from './plan.ts';
 import type { PaymentPlan, Repeat, Step } from './plan.ts';
 import { STRIPE_ACCOUNT, STRIPE_WEBHOOK_SECRET } from './topology.ts';
@@ -20,7 +22,7 @@ export interface Exchange extends Answer {
   readonly path: string;
 }
 
-export type DriverInvariant = 'idempotency' | 'amounts' | 'legal_edges' | 'webhook_auth';
+export type DriverInvariant = 'idempotency' | 'amounts' | 'legal_edges' | 'webhook_auth' | 'customer_deadline';
 
 export interface Misbehaviour {
   readonly invariant: DriverInvariant;
@@ -37,7 +39,12 @@ export interface DriverResult {
   readonly paymentIds: ReadonlyMap<number, string>;
   /** Forged webhook event ids the driver posted (none may change anything). */
   readonly forgedEvents: readonly string[];
+  /** How the simulated customers' walks ended, per lifecycle (e.g. complete.returned). */
+  readonly customers: Readonly<Record<string, number>>;
 }
+
+/** The merchant's page the customers come back to (never fetched: the walk ends at its Location). */
+export const RETURN_URL_BASE = 'http://127.0.0.1:9/chaos-shop/return';
 
 export interface DriverOptions {
   readonly baseUrl: string;
@@ -75,6 +82,7 @@ export class Driver {
   private readonly misbehaviours: Misbehaviour[] = [];
   private readonly paymentIds = new Map<number, string>();
   private readonly forged: string[] = [];
+  private readonly customers: Record<string, number> = {};
 
   constructor(private readonly o: DriverOptions) {}
 
@@ -92,7 +100,7 @@ export class Driver {
       }
     };
     await Promise.all(Array.from({ length: Math.max(1, Math.min(this.o.concurrency, plans.length)) }, lane));
-    return { operations: this.ops, exchanges: this.exchanges, misbehaviours: this.misbehaviours, paymentIds: this.paymentIds, forgedEvents: this.forged };
+    return { operations: this.ops, exchanges: this.exchanges, misbehaviours: this.misbehaviours, paymentIds: this.paymentIds, forgedEvents: this.forged, customers: this.customers };
   }
 
   private flag(invariant: DriverInvariant, plan: PaymentPlan, paymentId: string | null, detail: string): void {
@@ -161,12 +169,14 @@ export class Driver {
     }
   }
 
-  private async settlePayment(merchant: number, id: string): Promise<Json> {
-    const deadline = Date.now() + this.o.settleTimeoutMs;
+  /** Polls the payment until it rests (or, with `orAwaitingCustomer`, waits for its customer), or the timeout. */
+  private async settlePayment(merchant: number, id: string, orAwaitingCustomer = false, timeoutMs = this.o.settleTimeoutMs): Promise<Json> {
+    const deadline = Date.now() + timeoutMs;
     let wait = 100;
     for (;;) {
       const { json } = await this.get(merchant, `/v1/payments/${id}`);
-      if (RESTING.has(String(json['status'])) || Date.now() > deadline) return json;
+      const status = String(json['status']);
+      if (RESTING.has(status) || (orAwaitingCustomer && status === 'requires_action') || Date.now() > deadline) return json;
       await sleep(wait);
       wait = Math.min(wait * 2, 1_000);
     }
@@ -190,6 +200,7 @@ export class Driver {
     const createBody = {
       amount: plan.amount, currency: plan.currency, reference: k('ref'), capture_method: plan.captureMethod,
       payment_method: { type: 'card', test_card: plan.card },
+      ...(plan.authentication === undefined ? {} : { return_url: `${RETURN_URL_BASE}/${plan.index}` }),
     };
     const created = await this.send(m, '/v1/payments', createBody, k('create'), plan.createRepeat);
     if (created.status !== 201 && created.status !== 202) {
@@ -198,7 +209,8 @@ export class Driver {
     }
     const id = String(parse(created.body)['id']);
     this.paymentIds.set(plan.index, id);
-    let p = await this.settlePayment(m, id);
+    let p = await this.settlePayment(m, id, plan.authentication !== undefined);
+    if (plan.authentication !== undefined && p['status'] === 'requires_action') p = await this.authenticate(plan, id, p);
     let pendingRefunds = false;
 
     for (const [n, s] of plan.steps.entries()) {
@@ -317,6 +329,47 @@ export class Driver {
       }
       if (s.kind !== 'forged_webhook' && s.kind !== 'reuse_key') p = await this.settlePayment(m, id);
     }
+  }
+
+  /**
+   * The customer at the provider's page, as the plan says: complete or fail it, leave it (the
+   * deadline passes), or press Complete after expires_at. Then the payment is settled: an abandoned
+   * one only after its deadline and the cancel the gateway must send.
+   */
+  private async authenticate(plan: PaymentPlan, id: string, p: Json): Promise<Json> {
+    const auth = plan.authentication!;
+    const next = p['next_action'] as { url?: string; expires_at?: string } | null | undefined;
+    const m = plan.merchant;
+    if (typeof next?.url !== 'string' || typeof next.expires_at !== 'string') {
+      this.flag('customer_deadline', plan, id, `requires_action without next_action url and expires_at: ${JSON.stringify(next)}`);
+      return p;
+    }
+    const expiresAt = Date.parse(next.expires_at);
+    const returnUrl = `${RETURN_URL_BASE}/${plan.index}`;
+    this.tick();
+    let r: CustomerResult;
+    switch (auth.lifecycle) {
+      case 'complete':
+      case 'fail':
+        r = await actAsCustomer(next.url, { choice: auth.lifecycle, returnUrl, deadlineMs: 60_000 });
+        break;
+      case 'abandon':
+        r = await actAsCustomer(next.url, { choice: 'complete', returnUrl, leaveOnChallenge: true, deadlineMs: 60_000 });
+        break;
+      case 'complete_late':
+        r = await actAsCustomer(next.url, {
+          choice: 'complete', returnUrl, deadlineMs: 60_000 + Math.max(0, expiresAt - Date.now()),
+          beforeSubmit: () => sleep(Math.max(0, expiresAt + auth.lateByMs - Date.now())),
+        });
+        break;
+    }
+    const tag = `${auth.lifecycle}${plan.card === '4000008260003178' ? '_8260' : ''}.${r.outcome}`;
+    this.customers[tag] = (this.customers[tag] ?? 0) + 1;
+    // Back at the merchant's page, the gateway must have named this payment.
+    if (r.outcome === 'returned' && r.paymentId !== id) this.flag('customer_deadline', plan, id, `the customer came back to return_url with payment_id ${r.paymentId ?? '(none)'}: ${r.detail}`);
+    // A customer who never comes back waits out the deadline; then the gateway's cancel must settle it.
+    const wait = Math.max(0, expiresAt - Date.now()) + this.o.settleTimeoutMs;
+    return this.settlePayment(m, id, false, wait);
   }
 
   /** A Stripe event signed with the wrong secret that would cancel this payment if it were believed. */

@@ -7,6 +7,7 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import { createMerchant } from '../src/store/merchants.ts';
 import * as schema from '../src/store/schema.ts';
+import { CustomerDeadlineWatch } from './customer-deadline.ts';
 import { Driver } from './driver.ts';
 import { FaultInjector } from './faults.ts';
 import type { ExecutedFault } from './faults.ts';
@@ -72,6 +73,8 @@ export interface ChaosReport {
   /** Gateway processes not ready at the checks: a run passes only with none. */
   readonly processes_down: number;
   readonly duration_s: number;
+  /** How the simulated customers' walks ended, per authentication lifecycle (e.g. complete.returned). */
+  readonly customers: Readonly<Record<string, number>>;
   /** Not in the JSON line: the details for the text report and --record. */
   readonly details: { readonly violations: readonly Violation[]; readonly executed: readonly ExecutedFault[]; readonly plant: PlantedBug | null };
 }
@@ -108,6 +111,7 @@ export async function runChaos(o: ChaosOptions, shared?: Topology): Promise<Chao
   o.onProgress?.({ phase: 'starting', ...progress });
 
   let second: SecondProcess | undefined;
+  let watch: CustomerDeadlineWatch | undefined;
   const topology = shared ?? (await Topology.boot({ databaseUrl: o.databaseUrl, processes: o.processes, runDir: o.runDir, clientTimeoutMs, apiWaitMs: 2_000 }));
   try {
     // Accounts keep keys for seconds only when the run has key_expiry faults to reach past them.
@@ -140,6 +144,8 @@ export async function runChaos(o: ChaosOptions, shared?: Topology): Promise<Chao
         o.onProgress?.({ phase: 'driving', ...progress, faults: injector.executed.length });
       },
     });
+    watch = new CustomerDeadlineWatch(o.databaseUrl, merchants.ids);
+    await watch.start();
     const driven = await driver.run(plan.payments);
     injector.fireRemaining();
     o.onProgress?.({ phase: 'settling', ...progress, faults: injector.executed.length });
@@ -147,11 +153,12 @@ export async function runChaos(o: ChaosOptions, shared?: Topology): Promise<Chao
     const left = await waitForQuiescence(o.databaseUrl, merchants.ids, o.quiesceMs ?? 120_000, (f) =>
       o.onProgress?.({ phase: 'settling', ...progress, faults: injector.executed.length, inFlight: total(f) }),
     );
+    const overdue = await watch.stop();
     o.onProgress?.({ phase: 'checking', ...progress, faults: injector.executed.length });
     const down = await topology.down();
     if (down.length > 0) log(`not ready at the checks: ${down.join(', ')}`);
     const data = await loadRunData(o.databaseUrl, merchants.ids, topology.controlUrl, ACCOUNTS);
-    const violations = checkInvariants(data, driven);
+    const violations = checkInvariants(data, driven, overdue);
 
     const byKind = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
     for (const [k, n] of Object.entries(injector.countsByKind())) byKind[k as FaultKind] = n;
@@ -171,9 +178,11 @@ export async function runChaos(o: ChaosOptions, shared?: Topology): Promise<Chao
       start_failures: topology.startFailures(),
       processes_down: down.length,
       duration_s: Math.round((Date.now() - started) / 100) / 10,
+      customers: driven.customers,
       details: { violations, executed: [...injector.executed].sort((a, b) => a.firedAtMs - b.firedAtMs), plant: o.plant ?? null },
     };
   } finally {
+    await watch?.stop();
     await second?.close();
     if (shared === undefined) await topology.close();
     else await topology.stopGateway();

@@ -5,7 +5,9 @@ import { isLegalEdge, isPaymentState, REVERSAL_EDGES, RESTING_STATES, TERMINAL_S
 import type { Exchange, Misbehaviour } from './driver.ts';
 import type { ModificationRow, RunData, SandboxEntry } from './run-data.ts';
 
-export const INVARIANTS = ['no_double_charge', 'failover_proof', 'legal_edges', 'amounts', 'termination', 'idempotency', 'outbox', 'webhook_auth'] as const;
+export const INVARIANTS = [
+  'no_double_charge', 'failover_proof', 'legal_edges', 'amounts', 'termination', 'idempotency', 'outbox', 'webhook_auth', 'captured_after_authentication', 'customer_deadline',
+] as const;
 export type Invariant = (typeof INVARIANTS)[number];
 
 export interface Violation {
@@ -18,6 +20,12 @@ export interface DriverFacts {
   readonly exchanges: readonly Exchange[];
   readonly misbehaviours: readonly Misbehaviour[];
   readonly forgedEvents: readonly string[];
+}
+
+/** A payment seen waiting for its customer past expires_at with no fence in progress, while the run settled (chaos/customer-deadline.ts). */
+export interface OverdueSighting {
+  readonly paymentId: string;
+  readonly detail: string;
 }
 
 /**
@@ -39,7 +47,10 @@ function groupBy<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]
 
 const sum = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0);
 
-export function checkInvariants(data: RunData, driver: DriverFacts): Violation[] {
+/** Seconds of an ISO time or Date, floored: the Stripe sandbox keeps whole seconds, so both sides are compared as such. */
+const seconds = (t: string | Date): number => Math.floor((typeof t === 'string' ? Date.parse(t) : t.getTime()) / 1000);
+
+export function checkInvariants(data: RunData, driver: DriverFacts, overdue: readonly OverdueSighting[] = []): Violation[] {
   const out: Violation[] = [];
   const v = (invariant: Invariant, paymentId: string | null, detail: string): void => {
     out.push({ invariant, paymentId, detail });
@@ -84,6 +95,14 @@ export function checkInvariants(data: RunData, driver: DriverFacts): Violation[]
       if (a.proof === 'not_sent' && authorizedThere.length > 0) {
         v('failover_proof', p.id, `attempt ${a.no} was failed over with proof ${a.proof}, but ${a.connector} had authorized it (${authorizedThere.map((e) => `${e.id}, ${e.status}`).join('; ')}): the proof was false`);
       }
+    }
+
+    // An abandoned customer's attempt is proven uncharged by its confirmed cancel (issue 27): the
+    // provider must say cancelled (or the approval was released since), whatever came after.
+    for (const a of attempts) {
+      if (a.proof !== 'fenced' || a.authentication?.stage !== 'abandoned' || a.release !== null) continue;
+      const open = sandbox.filter((e) => e.reference === a.id && !e.cancelled);
+      if (open.length > 0) v('failover_proof', p.id, `attempt ${a.no} (${a.connector}) was abandoned with proof fenced, but the provider never cancelled it: ${open.map((e) => `${e.id} (${e.status}, authorized ${e.authorized})`).join('; ')}`);
     }
 
     // 3. Legal edges only, a continuous log, terminal states left only by the reversal edges.
@@ -146,6 +165,33 @@ export function checkInvariants(data: RunData, driver: DriverFacts): Violation[]
     // A refund whose outcome stayed unknown through every resend is parked for reconciliation (an open discrepancy).
     for (const m of [...captures, ...refunds]) if ((m.status === 'requested' || m.status === 'pending') && !parked) v('termination', p.id, `${m.id} still ${m.status} after quiescence`);
     for (const a of attempts) if (a.status === 'releasing' && !parked && p.state !== 'needs_review') v('termination', p.id, `attempt ${a.no} still releasing after quiescence`);
+
+    // 9. Nothing captured before the customer completed authentication at the provider: not by the
+    // provider (its own record), not in the gateway's ledger, and no capture requested of it. The
+    // provider's clock is the one that saw the completion; the gateway learns of it only afterwards.
+    for (const a of attempts) {
+      for (const e of sandbox.filter((x) => x.reference === a.id && x.authentication !== undefined)) {
+        const auth = e.authentication!;
+        const completedAt = auth.outcome === 'completed' && auth.completed_at !== null ? seconds(auth.completed_at) : null;
+        const what = completedAt === null ? `the customer ${auth.outcome === 'failed' ? 'failed' : 'never completed'} authentication at ${e.account}` : `the customer completed authentication at ${auth.completed_at}`;
+        if (e.captured > 0 && completedAt === null) v('captured_after_authentication', p.id, `attempt ${a.no}: ${e.account} captured ${e.captured} on ${e.id}, but ${what}`);
+        for (const l of data.ledgerCaptures.filter((x) => x.attempt_id === a.id)) {
+          if (completedAt === null || seconds(l.created_at) < completedAt) v('captured_after_authentication', p.id, `attempt ${a.no}: the ledger booked a capture of ${l.amount} at ${l.created_at.toISOString()}, but ${what}`);
+        }
+        if (a === last) {
+          for (const c of captures) {
+            if (completedAt === null || seconds(c.created_at) < completedAt) v('captured_after_authentication', p.id, `attempt ${a.no}: ${c.id} (${c.amount}, ${c.status}) was requested at ${c.created_at.toISOString()}, but ${what}`);
+          }
+        }
+      }
+    }
+
+    // 10. No payment waits for its customer past expires_at after quiescence: the deadline's cancel
+    // has settled it (failed authentication_abandoned, or parked for review).
+    const current = last?.authentication;
+    if (p.state === 'requires_action' && current?.stage === 'awaiting_customer' && current.expiresAt !== null && Date.parse(current.expiresAt) < data.readAt.getTime()) {
+      v('customer_deadline', p.id, `still requires_action after quiescence, ${Math.round((data.readAt.getTime() - Date.parse(current.expiresAt)) / 1000)} s past expires_at ${current.expiresAt}`);
+    }
 
     // 7. One execution per effect at the provider: one provider payment per attempt. A Stripe
     // PaymentIntent created and never confirmed holds no money and is never charged (a prepare,
@@ -212,5 +258,7 @@ export function checkInvariants(data: RunData, driver: DriverFacts): Violation[]
     }
   }
   for (const m of driver.misbehaviours) v(m.invariant, m.paymentId, `plan #${m.planIndex}: ${m.detail}`);
+  // 10 (while settling): waiting past expires_at with no fence in progress, seen at a poll.
+  for (const o of overdue) v('customer_deadline', o.paymentId, o.detail);
   return out;
 }

@@ -59,6 +59,7 @@ function textReport(r: ChaosReport, repro: string): string {
     `faults: ${kinds}`,
     `after quiescence: ${r.in_flight} in flight, ${r.needs_review} needs_review; processes: ${r.start_failures} exits during start (restarted), ${r.processes_down} down at the checks`,
     `invariants: ${inv}`,
+    `customers (authentication lifecycle.outcome): ${Object.entries(r.customers).sort().map(([k, n]) => `${k} ${n}`).join(', ') || 'none'}`,
   ];
   for (const v of r.details.violations.slice(0, 50)) lines.push(`  [${v.invariant}] ${v.paymentId ?? '-'}: ${v.detail}`);
   if (r.details.violations.length > 50) lines.push(`  ... and ${r.details.violations.length - 50} more`);
@@ -86,7 +87,7 @@ const program = new Command('chaos')
     return n;
   }, 0.25)
   .option('--kinds <list>', 'only these fault kinds (comma-separated; default all)', listOf('--kinds', FAULT_KINDS))
-  .option('--ops <list>', 'sandbox faults only on these provider operations (comma-separated)', listOf('--ops', ['create', 'authorize', 'capture', 'refund', 'void'] as const))
+  .option('--ops <list>', 'sandbox faults only on these provider operations (comma-separated)', listOf('--ops', ['create', 'authorize', 'capture', 'refund', 'void', 'resume'] as const))
   .option('--quiesce <seconds>', 'how long to wait for quiescence after the faults stop', positive('--quiesce'), 180)
   .action(async (o: Cli) => {
     const seed = o.seed ?? Math.floor(Math.random() * 0xffffffff);

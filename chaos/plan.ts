@@ -30,7 +30,8 @@ export const FAULT_KINDS = [
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
-export type ProviderOp = 'create' | 'authorize' | 'capture' | 'refund' | 'void';
+/** resume: the call after the customer's authentication (Stripe: retrieve the PaymentIntent; Adyen: /payments/details). */
+export type ProviderOp = 'create' | 'authorize' | 'capture' | 'refund' | 'void' | 'resume';
 
 export interface FaultEvent {
   readonly atOp: number;
@@ -90,6 +91,13 @@ export function floorToStep(amount: number, currency: WorkloadCurrency): number 
   return amount - (amount % step);
 }
 
+/**
+ * What the customer does when the provider asks for authentication: complete (then the steps, as an
+ * approved payment's), fail, abandon (never comes back: the deadline passes), complete_late (presses
+ * Complete `lateByMs` after expires_at, when the gateway is fencing or has fenced).
+ */
+export type AuthLifecycle = 'complete' | 'fail' | 'abandon' | 'complete_late';
+
 export interface PaymentPlan {
   readonly index: number;
   readonly merchant: number;
@@ -99,6 +107,8 @@ export interface PaymentPlan {
   readonly card: string;
   readonly createRepeat: Repeat;
   readonly steps: readonly Step[];
+  /** Present on the payments that send a return_url with a card the issuer wants authenticated. */
+  readonly authentication?: { readonly lifecycle: AuthLifecycle; readonly lateByMs: number };
 }
 
 export interface ChaosPlan {
@@ -135,6 +145,20 @@ const CARDS: Readonly<Record<string, number>> = {
   '4000000000009979': 3, // stolen_card (hard)
   '4000000000000119': 9, // processing_error: soft, retry elsewhere (failover on proof)
 };
+
+/** Asks for a challenge on both sandboxes (issue 27). */
+export const CHALLENGE_CARD = '4000002760003184';
+/** Authenticated, then declined for insufficient funds. */
+export const AUTHENTICATED_DECLINE_CARD = '4000008260003178';
+
+/**
+ * The connector types whose sandboxes present a challenge page today. Authentication lifecycles go
+ * only to a currency the chaos routing sends to one of them first (USD: Stripe first; EUR: Adyen
+ * first, once the Adyen sandbox's challenge lands — branch adyen-sca — add 'adyen' here).
+ */
+export const CHALLENGE_CONNECTORS: readonly ('stripe' | 'adyen')[] = ['stripe'];
+const FIRST_ROUTED: Readonly<Record<'stripe' | 'adyen', WorkloadCurrency>> = { stripe: 'USD', adyen: 'EUR' };
+export const CHALLENGE_CURRENCIES: readonly WorkloadCurrency[] = CHALLENGE_CONNECTORS.map((c) => FIRST_ROUTED[c]);
 
 /** Approves half the amount on Stripe: the payment is declined and the approval released (void, or refund under automatic capture). */
 export const PARTIAL_CARD = '4000000000000515';
@@ -198,7 +222,7 @@ function paymentPlan(rng: Rng, index: number, merchants: number): PaymentPlan {
     steps: [...steps, ...extras],
   };
   // Drawn last, so a seed keeps the steps, cards and repeats it had before the currency mix.
-  if (!rng.chance(0.35)) return withPartial(rng, plan);
+  if (!rng.chance(0.35)) return withAuthentication(rng, withPartial(rng, plan));
   const currency = rng.pick(MIXED_CURRENCIES);
   return { ...plan, currency, amount: plan.amount * AMOUNT_STEPS[currency] };
 }
@@ -211,6 +235,19 @@ function paymentPlan(rng: Rng, index: number, merchants: number): PaymentPlan {
 function withPartial(rng: Rng, plan: PaymentPlan): PaymentPlan {
   if (!rng.chance(0.06) || plan.currency !== 'USD') return plan;
   return { ...plan, card: PARTIAL_CARD };
+}
+
+/**
+ * About one payment in three of a currency routed to a connector that presents a challenge asks for
+ * customer authentication (drawn after everything else, so a seed keeps its plan otherwise). Its
+ * steps stay: a completed authentication is followed by them, as an approved payment's are.
+ */
+function withAuthentication(rng: Rng, plan: PaymentPlan): PaymentPlan {
+  if (!rng.chance(0.35) || !CHALLENGE_CURRENCIES.includes(plan.currency) || plan.card === PARTIAL_CARD) return plan;
+  const kind = rng.weighted({ complete: 40, fail: 15, abandon: 15, complete_late: 15, declined_after: 15 });
+  const lateByMs = rng.int(0, 3_000);
+  if (kind === 'declined_after') return { ...plan, card: AUTHENTICATED_DECLINE_CARD, authentication: { lifecycle: 'complete', lateByMs } };
+  return { ...plan, card: CHALLENGE_CARD, authentication: { lifecycle: kind, lateByMs } };
 }
 
 /** Operations a lifecycle issues when its payment is approved (each repeat is one more). */
@@ -252,7 +289,7 @@ export const KEY_EXPIRY_RETENTION_S = 20;
 function faultEvent(rng: Rng, atOp: number, kind: FaultKind, o: PlanOptions): FaultEvent {
   const account = rng.pick(o.accounts);
   if (SANDBOX_FAULTS.includes(kind)) {
-    const op = o.ops !== undefined ? rng.pick(o.ops) : rng.weighted<ProviderOp>({ authorize: 45, create: 10, capture: 20, refund: 15, void: 10 });
+    const op = o.ops !== undefined ? rng.pick(o.ops) : rng.weighted<ProviderOp>({ authorize: 45, create: 10, capture: 20, refund: 15, void: 10, resume: 8 });
     const latency = kind === 'latency_before' || kind === 'latency_after';
     return { atOp, kind, account, op, count: rng.int(1, 2), ...(latency ? { latencyMs: o.clientTimeoutMs + rng.int(300, 1500) } : {}) };
   }
@@ -277,7 +314,7 @@ function faultEvent(rng: Rng, atOp: number, kind: FaultKind, o: PlanOptions): Fa
       // The first execution is refused after latencyMs (inside the client timeout, so it is a refusal,
       // not a timeout) while a second execution of the same row gets the provider's real answer.
       const aimed = (o.ops ?? []).filter((x) => x === 'authorize' || x === 'capture' || x === 'refund');
-      const op = aimed.length > 0 ? rng.pick(aimed) : rng.weighted<ProviderOp>({ authorize: 70, capture: 15, refund: 15, create: 0, void: 0 });
+      const op = aimed.length > 0 ? rng.pick(aimed) : rng.weighted<ProviderOp>({ authorize: 70, capture: 15, refund: 15, create: 0, void: 0, resume: 0 });
       return { atOp, kind, account, op, latencyMs: Math.max(300, Math.min(1_000, o.clientTimeoutMs - 500)) };
     }
     case 'key_expiry':

@@ -15,6 +15,7 @@ import { isoUnitsOnAdyenWire } from './planted-exponents.ts';
 export const PLANTED_BUGS = [
   'failover_on_timeout', 'new_key_per_retry', 'stale_webhook', 'skip_version_check', 'refund_without_amount_check', 'adyen_amounts_in_iso_units',
   'retention_not_checked_at_execution', 'superseded_refusal_as_proof', 'accepted_release_is_released', 'not_found_by_list_is_proof',
+  'expiry_never_abandons', 'action_required_as_approval', 'abandonment_without_cancel',
 ] as const;
 export type PlantedBug = (typeof PLANTED_BUGS)[number];
 
@@ -42,6 +43,14 @@ export const EXPECTED_INVARIANTS: Readonly<Record<PlantedBug, readonly Invariant
   // A one-call Stripe authorization still held at the provider when the lookup ran: failed over,
   // then charged where it was first sent (a second live authorization).
   not_found_by_list_is_proof: ['no_double_charge', 'failover_proof'],
+  // Issue 27: the customer's deadline never fires — payments wait for customers who left, forever.
+  expiry_never_abandons: ['customer_deadline'],
+  // Issue 27: the provider's "authenticate first" taken as an approval — captured (automatic
+  // capture in the ledger, or a capture requested) before the customer completed at the provider.
+  action_required_as_approval: ['captured_after_authentication'],
+  // Issue 27: the deadline taken as proof by itself — the attempt failed authentication_abandoned
+  // with no cancel at the provider, where the customer may still complete.
+  abandonment_without_cancel: ['failover_proof', 'no_double_charge'],
 };
 
 export function isPlantedBug(name: string): name is PlantedBug {
@@ -147,6 +156,42 @@ export function plantedSeams(bug: PlantedBug): GatewaySeams {
             const earlier = Array.from({ length: attempt.sends - 1 }, (_, i) => i + 1);
             const believed: Payment = { ...payment, attempts: payment.attempts.map((a) => (a.id === attempt.id ? { ...a, maybeReached: false, notSentSends: earlier } : a)) };
             return step(believed, { type: 'call_result', ref: { op: 'authorize', attemptId: attempt.id, sendNo: attempt.sends }, outcome: { kind: 'not_sent', reason: 'connection_refused', detail: 'planted: not found by list' } }, now, env);
+          },
+        },
+      };
+    case 'expiry_never_abandons':
+      // The expiry timer fires and is dropped: nothing cancels the attempt of a customer who left.
+      return {
+        transition: {
+          step: (payment, input, now, env) =>
+            input.type === 'timer_fired' && input.timer === 'authentication_expiry' ? { kind: 'noop', reason: 'planted: authentication expiry ignored' } : step(payment, input, now, env),
+        },
+      };
+    case 'action_required_as_approval':
+      // The provider asked for customer authentication; the answer is read as an approval of the
+      // whole amount, as if the customer had already completed it.
+      return {
+        transition: {
+          step: (payment, input, now, env) => {
+            if (input.type === 'call_result' && input.outcome.kind === 'action_required' && input.outcome.providerRef !== undefined) {
+              return step(payment, { ...input, outcome: { kind: 'succeeded', providerRef: input.outcome.providerRef, amount: payment.amount } }, now, env);
+            }
+            return step(payment, input, now, env);
+          },
+        },
+      };
+    case 'abandonment_without_cancel':
+      // At the deadline the fence is taken as confirmed at once: no cancel is sent, and the
+      // PaymentIntent stays open on the provider's page.
+      return {
+        transition: {
+          step: (payment, input, now, env) => {
+            const r = step(payment, input, now, env);
+            if (input.type !== 'timer_fired' || input.timer !== 'authentication_expiry' || input.attemptId === undefined || r.kind !== 'applied') return r;
+            const confirmed = step(r.payment, { type: 'provider_fact', fact: { fact: 'fence_confirmed', attemptId: input.attemptId } }, now, env);
+            if (confirmed.kind !== 'applied') return r;
+            // One write: the version the first step would have written, the state it started from.
+            return { ...confirmed, payment: { ...confirmed.payment, version: r.payment.version }, from: r.from };
           },
         },
       };

@@ -25,6 +25,16 @@ export interface AttemptRow {
   readonly proof: string | null;
   /** Set for an attempt whose approval the payment did not keep (a late or partial approval): its release. */
   readonly release: { readonly no: number; readonly round: number; readonly status: string; readonly kind: string } | null;
+  /** Customer authentication on this attempt (issue 27), as the gateway keeps it; null when none was asked for. */
+  readonly authentication: { readonly stage: string; readonly expiresAt: string | null; readonly returnedAt: string | null } | null;
+}
+
+/** A capture the gateway booked (ledger transaction of kind capture) for an attempt. */
+export interface LedgerCaptureRow {
+  readonly payment_id: string;
+  readonly attempt_id: string | null;
+  readonly amount: number;
+  readonly created_at: Date;
 }
 
 export interface ModificationRow {
@@ -83,6 +93,8 @@ export interface SandboxEntry {
   readonly captured: number;
   readonly refunded: number;
   readonly cancelled: boolean;
+  /** The provider's own record of customer authentication, where the sandbox keeps one. */
+  readonly authentication?: { readonly asked_at: string; readonly completed_at: string | null; readonly outcome: 'completed' | 'failed' | null };
 }
 
 export interface RunData {
@@ -91,6 +103,9 @@ export interface RunData {
   readonly captures: readonly ModificationRow[];
   readonly refunds: readonly ModificationRow[];
   readonly transitions: readonly TransitionRow[];
+  readonly ledgerCaptures: readonly LedgerCaptureRow[];
+  /** When the data was read (the database's clock): deadlines are judged against it. */
+  readonly readAt: Date;
   readonly outbox: readonly OutboxRow[];
   readonly inbound: readonly InboundRow[];
   readonly sandbox: readonly SandboxEntry[];
@@ -117,7 +132,13 @@ export async function loadRunData(databaseUrl: string, merchantIds: readonly str
       await q<PaymentRow & Record<string, unknown>>('SELECT id, state, amount, currency, amount_authorized, amount_captured, amount_refunded FROM payments WHERE merchant_id = ANY($1)'),
       ['amount', 'amount_authorized', 'amount_captured', 'amount_refunded'],
     );
-    const attempts = await q<AttemptRow & Record<string, unknown>>(`SELECT id, payment_id, no, connector, status, proof, release_op AS release FROM payment_attempts WHERE ${ofRun}`);
+    const attempts = await q<AttemptRow & Record<string, unknown>>(`SELECT id, payment_id, no, connector, status, proof, release_op AS release, authentication FROM payment_attempts WHERE ${ofRun}`);
+    const ledgerCaptures = num(
+      await q<LedgerCaptureRow & Record<string, unknown>>(`SELECT t.payment_id, t.attempt_id, t.created_at, (SELECT max(e.amount) FROM ledger_entries e WHERE e.transaction_id = t.id) AS amount
+         FROM ledger_transactions t WHERE t.kind = 'capture' AND t.${ofRun}`),
+      ['amount'],
+    );
+    const readAt = (await client.query<{ now: Date }>('SELECT now() AS now')).rows[0]!.now;
     const mod = (table: string) => q<ModificationRow & Record<string, unknown>>(`SELECT id, payment_id, no, amount, status, provider_ref, created_at, updated_at FROM ${table} WHERE ${ofRun}`);
     const captures = num(await mod('captures'), ['amount']);
     const refunds = num(await mod('refunds'), ['amount']);
@@ -145,7 +166,7 @@ export async function loadRunData(databaseUrl: string, merchantIds: readonly str
     } finally {
       await pool.end();
     }
-    return { payments, attempts, captures, refunds, transitions, outbox, inbound, sandbox, ledgerProblems, openDiscrepancies };
+    return { payments, attempts, captures, refunds, transitions, ledgerCaptures, readAt, outbox, inbound, sandbox, ledgerProblems, openDiscrepancies };
   } finally {
     await client.end();
   }

@@ -16,6 +16,13 @@ export const STRIPE_ACCOUNT = 'stripe_c';
 export const ADYEN_ACCOUNT = 'adyen_c';
 export const ACCOUNTS = [STRIPE_ACCOUNT, ADYEN_ACCOUNT] as const;
 export const STRIPE_WEBHOOK_SECRET = 'whsec_chaos';
+/**
+ * How long a customer may take at an authentication page in a run (the accounts' authentication.timeout):
+ * seconds, so the abandonment deadline passes inside a run on the gateway's real clock (never jumped:
+ * that would also fire leases, deadlines and webhook tolerances). Long enough for a customer who
+ * completes at once to do so through kills and outages.
+ */
+export const AUTHENTICATION_TIMEOUT_S = 15;
 
 export interface TopologyOptions {
   readonly databaseUrl: string;
@@ -39,6 +46,7 @@ function configYaml({ stripePort, adyenPort, certDir, timeoutMs }: ConfigPorts, 
   const idempotency = retentionS === null ? '' : `\n    idempotency: { retention: "${retentionS}s" }`;
   const breaker = '{ error_threshold_pct: 50, volume_threshold: 5, reset_ms: 2000 }';
   const queue = '{ concurrency: 16, rate_per_s: 2000 }';
+  const authentication = `{ timeout: "${AUTHENTICATION_TIMEOUT_S}s" }`;
   return `# Written by the chaos harness for one run.
 connectors:
   ${STRIPE_ACCOUNT}:
@@ -48,6 +56,7 @@ connectors:
     webhook_secrets: ["${STRIPE_WEBHOOK_SECRET}"]
     timeout_ms: ${timeoutMs}
     breaker: ${breaker}
+    authentication: ${authentication}
     queue: ${queue}${idempotency}
   ${ADYEN_ACCOUNT}:
     type: adyen
@@ -59,6 +68,7 @@ connectors:
     certificate_dir: "${certDir}"
     timeout_ms: ${timeoutMs}
     breaker: ${breaker}
+    authentication: ${authentication}
     queue: ${queue}${idempotency}
 routing:
   rules:
@@ -151,6 +161,8 @@ export class Topology {
         REDIS_URL: this.redis.url,
         SWITCHYARD_CONFIG: this.configFile,
         SWITCHYARD_API_WAIT: `${this.opts.apiWaitMs}ms`,
+        // The customers' browsers reach the gateway's authentication pages through the proxy.
+        SWITCHYARD_PUBLIC_URL: this.proxy.url,
         PORT: String(port),
       },
       logFile: join(this.opts.runDir, `${plant ?? 'gateway'}-${gen}-${role}-${index}.log`),

@@ -37,7 +37,13 @@ function declineTable(config: SwitchyardConfig, type: string): Record<string, De
 export function accountConfig(config: SwitchyardConfig, account: YamlAccount, endpoint: Endpoint, sandbox: boolean, caPem?: string): ConnectorAccountConfig {
   const retention = account.idempotency.retention;
   const keyRetentionMs = retention === undefined ? undefined : (parseDuration(retention) ?? undefined);
-  const common = { type: account.type, sandbox, declineTable: declineTable(config, account.type), ...(keyRetentionMs === undefined ? {} : { keyRetentionMs }) };
+  const timeout = account.authentication.timeout;
+  const authenticationTimeoutMs = timeout === undefined ? undefined : (parseDuration(timeout) ?? undefined);
+  const common = {
+    type: account.type, sandbox, declineTable: declineTable(config, account.type),
+    ...(keyRetentionMs === undefined ? {} : { keyRetentionMs }),
+    ...(authenticationTimeoutMs === undefined ? {} : { authenticationTimeoutMs }),
+  };
   switch (account.type) {
     case 'stripe':
       return {

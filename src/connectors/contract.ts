@@ -296,6 +296,8 @@ export interface ConnectorAccountConfig {
   readonly declineTable?: DeclineTable;
   /** Overrides the connector's declared key retention, in ms (never longer than the provider honours). */
   readonly keyRetentionMs?: number;
+  /** How long a customer may take at this connector's authentication page, in ms (absent: the core's 15 min). */
+  readonly authenticationTimeoutMs?: number;
   readonly settings: Readonly<Record<string, unknown>>;
 }
 

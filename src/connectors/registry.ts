@@ -20,7 +20,14 @@ export function createConnector(accountName: string, config: ConnectorAccountCon
   if (factory === undefined) {
     throw new ConnectorConfigError(`connectors.${accountName}.type: unknown connector type "${config.type}" (known: ${connectorTypes().join(', ')})`);
   }
-  return factory.create(accountName, config);
+  const connector = factory.create(accountName, config);
+  const timeoutMs = config.authenticationTimeoutMs;
+  if (timeoutMs === undefined) return connector;
+  // The same for every provider (the core reads it from the policy), so it is applied here, not in each factory.
+  if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1_000) {
+    throw new ConnectorConfigError(`connectors.${accountName}.authentication.timeout: must be at least 1s`);
+  }
+  return { ...connector, policy: { ...connector.policy, authenticationTimeoutMs: timeoutMs } };
 }
 
 /**

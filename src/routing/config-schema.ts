@@ -25,6 +25,8 @@ const common = {
   endpoint: z.union([z.literal('sandbox'), z.url({ message: 'must be "sandbox" or an http(s) URL' })]).default('sandbox'),
   breaker: breaker.prefault({}),
   idempotency: z.strictObject({ retention: duration.optional() }).prefault({}),
+  /** How long a customer may take at this connector's authentication page (default 15 min). */
+  authentication: z.strictObject({ timeout: duration.optional() }).prefault({}),
   queue: queue.prefault({}),
   timeout_ms: z.number().int().min(100).max(120_000).default(10_000),
 };

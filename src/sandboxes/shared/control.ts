@@ -64,6 +64,11 @@ export interface SandboxLedgerEntry {
   readonly refunded: number;
   readonly cancelled: boolean;
   readonly created_at: string;
+  /**
+   * Customer authentication, when the provider asked for it: when it asked, and when and how the
+   * customer finished on the provider's page (null: never). Seconds-precise ISO times of the provider's clock.
+   */
+  readonly authentication?: { readonly asked_at: string; readonly completed_at: string | null; readonly outcome: 'completed' | 'failed' | null };
   /** Set where the provider's decimals differ from ISO's for some currency (Adyen). */
   readonly received?: ReceivedAmounts;
 }

@@ -177,6 +177,7 @@ function requireAction(ctx: OperationContext, pi: PaymentIntentRecord, opts: Con
       const token = stripeId('src').slice(4);
       pi.authenticationToken = token;
       pi.nextAction = { type: 'redirect_to_url', redirect_to_url: { url: `${ctx.publicUrl}/3ds/authenticate/${pi.id}?token=${token}`, return_url: opts.returnUrl } };
+      pi.authentication = { askedAt: pi.authentication?.askedAt ?? ctx.now, completedAt: null, outcome: null };
     } else {
       pi.nextAction = { type: 'use_stripe_sdk' };
     }
@@ -259,6 +260,7 @@ export function completeAuthentication(ctx: OperationContext, id: string, token:
   const next = pi?.nextAction;
   if (pi === undefined || pi.status !== 'requires_action' || next?.type !== 'redirect_to_url' || pi.authenticationToken !== token) return null;
   const returnUrl = next.redirect_to_url.return_url;
+  pi.authentication = { askedAt: pi.authentication?.askedAt ?? ctx.now, completedAt: ctx.now, outcome: completed ? 'completed' : 'failed' };
   pi.nextAction = null;
   pi.authenticationToken = null;
   const pm = pi.paymentMethod === null ? undefined : testPaymentMethod(pi.paymentMethod);

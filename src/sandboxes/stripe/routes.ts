@@ -35,7 +35,7 @@ export const STRIPE_ROUTES: readonly StripeRoute[] = [
   { method: 'GET', pattern: /^\/v1\/payment_intents$/, loads: 'list', faultOp: none, run: (ctx, _id, params) => listPaymentIntents(ctx, params) },
   // Before the :id route, which would take "search" for an id.
   { method: 'GET', pattern: /^\/v1\/payment_intents\/search$/, loads: 'list', faultOp: none, run: (ctx, _id, params) => searchPaymentIntents(ctx, params) },
-  // The gateway resumes an authenticated payment by retrieving its PaymentIntent: a `resume` fault hits any retrieve.
+  // The retrieve is the resume after the customer's authentication (and a query's lookup by id): faults op `resume`.
   { method: 'GET', pattern: new RegExp(`^/v1/payment_intents/${ID}$`), loads: 'payment_intent', faultOp: () => 'resume', run: retrievePaymentIntent },
   { method: 'POST', pattern: new RegExp(`^/v1/payment_intents/${ID}/confirm$`), loads: 'payment_intent', faultOp: () => 'authorize', run: confirmPaymentIntent },
   { method: 'POST', pattern: new RegExp(`^/v1/payment_intents/${ID}/capture$`), loads: 'payment_intent', faultOp: () => 'capture', run: capturePaymentIntent },

@@ -39,6 +39,8 @@ export interface PaymentIntentRecord {
   nextAction?: NextActionRecord | null;
   /** The hosted authentication page's token (part of its URL; never the client secret). */
   authenticationToken?: string | null;
+  /** The provider's own record of customer authentication (epoch seconds), absent when it never asked. */
+  authentication?: { askedAt: number; completedAt: number | null; outcome: 'completed' | 'failed' | null };
 }
 
 /** Stripe's next_action: use_stripe_sdk without a return_url, redirect_to_url with one. */
@@ -154,6 +156,13 @@ export class StripeSandboxState {
         currency: pi.currency,
         cancelled: pi.status === 'canceled',
         created_at: new Date(pi.created * 1000).toISOString(),
+        ...(pi.authentication !== undefined && {
+          authentication: {
+            asked_at: new Date(pi.authentication.askedAt * 1000).toISOString(),
+            completed_at: pi.authentication.completedAt === null ? null : new Date(pi.authentication.completedAt * 1000).toISOString(),
+            outcome: pi.authentication.outcome,
+          },
+        }),
       };
     });
   }

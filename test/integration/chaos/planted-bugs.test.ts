@@ -58,6 +58,13 @@ const FAULTS: Readonly<Record<PlantedBug, Aim>> = {
   // One-call Stripe authorizations held by the sandbox past the client's timeout (the key held, the
   // create run later): the lookup runs while nothing is there yet.
   not_found_by_list_is_proof: { kinds: ['latency_after'], rate: 0.5, payments: 24, accounts: ['stripe_c'], ops: ['authorize'], seed: 1010 },
+  // Customers who leave the challenge page (or come back after the deadline): no faults needed; the
+  // driver waits out each deadline, so a short quiescence wait.
+  expiry_never_abandons: { kinds: [], rate: 0, payments: 24, seed: 1011, quiesceMs: 10_000 },
+  // Challenged payments the driver captures (or that capture automatically): no faults needed.
+  action_required_as_approval: { kinds: [], rate: 0, payments: 24, seed: 1012, quiesceMs: 10_000 },
+  // Customers who leave (their attempts never cancelled) or complete after the deadline.
+  abandonment_without_cancel: { kinds: [], rate: 0, payments: 24, seed: 1011, quiesceMs: 10_000 },
 };
 
 /** Two refunds in flight together, where they stay in flight until a webhook settles them (Adyen: EUR). */
@@ -76,14 +83,21 @@ function seedWith(from: number, payments: number, wanted: (p: PaymentPlan) => bo
   }
 }
 
+/** Customers who never come back before the deadline. */
+const leavesTheCustomerWaiting = (p: PaymentPlan): boolean => p.authentication?.lifecycle === 'abandon' || p.authentication?.lifecycle === 'complete_late';
+/** A challenged payment whose approval would be captured: automatic capture, or a capture step. */
+const challengedAndCaptured = (p: PaymentPlan): boolean =>
+  p.authentication !== undefined && (p.captureMethod === 'automatic' || p.steps.some((s) => s.kind === 'capture' || s.kind === 'race' || s.kind === 'over_capture'));
+
 /** What a bug needs from the workload, when any seed will not do. */
 /** An approved payment with a refund: key_expiry loses a refund's answer. */
 const refunded = (p: PaymentPlan): boolean => p.card === '4242424242424242' && p.steps.some((s) => s.kind === 'refund' || s.kind === 'refund_pair');
 const NEEDS: Partial<Record<PlantedBug, (p: PaymentPlan) => boolean>> = {
   stale_webhook: asyncRefundPair, skip_version_check: refundPair, adyen_amounts_in_iso_units: approvedIdr, retention_not_checked_at_execution: refunded, accepted_release_is_released: partialAutomatic,
+  expiry_never_abandons: leavesTheCustomerWaiting, action_required_as_approval: challengedAndCaptured, abandonment_without_cancel: leavesTheCustomerWaiting,
 };
 /** How many payments of the kind a bug needs its seed to have (default 6). */
-const NEEDED: Partial<Record<PlantedBug, number>> = { accepted_release_is_released: 2 };
+const NEEDED: Partial<Record<PlantedBug, number>> = { accepted_release_is_released: 2, expiry_never_abandons: 2, action_required_as_approval: 3, abandonment_without_cancel: 2 };
 
 /**
  * Bugs whose aim no longer meets their workload reliably, parked here (with a note in
@@ -92,6 +106,8 @@ const NEEDED: Partial<Record<PlantedBug, number>> = { accepted_release_is_releas
  */
 const NOT_IN_CI: readonly PlantedBug[] = [];
 
+// The runs take ~500 s on a quiet machine with the ten pre-issue-27 bugs, 771 s with thirteen on a
+// loaded one (2026-12-01): the hook's bound leaves room for a bug that needs a second seed.
 let db: TestDatabase;
 let topology: Topology;
 const reports = new Map<PlantedBug, ChaosReport>();
@@ -102,6 +118,7 @@ beforeAll(async () => {
   const order: readonly PlantedBug[] = [
     'skip_version_check', 'refund_without_amount_check', 'adyen_amounts_in_iso_units', 'stale_webhook', 'failover_on_timeout', 'new_key_per_retry',
     'superseded_refusal_as_proof', 'retention_not_checked_at_execution', 'accepted_release_is_released', 'not_found_by_list_is_proof',
+    'expiry_never_abandons', 'action_required_as_approval', 'abandonment_without_cancel',
   ];
   expect([...order, ...NOT_IN_CI].sort()).toEqual([...PLANTED_BUGS].sort());
   for (const bug of order) {
@@ -126,7 +143,7 @@ beforeAll(async () => {
       if (report.details.violations.some((v) => EXPECTED_INVARIANTS[bug].includes(v.invariant))) break;
     }
   }
-}, 900_000);
+}, 1_200_000);
 
 afterAll(async () => {
   await topology?.close();

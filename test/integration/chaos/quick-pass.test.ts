@@ -23,6 +23,7 @@ interface Report {
   readonly processes_down: number;
   readonly faults_by_kind: Record<string, number>;
   readonly violations_by_invariant: Record<string, number>;
+  readonly customers: Record<string, number>;
 }
 
 beforeAll(async () => {
@@ -64,6 +65,12 @@ describe('chaos quick pass', () => {
     expect(Object.keys(report.faults_by_kind).sort()).toEqual([...FAULT_KINDS].sort());
     for (const kind of FAULT_KINDS) expect(report.faults_by_kind[kind], kind).toBeGreaterThan(0);
     expect(report.kills).toBeGreaterThan(0);
+    // Customer authentication (issue 27): both seeds plan every lifecycle (seed 20261131 only one
+    // complete_late, which a decline at create can take away), so: completions, customers who let the
+    // deadline pass, and some who came back to the merchant's return_url through the gateway.
+    const lifecycles = new Set(Object.keys(report.customers).map((k) => k.split('.')[0]!.replace('_8260', '')));
+    expect(lifecycles.has('complete') && (lifecycles.has('abandon') || lifecycles.has('complete_late')), JSON.stringify(report.customers)).toBe(true);
+    expect(Object.entries(report.customers).filter(([k]) => k.endsWith('.returned')).reduce((n, [, c]) => n + c, 0)).toBeGreaterThan(5);
     // Exits during start are counted (a supervisor restarted them); every process was up at the checks.
     expect(report.start_failures).toBeGreaterThanOrEqual(0);
     expect(report.processes_down).toBe(0);

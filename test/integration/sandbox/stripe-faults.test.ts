@@ -142,6 +142,25 @@ describe('fault modes', () => {
     expect((await stripe.paymentIntents.retrieve(id)).status).toBe('succeeded');
     expect((await sandbox.faults()).at(-1)).toMatchObject({ op: 'resume', remaining: 0 });
   });
+
+  it('op resume hits the retrieve (the call after authentication), not the confirm; the ledger keeps the customer\'s completion', async () => {
+    await sandbox.scheduleFault({ op: 'resume', mode: 'error_503', count: 1 });
+    const pi = await stripe.paymentIntents.create(
+      { amount: 1000, currency: 'usd', capture_method: 'manual', confirm: true, payment_method: 'pm_card_authenticationRequired', return_url: 'http://127.0.0.1:9/back', metadata: { attempt_id: 'att_resume_auth' } },
+      { idempotencyKey: 'key-att_resume_auth' },
+    );
+    expect(pi.status).toBe('requires_action');
+    expect((await withReference('att_resume_auth'))[0]?.authentication).toMatchObject({ completed_at: null, outcome: null });
+    expect(await rejectionOf(stripe.paymentIntents.retrieve(pi.id))).toMatchObject({ statusCode: 503 });
+    // The customer completes on the hosted page: a POST of its form.
+    const url = new URL(pi.next_action!.redirect_to_url!.url!);
+    const res = await fetch(`http://127.0.0.1:${sandbox.port}${url.pathname}`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${url.searchParams.get('token')}&outcome=complete` });
+    expect(res.status).toBe(303);
+    expect((await stripe.paymentIntents.retrieve(pi.id)).status).toBe('requires_capture');
+    const [entry] = await withReference('att_resume_auth');
+    expect(entry?.authentication?.outcome).toBe('completed');
+    expect(Date.parse(entry!.authentication!.completed_at!)).toBeGreaterThanOrEqual(Date.parse(entry!.authentication!.asked_at));
+  });
 });
 
 describe('outage', () => {

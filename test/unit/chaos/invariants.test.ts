@@ -11,8 +11,8 @@ const release = { no: 1, round: 1, status: 'succeeded', kind: 'refund' };
 function run(entry: Partial<SandboxEntry>, attempt: Partial<AttemptRow> = {}, state = 'declined'): RunData {
   return {
     payments: [{ id: 'pay_1', state, amount: 1000, currency: 'USD', amount_authorized: 0, amount_captured: 0, amount_refunded: 0 }],
-    attempts: [{ id: 'att_1', payment_id: 'pay_1', no: 1, connector: 'stripe_c', status: 'released', proof: null, release, ...attempt }],
-    captures: [], refunds: [], transitions: [], outbox: [], inbound: [],
+    attempts: [{ id: 'att_1', payment_id: 'pay_1', no: 1, connector: 'stripe_c', status: 'released', proof: null, release, authentication: null, ...attempt }],
+    captures: [], refunds: [], transitions: [], outbox: [], inbound: [], ledgerCaptures: [], readAt: new Date('2026-12-01T12:00:00Z'),
     sandbox: [{ account: 'stripe_c', id: 'pi_1', reference: 'att_1', status: 'succeeded', authorized: 500, captured: 500, refunded: 0, cancelled: false, ...entry }],
     openDiscrepancies: new Set(), ledgerProblems: [],
   };
@@ -30,5 +30,53 @@ describe('no_double_charge and released approvals', () => {
 
   it('a payment parked for a person with its release failed is left to the operator', () => {
     expect(invariantsOf(run({}, { status: 'review', release: { ...release, status: 'review' } }, 'needs_review'))).toEqual([]);
+  });
+});
+
+describe('captured_after_authentication (issue 27)', () => {
+  const asked = { asked_at: '2026-12-01T11:59:00.000Z', completed_at: null, outcome: null };
+  const authenticated = (over: Partial<RunData>, entry: Partial<SandboxEntry>, state = 'captured'): RunData => {
+    const d = run({ status: 'succeeded', authorized: 1000, captured: 1000, authentication: asked, ...entry }, { status: 'authorized', release: null, authentication: { stage: 'completed', expiresAt: '2026-12-01T11:59:15.000Z', returnedAt: null } }, state);
+    return { ...d, payments: [{ ...d.payments[0]!, amount_authorized: 1000, amount_captured: 1000 }], ...over };
+  };
+  const booked = (at: string) => ({ ledgerCaptures: [{ payment_id: 'pay_1', attempt_id: 'att_1', amount: 1000, created_at: new Date(at) }] });
+
+  it('a capture the ledger booked before the customer completed at the provider is a violation; after it, none', () => {
+    const done = { ...asked, completed_at: '2026-12-01T11:59:10.000Z', outcome: 'completed' as const };
+    expect(invariantsOf(authenticated(booked('2026-12-01T11:59:08.000Z'), { authentication: done }))).toEqual(['captured_after_authentication']);
+    expect(invariantsOf(authenticated(booked('2026-12-01T11:59:10.400Z'), { authentication: done }))).toEqual([]);
+  });
+
+  it('money captured where the customer never completed (the provider\'s own record, or the ledger) is a violation', () => {
+    expect(invariantsOf(authenticated(booked('2026-12-01T11:59:30.000Z'), {}))).toContain('captured_after_authentication');
+    const failed = { ...asked, completed_at: '2026-12-01T11:59:10.000Z', outcome: 'failed' as const };
+    expect(invariantsOf(authenticated({}, { authentication: failed }))).toEqual(['captured_after_authentication']);
+  });
+});
+
+describe('customer_deadline (issue 27)', () => {
+  const waiting = (expiresAt: string) => run({ status: 'requires_action', authorized: 0, captured: 0, authentication: { asked_at: '2026-12-01T11:59:00.000Z', completed_at: null, outcome: null } }, {
+    status: 'authenticating', release: null, authentication: { stage: 'awaiting_customer', expiresAt, returnedAt: null },
+  }, 'requires_action');
+
+  it('after quiescence, a payment still awaiting its customer past expires_at is a violation', () => {
+    expect(invariantsOf(waiting('2026-12-01T11:59:15.000Z'))).toContain('customer_deadline');
+    expect(invariantsOf(waiting('2026-12-01T12:05:00.000Z'))).not.toContain('customer_deadline');
+  });
+
+  it('a sighting while the run settled (past expires_at, no fence in progress) is a violation', () => {
+    const d = run({ refunded: 500 });
+    expect(checkInvariants(d, noDriver, [{ paymentId: 'pay_1', detail: 'waited 40 s' }]).map((v) => v.invariant)).toEqual(['customer_deadline']);
+  });
+});
+
+describe('an abandoned attempt\'s fence proof (issue 27)', () => {
+  const abandoned = (entry: Partial<SandboxEntry>) => run({ status: 'requires_action', authorized: 0, captured: 0, ...entry }, {
+    status: 'abandoned', proof: 'fenced', release: null, authentication: { stage: 'abandoned', expiresAt: '2026-12-01T11:59:15.000Z', returnedAt: null },
+  }, 'failed');
+
+  it('is false when the provider never cancelled the attempt; true once it did', () => {
+    expect(invariantsOf(abandoned({}))).toEqual(['failover_proof']);
+    expect(invariantsOf(abandoned({ status: 'canceled', cancelled: true }))).toEqual([]);
   });
 });

@@ -44,6 +44,17 @@ describe('registry', () => {
     expect(() => createConnector('s', stripe({}, { keyRetentionMs: 48 * 3_600_000 }))).toThrow(/keyRetentionMs/);
   });
 
+  it('takes a per-account authentication timeout into the policy the core reads; refuses one under a second', async () => {
+    const c = createConnector('s', stripe({}, { authenticationTimeoutMs: 20_000 }));
+    expect(c.policy.authenticationTimeoutMs).toBe(20_000);
+    expect(typeof c.authorize).toBe('function');
+    await c.close();
+    const plain = createConnector('s', stripe({}));
+    expect(plain.policy.authenticationTimeoutMs).toBeUndefined();
+    await plain.close();
+    expect(() => createConnector('s', stripe({}, { authenticationTimeoutMs: 10 }))).toThrow(/authentication\.timeout/);
+  });
+
   it('merges the config decline table over the connector defaults', async () => {
     const c = createConnector('s', stripe({}, { declineTable: { insufficient_funds: { class: 'soft', retryElsewhere: true } } }));
     expect(c.declineTable['insufficient_funds']).toEqual({ class: 'soft', retryElsewhere: true });

@@ -121,3 +121,22 @@ describe('hot reload', () => {
     holder.close();
   });
 });
+
+describe('connector authentication timeout', () => {
+  it('authentication.timeout is a duration per account, handed to the connector in ms; a non-duration is refused with its path', async () => {
+    const { accountConfig } = await import('../../../src/app/connector-accounts.ts');
+    const text = (t: string): string => `
+connectors:
+  stripe_eu: { type: stripe, secret_key: sk_test_x, webhook_secrets: [w], authentication: { timeout: "${t}" } }
+routing:
+  default: { priority: [stripe_eu] }
+`;
+    const r = parseConfigText(text('20s'), 'f.yaml', {});
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    const account = r.config.connectors.stripe_eu!;
+    expect(accountConfig(r.config, account, { host: '127.0.0.1', port: 1, protocol: 'http' }, true).authenticationTimeoutMs).toBe(20_000);
+    const bad = parseConfigText(text('soon'), 'f.yaml', {});
+    expect(bad).toMatchObject({ ok: false, problems: [{ path: 'connectors.stripe_eu.authentication.timeout' }] });
+  });
+});
