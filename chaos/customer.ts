@@ -4,6 +4,9 @@
 // auto-submitting POST form, or the page's buttons) — so any sandbox that presents a challenge the
 // way the providers do works without changes here.
 
+import { autoSubmitted, formsOf, sendPageRequest } from '../src/conformance/customer-browser.ts';
+import type { HtmlForm, PageAnswer } from '../src/conformance/customer-browser.ts';
+
 export type CustomerChoice = 'complete' | 'fail';
 
 /** The buttons the sandboxes' challenge pages show (issue 27). */
@@ -24,6 +27,8 @@ export interface CustomerResult {
 
 export interface CustomerOptions {
   readonly choice: CustomerChoice;
+  /** The Adyen sandbox serves its pages over https with its own certificate authority. */
+  readonly ca?: string;
   /** The merchant's return_url: a Location starting with it ends the walk (it is not fetched). */
   readonly returnUrl: string;
   /** Called on the challenge page before the button is pressed (a customer who takes their time). */
@@ -32,41 +37,6 @@ export interface CustomerOptions {
   readonly leaveOnChallenge?: boolean;
   readonly deadlineMs: number;
 }
-
-interface Form {
-  readonly method: string;
-  readonly action: string;
-  readonly fields: readonly [string, string][];
-  readonly buttons: readonly string[];
-}
-
-const decode = (s: string): string =>
-  s.replace(/&#(\d+);/g, (_, n: string) => String.fromCharCode(Number(n))).replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
-
-const attr = (tag: string, name: string): string | null => {
-  const m = new RegExp(`\\s${name}\\s*=\\s*("([^"]*)"|'([^']*)')`, 'i').exec(tag);
-  return m === null ? null : decode(m[2] ?? m[3] ?? '');
-};
-
-/** The forms of a page: method, action, hidden and named inputs, and the labels of its buttons. */
-export function formsOf(html: string): Form[] {
-  const out: Form[] = [];
-  for (const m of html.matchAll(/<form\b([^>]*)>([\s\S]*?)<\/form>/gi)) {
-    const open = `<form ${m[1] ?? ''}>`;
-    const inner = m[2] ?? '';
-    const fields: [string, string][] = [];
-    for (const i of inner.matchAll(/<input\b[^>]*>/gi)) {
-      const name = attr(i[0], 'name');
-      if (name !== null) fields.push([name, attr(i[0], 'value') ?? '']);
-    }
-    const buttons = [...inner.matchAll(/<button\b[^>]*>([\s\S]*?)<\/button>/gi)].map((b) => decode((b[1] ?? '').replace(/<[^>]*>/g, '').trim()));
-    out.push({ method: (attr(open, 'method') ?? 'get').toLowerCase(), action: attr(open, 'action') ?? '', fields, buttons });
-  }
-  return out;
-}
-
-/** A page whose script submits its only form at once (the gateway's page for a POST redirect). */
-const autoSubmits = (html: string): boolean => /\.submit\(\)/.test(html);
 
 async function sleep(ms: number): Promise<void> {
   await new Promise((r) => setTimeout(r, ms));
@@ -77,7 +47,7 @@ export async function actAsCustomer(startUrl: string, o: CustomerOptions): Promi
   const deadline = Date.now() + o.deadlineMs;
   let requests = 0;
   const trail: string[] = [];
-  let next: { url: string; method: 'GET' | 'POST'; body?: string } = { url: startUrl, method: 'GET' };
+  let next: { url: string; method: 'GET' | 'POST'; form: Record<string, string> } = { url: startUrl, method: 'GET', form: {} };
   for (let hops = 0; hops < 20; hops++) {
     if (next.url.startsWith(o.returnUrl)) {
       return { outcome: 'returned', paymentId: new URL(next.url).searchParams.get('payment_id'), requests, detail: trail.join(' > ') };
@@ -85,17 +55,13 @@ export async function actAsCustomer(startUrl: string, o: CustomerOptions): Promi
     // One page, retried while the connection fails or the server answers 5xx (a process killed, a
     // provider outage): a GET is safe to repeat; a form POST is repeated too, as a customer presses
     // the button again (the provider then shows its stale page, or the same answer).
-    let res: Response | null = null;
+    let res: PageAnswer | null = null;
     let wait = 100;
     for (;;) {
       requests += 1;
       try {
-        res = await fetch(next.url, {
-          method: next.method, redirect: 'manual', signal: AbortSignal.timeout(30_000),
-          ...(next.body === undefined ? {} : { body: next.body, headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
-        });
+        res = await sendPageRequest(new URL(next.url), next.method, next.form, o.ca);
         if (res.status < 500) break;
-        await res.arrayBuffer();
       } catch {
         res = null;
       }
@@ -105,28 +71,28 @@ export async function actAsCustomer(startUrl: string, o: CustomerOptions): Promi
     }
     const here = next.url;
     trail.push(`${next.method} ${new URL(here).pathname} ${res.status}`);
-    const location = res.headers.get('location');
-    if (res.status >= 300 && res.status < 400 && location !== null) {
-      await res.arrayBuffer();
-      next = { url: new URL(location, here).toString(), method: 'GET' };
+    const location = res.location;
+    if (res.status >= 300 && res.status < 400 && location !== undefined) {
+      next = { url: new URL(location, here).toString(), method: 'GET', form: {} };
       continue;
     }
-    const html = await res.text();
+    const html = res.body;
     const forms = formsOf(html);
     const chosen = forms.find((f) => f.buttons.includes(BUTTONS[o.choice]));
-    let form: Form | undefined;
+    let form: HtmlForm | undefined;
     if (chosen !== undefined) {
       if (o.leaveOnChallenge === true) return { outcome: 'stale', paymentId: null, requests, detail: `${trail.join(' > ')} > left on the challenge page` };
       await o.beforeSubmit?.();
       form = chosen;
-    } else if (forms.length === 1 && autoSubmits(html)) {
-      form = forms[0];
+    } else {
+      form = autoSubmitted(html) ?? undefined;
     }
     // A page with nothing to press (the provider's "no longer pending", 404/409, or the gateway's "you may close this page").
     if (form === undefined) return { outcome: 'stale', paymentId: null, requests, detail: `${trail.join(' > ')}: nothing to submit` };
-    const body = new URLSearchParams(form.fields).toString();
     const action = new URL(form.action === '' ? here : form.action, here);
-    next = form.method === 'post' ? { url: action.toString(), method: 'POST', body } : { url: `${action.origin}${action.pathname}?${body}`, method: 'GET' };
+    next = form.method === 'POST'
+      ? { url: action.toString(), method: 'POST', form: { ...form.fields } }
+      : { url: `${action.origin}${action.pathname}?${new URLSearchParams(form.fields).toString()}`, method: 'GET', form: {} };
   }
   return { outcome: 'lost', paymentId: null, requests, detail: `${trail.join(' > ')}: too many hops` };
 }

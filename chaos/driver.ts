@@ -58,6 +58,8 @@ export interface DriverOptions {
   readonly settleTimeoutMs: number;
   /** How long a request is retried (same key) before it counts as unanswered. */
   readonly requestTimeoutMs: number;
+  /** A certificate authority the customers' browsers trust (the Adyen sandbox's pages). */
+  readonly customerCa?: string;
 }
 
 type Json = Record<string, unknown>;
@@ -85,6 +87,10 @@ export class Driver {
   private readonly customers: Record<string, number> = {};
 
   constructor(private readonly o: DriverOptions) {}
+
+  private get ca(): { ca?: string } {
+    return this.o.customerCa === undefined ? {} : { ca: this.o.customerCa };
+  }
 
   async run(plans: readonly PaymentPlan[]): Promise<DriverResult> {
     let next = 0;
@@ -351,14 +357,14 @@ export class Driver {
     switch (auth.lifecycle) {
       case 'complete':
       case 'fail':
-        r = await actAsCustomer(next.url, { choice: auth.lifecycle, returnUrl, deadlineMs: 60_000 });
+        r = await actAsCustomer(next.url, { choice: auth.lifecycle, returnUrl, deadlineMs: 60_000, ...this.ca });
         break;
       case 'abandon':
-        r = await actAsCustomer(next.url, { choice: 'complete', returnUrl, leaveOnChallenge: true, deadlineMs: 60_000 });
+        r = await actAsCustomer(next.url, { choice: 'complete', returnUrl, leaveOnChallenge: true, deadlineMs: 60_000, ...this.ca });
         break;
       case 'complete_late':
         r = await actAsCustomer(next.url, {
-          choice: 'complete', returnUrl, deadlineMs: 60_000 + Math.max(0, expiresAt - Date.now()),
+          choice: 'complete', returnUrl, deadlineMs: 60_000 + Math.max(0, expiresAt - Date.now()), ...this.ca,
           beforeSubmit: () => sleep(Math.max(0, expiresAt + auth.lateByMs - Date.now())),
         });
         break;

@@ -133,7 +133,7 @@ export async function runChaos(o: ChaosOptions, shared?: Topology): Promise<Chao
       // takeover holds it for another lease: with kills seconds apart (seen in the quick pass after
       // issue 25) three leases outlast 60 s without anything being wrong. 150 s still finds a key
       // that is never released.
-      settleTimeoutMs: 30_000, requestTimeoutMs: 150_000,
+      settleTimeoutMs: 30_000, requestTimeoutMs: 150_000, customerCa: topology.sandboxCa(),
       onOperation: (op) => {
         progress.operations = op;
         injector.onOperation(op);

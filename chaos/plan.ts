@@ -152,11 +152,10 @@ export const CHALLENGE_CARD = '4000002760003184';
 export const AUTHENTICATED_DECLINE_CARD = '4000008260003178';
 
 /**
- * The connector types whose sandboxes present a challenge page today. Authentication lifecycles go
- * only to a currency the chaos routing sends to one of them first (USD: Stripe first; EUR: Adyen
- * first, once the Adyen sandbox's challenge lands — branch adyen-sca — add 'adyen' here).
+ * The connector types whose sandboxes present a challenge page. Authentication lifecycles go only
+ * to a currency the chaos routing sends to one of them first (USD: Stripe first; EUR: Adyen first).
  */
-export const CHALLENGE_CONNECTORS: readonly ('stripe' | 'adyen')[] = ['stripe'];
+export const CHALLENGE_CONNECTORS: readonly ('stripe' | 'adyen')[] = ['stripe', 'adyen'];
 const FIRST_ROUTED: Readonly<Record<'stripe' | 'adyen', WorkloadCurrency>> = { stripe: 'USD', adyen: 'EUR' };
 export const CHALLENGE_CURRENCIES: readonly WorkloadCurrency[] = CHALLENGE_CONNECTORS.map((c) => FIRST_ROUTED[c]);
 

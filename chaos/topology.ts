@@ -6,6 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { migrateDatabase } from '../src/cli/preflight.ts';
+import { ensureSandboxTlsMaterial } from '../src/sandboxes/adyen/certificate.ts';
 import { freePort, startPrivateRedis } from './private-redis.ts';
 import type { PrivateRedis } from './private-redis.ts';
 import { CLI, ManagedProcess } from './processes.ts';
@@ -107,6 +108,11 @@ export class Topology {
     readonly configFile: string,
     private readonly ports: ConfigPorts,
   ) {}
+
+  /** The certificate authority of the Adyen sandbox's https listener (its pages, for the simulated customers). */
+  sandboxCa(): string {
+    return ensureSandboxTlsMaterial(this.ports.certDir).caPem;
+  }
 
   static async boot(opts: TopologyOptions): Promise<Topology> {
     mkdirSync(opts.runDir, { recursive: true });

@@ -20,7 +20,7 @@ export interface Landing {
   readonly query: Readonly<Record<string, string>>;
 }
 
-interface HtmlForm {
+export interface HtmlForm {
   readonly method: 'GET' | 'POST';
   readonly action: string;
   readonly fields: Record<string, string>;
@@ -62,7 +62,7 @@ export function formsOf(html: string): HtmlForm[] {
 }
 
 /** A page that submits itself on load (the gateway's POST redirect): one form and a script calling submit(). */
-function autoSubmitted(html: string): HtmlForm | null {
+export function autoSubmitted(html: string): HtmlForm | null {
   const forms = formsOf(html);
   return forms.length === 1 && /\.submit\(\)/.test(html) ? forms[0]! : null;
 }
@@ -80,7 +80,7 @@ export interface PressOptions {
   readonly ca?: string;
 }
 
-interface Answer {
+export interface PageAnswer {
   readonly status: number;
   readonly location: string | undefined;
   readonly body: string;
@@ -89,7 +89,7 @@ interface Answer {
 const PAGE_TIMEOUT_MS = 30_000;
 
 /** One request, no redirect followed (node:http(s), so a sandbox's own CA can be trusted). */
-function send(url: URL, method: 'GET' | 'POST', form: Record<string, string>, ca: string | undefined): Promise<Answer> {
+export function sendPageRequest(url: URL, method: 'GET' | 'POST', form: Readonly<Record<string, string>>, ca: string | undefined): Promise<PageAnswer> {
   const payload = method === 'POST' ? new URLSearchParams(form).toString() : undefined;
   const headers: Record<string, string> = { accept: 'text/html', ...(payload === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(payload)) }) };
   return new Promise((resolve, reject) => {
@@ -123,7 +123,7 @@ export async function pressButton(start: BrowserStart, o: PressOptions): Promise
   let pressed = false;
   for (let hop = 0; hop < MAX_HOPS; hop++) {
     if (pressed && url.origin === stop) return landing(url, method, body);
-    const res = await send(url, method, body, o.ca);
+    const res = await sendPageRequest(url, method, body, o.ca);
     if (res.status >= 300 && res.status < 400) {
       const to = res.location;
       if (to === undefined) throw new Error(`redirect ${res.status} without Location from ${url.origin}${url.pathname}`);

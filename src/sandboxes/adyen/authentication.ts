@@ -70,6 +70,7 @@ export function startAuthentication(p: PaymentRecord, decision: TestDecision, as
     thenRefusalCode: decision.authenticate?.thenRefusalCode ?? null,
     redirectResult: null,
     completed: null,
+    choiceAtMs: null,
     detailsAtMs: null,
   };
 }
@@ -125,10 +126,11 @@ export function pageOpen(p: PaymentRecord | undefined, pageToken: string): p is 
  * The shopper's click. Issues the redirectResult (opaque to the merchant: it names the payment and
  * a secret of this authentication) and says where the browser goes. A second click: null.
  */
-export function recordChoice(p: PaymentRecord | undefined, pageToken: string, completed: boolean): { returnUrl: string; redirectResult: string; post: boolean } | null {
+export function recordChoice(p: PaymentRecord | undefined, pageToken: string, completed: boolean, nowMs: number): { returnUrl: string; redirectResult: string; post: boolean } | null {
   if (!pageOpen(p, pageToken)) return null;
   const auth = p.authentication;
   auth.completed = completed;
+  auth.choiceAtMs = nowMs;
   auth.redirectResult = Buffer.from(JSON.stringify({ p: p.pspReference, s: token() })).toString('base64url');
   return { returnUrl: auth.returnUrl, redirectResult: auth.redirectResult, post: auth.method === 'POST' };
 }

@@ -172,7 +172,7 @@ export class AdyenProtocol implements ProviderProtocol {
     if (req.method !== 'POST') return html(405, stalePage());
     return this.deps.store.unit([], async (unit) => {
       const before = adyenStateOf((await unit.load(null, { ids: [psp] })).objects, [], {});
-      const back = recordChoice(before.state.payments.get(psp), form.get('MD') ?? '', choice === 'complete');
+      const back = recordChoice(before.state.payments.get(psp), form.get('MD') ?? '', choice === 'complete', unit.nowMs);
       if (back === null) return html(409, stalePage());
       await unit.save({ ...changesOf(before), events: [] });
       if (back.post) return html(200, postReturnPage(back.returnUrl, back.redirectResult));

@@ -22,6 +22,8 @@ export interface PaymentAuthentication {
   /** Set by the shopper's click on the challenge page. */
   redirectResult: string | null;
   completed: boolean | null;
+  /** The sandbox clock time of that click (absent on payments stored before it was kept). */
+  choiceAtMs?: number | null;
   /** The sandbox clock time of the /payments/details call that settled the payment. */
   detailsAtMs: number | null;
 }
@@ -128,6 +130,7 @@ export class AdyenSandboxState {
       ...ledgerAmounts(p),
       cancelled: p.cancelled,
       created_at: new Date(p.createdMs).toISOString(),
+      ...(p.authentication !== undefined && { authentication: authenticationRecord(p.createdMs, p.authentication) }),
     }));
   }
 }
@@ -138,4 +141,11 @@ export interface AdyenAuthenticationSettings {
   readonly redirectMethod: 'GET' | 'POST';
   /** The account answers a threeDS2 action (IdentifyShopper) even when the request disabled native 3-D Secure. */
   readonly forceNative: boolean;
+}
+
+/** The provider's record of the shopper's authentication for the ledger, in whole seconds (as Stripe's). */
+function authenticationRecord(askedMs: number, a: PaymentAuthentication): NonNullable<SandboxLedgerEntry['authentication']> {
+  const seconds = (ms: number): string => new Date(Math.floor(ms / 1000) * 1000).toISOString();
+  const at = a.choiceAtMs ?? null;
+  return { asked_at: seconds(askedMs), completed_at: at === null ? null : seconds(at), outcome: a.completed === null ? null : a.completed ? 'completed' : 'failed' };
 }

@@ -132,7 +132,12 @@ describe('adyen sandbox: 3-D Secure by redirect', () => {
     expect(String(created.action!.url)).toMatch(/\/checkoutshopper\/threeDS\/redirect\/[A-Z0-9]{16}\?token=/);
     expect((await ledgerOf(psp)).authorized).toBe(0);
     expect(await notificationsFor(psp)).toEqual([]);
+    expect((await ledgerOf(psp)).authentication).toMatchObject({ completed_at: null, outcome: null });
     const redirectResult = await clickGet(act(created), 'complete');
+    // The provider's own record of the shopper's click (the chaos invariant captured_after_authentication reads it).
+    const record = (await ledgerOf(psp)).authentication!;
+    expect(record.outcome).toBe('completed');
+    expect(Date.parse(record.completed_at!)).toBeGreaterThanOrEqual(Date.parse(record.asked_at));
     // The page is spent: a second click is refused.
     expect((await browser('POST', String(created.action!.url).split('?')[0]!, { choice: 'fail', MD: new URL(String(created.action!.url)).searchParams.get('token')! })).status).toBe(409);
     const first = await details(redirectResult, `${created.reference}:resume:1`);
@@ -155,6 +160,7 @@ describe('adyen sandbox: 3-D Secure by redirect', () => {
   it('Fail authentication → Refused 11 "3D Not Authenticated", AUTHORISATION success=false, nothing authorised', async () => {
     const created = await pay(CHALLENGE);
     const redirectResult = await clickGet(act(created), 'fail');
+    expect((await ledgerOf(created.pspReference!)).authentication).toMatchObject({ outcome: 'failed' });
     expect(await details(redirectResult, `${created.reference}:resume:1`)).toMatchObject({ resultCode: 'Refused', refusalReasonCode: '11', refusalReason: '3D Not Authenticated', pspReference: created.pspReference });
     expect((await notificationsFor(created.pspReference!)).map((x) => [x['eventCode'], x['success'], x['reason']])).toEqual([['AUTHORISATION', 'false', '3D Not Authenticated']]);
     expect((await ledgerOf(created.pspReference!)).authorized).toBe(0);
