@@ -43,6 +43,9 @@ export interface DriverResult {
   readonly customers: Readonly<Record<string, number>>;
 }
 
+/** An attempt the gateway stopped waiting for its customer on: being cancelled, cancelled, or parked. */
+const FENCED_STATUSES: ReadonlySet<string> = new Set(['fencing', 'abandoned', 'review']);
+
 /** The merchant's page the customers come back to (never fetched: the walk ends at its Location). */
 export const RETURN_URL_BASE = 'http://127.0.0.1:9/chaos-shop/return';
 
@@ -347,7 +350,16 @@ export class Driver {
     const next = p['next_action'] as { url?: string; expires_at?: string } | null | undefined;
     const m = plan.merchant;
     if (typeof next?.url !== 'string' || typeof next.expires_at !== 'string') {
-      this.flag('customer_deadline', plan, id, `requires_action without next_action url and expires_at: ${JSON.stringify(next)}`);
+      // The create's answer came after the deadline (retried through API kills and outages): the
+      // gateway has given up on the customer and its cancel is in flight. No page to offer is then
+      // right; the run's checks still require the cancel to settle the payment.
+      const attempts = (p['attempts'] as { status?: string }[] | undefined) ?? [];
+      if (FENCED_STATUSES.has(attempts[attempts.length - 1]?.status ?? '')) {
+        const tag = `${auth.lifecycle}.too_late`;
+        this.customers[tag] = (this.customers[tag] ?? 0) + 1;
+        return this.settlePayment(m, id, false, this.o.settleTimeoutMs);
+      }
+      this.flag('customer_deadline', plan, id, `requires_action without next_action url and expires_at: ${JSON.stringify(next)} (attempt ${attempts[attempts.length - 1]?.status ?? 'none'})`);
       return p;
     }
     const expiresAt = Date.parse(next.expires_at);
