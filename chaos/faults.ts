@@ -6,6 +6,7 @@ import pg from 'pg';
 import type { FaultEvent, FaultKind, ProviderOp } from './plan.ts';
 import type { SecondProcess } from './second-process.ts';
 import type { Topology } from './topology.ts';
+import { controlFetch } from './control-fetch.ts';
 
 export interface ExecutedFault extends FaultEvent {
   /** Milliseconds since the run started. */
@@ -89,13 +90,13 @@ export class FaultInjector {
   }
 
   private async accounts(): Promise<string[]> {
-    const res = await fetch(`${this.topology.controlUrl}/_sandbox`);
+    const res = await controlFetch(`${this.topology.controlUrl}/_sandbox`);
     const body = (await res.json()) as { sandboxes: { account: string }[] };
     return body.sandboxes.map((s) => s.account);
   }
 
   private async control(path: string, body: unknown): Promise<string> {
-    const res = await fetch(`${this.topology.controlUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await controlFetch(`${this.topology.controlUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     const text = await res.text();
     if (res.status !== 200) throw new Error(`control ${path}: ${res.status} ${text}`);
     return text;
@@ -180,7 +181,7 @@ export class FaultInjector {
 
   /** The account's queued faults (fired ones too), oldest first. */
   private async faultsAt(account: string): Promise<SandboxFault[]> {
-    const res = await fetch(`${this.topology.controlUrl}/_sandbox/${account}/faults`);
+    const res = await controlFetch(`${this.topology.controlUrl}/_sandbox/${account}/faults`);
     return ((await res.json()) as { faults: SandboxFault[] }).faults;
   }
 

@@ -20,6 +20,7 @@ import { total, waitForQuiescence } from './quiesce.ts';
 import { loadRunData } from './run-data.ts';
 import { SecondProcess } from './second-process.ts';
 import { ACCOUNTS, Topology } from './topology.ts';
+import { controlFetch } from './control-fetch.ts';
 
 export interface ChaosOptions {
   readonly payments: number;
@@ -117,10 +118,10 @@ export async function runChaos(o: ChaosOptions, shared?: Topology): Promise<Chao
     // Accounts keep keys for seconds only when the run has key_expiry faults to reach past them.
     await topology.startGateway(o.plant ?? null, faults.some((f) => f.kind === 'key_expiry') ? KEY_EXPIRY_RETENTION_S : null);
     // A shared topology's sandboxes may still queue faults an earlier run scheduled and never met.
-    for (const account of ACCOUNTS) await fetch(`${topology.controlUrl}/_sandbox/${account}/faults`, { method: 'DELETE' });
+    for (const account of ACCOUNTS) await controlFetch(`${topology.controlUrl}/_sandbox/${account}/faults`, { method: 'DELETE' });
     if (o.webhookDelayMs !== undefined) {
       for (const account of ACCOUNTS) {
-        await fetch(`${topology.controlUrl}/_sandbox/${account}/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ delay_ms: o.webhookDelayMs }) });
+        await controlFetch(`${topology.controlUrl}/_sandbox/${account}/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ delay_ms: o.webhookDelayMs }) });
       }
     }
     const merchants = await createMerchants(o.databaseUrl, o.merchants ?? 6, `${o.seed}-${randomBytes(3).toString('hex')}`);

@@ -5,6 +5,7 @@ import pg from 'pg';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { checkLedger } from '../src/ledger/check.ts';
 import * as schema from '../src/store/schema.ts';
+import { controlFetch } from './control-fetch.ts';
 
 export interface PaymentRow {
   readonly id: string;
@@ -152,7 +153,7 @@ export async function loadRunData(databaseUrl: string, merchantIds: readonly str
 
     const sandbox: SandboxEntry[] = [];
     for (const account of accounts) {
-      const res = await fetch(`${controlUrl}/_sandbox/${account}/ledger`);
+      const res = await controlFetch(`${controlUrl}/_sandbox/${account}/ledger`);
       const body = (await res.json()) as { payments: Omit<SandboxEntry, 'account'>[] };
       for (const e of body.payments) sandbox.push({ ...e, account });
     }

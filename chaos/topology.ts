@@ -12,6 +12,7 @@ import type { PrivateRedis } from './private-redis.ts';
 import { CLI, ManagedProcess } from './processes.ts';
 import { startProxy } from './proxy.ts';
 import type { Proxy } from './proxy.ts';
+import { controlFetch } from './control-fetch.ts';
 
 export const STRIPE_ACCOUNT = 'stripe_c';
 export const ADYEN_ACCOUNT = 'adyen_c';
@@ -185,7 +186,7 @@ export class Topology {
     this.generation += 1;
     writeFileSync(this.configFile, configYaml(this.ports, keyRetentionS));
     for (const account of ACCOUNTS) {
-      const res = await fetch(`${this.controlUrl}/_sandbox/${account}/idempotency`, {
+      const res = await controlFetch(`${this.controlUrl}/_sandbox/${account}/idempotency`, {
         method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ key_ttl_s: keyRetentionS }),
       });
       if (res.status !== 200) throw new Error(`sandbox ${account} key lifetime: ${res.status} ${await res.text()}`);
