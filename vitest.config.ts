@@ -1,10 +1,35 @@
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer } from 'vitest/node';
+import type { TestSpecification } from 'vitest/node';
+
+/**
+ * The chaos runs take minutes each (docs/reliability.md): they start first, one per worker, and
+ * every other file fills in around them. Sorted by size alone (a fresh clone has no timings), the
+ * quick pass started after everything else on 2 cores and ended within a minute of CI's budget.
+ */
+const LONGEST_FIRST = ['test/integration/chaos/planted-bugs.test.ts', 'test/integration/chaos/quick-pass.test.ts'];
+
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const rank = (f: TestSpecification): number => {
+      const i = LONGEST_FIRST.findIndex((name) => f.moduleId.endsWith(name));
+      return i === -1 ? LONGEST_FIRST.length : i;
+    };
+    return sorted.map((f, i) => ({ f, i })).sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i).map(({ f }) => f);
+  }
+}
 
 // Three projects: pure unit tests, integration tests against real PostgreSQL and Redis,
 // and the connector conformance kit against the sandboxes. Each integration file makes its
 // own database and queue prefix, so files run in parallel.
 export default defineConfig({
   test: {
+    sequence: { sequencer: LongestFirst },
+    // Vitest's default on 2 cores is one worker (cores - 1): every file in a row, past CI's budget
+    // (1,650 s, 2026-12-01). The integration files mostly wait on processes, sockets and timers and
+    // each has its own database and queue prefix, so two run side by side.
+    maxWorkers: 2,
     // Tests register merchant webhook endpoints on loopback receivers: allowed here only (src/webhooks/outbound/address-policy.ts).
     env: { SWITCHYARD_WEBHOOK_ALLOW: process.env['SWITCHYARD_WEBHOOK_ALLOW'] ?? '127.0.0.0/8,::1,localhost' },
     projects: [
