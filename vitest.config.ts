@@ -3,18 +3,20 @@ import { BaseSequencer } from 'vitest/node';
 import type { TestSpecification } from 'vitest/node';
 
 /**
- * The chaos runs take minutes each (docs/reliability.md): they start first, one per worker, and
- * every other file fills in around them. Sorted by size alone (a fresh clone has no timings), the
- * quick pass started after everything else on 2 cores and ended within a minute of CI's budget.
+ * The order files start in. Unit files first: they take seconds together and catch most breaks, so
+ * `vitest run --bail 1` stops within a minute of a broken core (docs/testing.md). Then the chaos
+ * runs, the longest files, so every other file fills in around them: sorted by size alone (a fresh
+ * clone has no timings), the quick pass started after everything else and ended near CI's budget.
  */
-const LONGEST_FIRST = ['test/integration/chaos/planted-bugs.test.ts', 'test/integration/chaos/quick-pass.test.ts'];
+const CHAOS_FIRST = ['test/integration/chaos/planted-bugs.test.ts', 'test/integration/chaos/quick-pass.test.ts'];
 
-class LongestFirst extends BaseSequencer {
+class UnitThenLongestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
     const rank = (f: TestSpecification): number => {
-      const i = LONGEST_FIRST.findIndex((name) => f.moduleId.endsWith(name));
-      return i === -1 ? LONGEST_FIRST.length : i;
+      if (f.project.name === 'unit') return 0;
+      const i = CHAOS_FIRST.findIndex((name) => f.moduleId.endsWith(name));
+      return i === -1 ? 1 + CHAOS_FIRST.length : 1 + i;
     };
     return sorted.map((f, i) => ({ f, i })).sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i).map(({ f }) => f);
   }
@@ -25,7 +27,7 @@ class LongestFirst extends BaseSequencer {
 // own database and queue prefix, so files run in parallel.
 export default defineConfig({
   test: {
-    sequence: { sequencer: LongestFirst },
+    sequence: { sequencer: UnitThenLongestFirst },
     // Vitest's default on 2 cores is one worker (cores - 1): every file in a row, past CI's budget
     // (1,650 s, 2026-12-01). The integration files mostly wait on processes, sockets and timers and
     // each has its own database and queue prefix, so two run side by side.

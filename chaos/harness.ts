@@ -14,7 +14,7 @@ import type { ExecutedFault } from './faults.ts';
 import { checkInvariants, INVARIANTS } from './invariants.ts';
 import type { Invariant, Violation } from './invariants.ts';
 import { FAULT_KINDS, KEY_EXPIRY_RETENTION_S, makePlan } from './plan.ts';
-import type { FaultEvent, FaultKind, ProviderOp } from './plan.ts';
+import type { FaultEvent, FaultKind, PaymentPlan, ProviderOp } from './plan.ts';
 import type { PlantedBug } from './planted-bugs.ts';
 import { total, waitForQuiescence } from './quiesce.ts';
 import { loadRunData } from './run-data.ts';
@@ -37,6 +37,8 @@ export interface ChaosOptions {
   readonly faultOps?: readonly ProviderOp[];
   /** release_failure faults of this variant only (a planted bug's test aims them; default both). */
   readonly releaseMode?: 'refused' | 'fail_later';
+  /** Only the lifecycles this keeps (plan.ts `keep`): `payments` of them. */
+  readonly keep?: (p: PaymentPlan) => boolean;
   /** Provider webhooks delayed this long for the whole run (besides the planned webhook_delay faults). */
   readonly webhookDelayMs?: number;
   /** A recorded schedule to run instead of the seeded one. */
@@ -106,6 +108,7 @@ export async function runChaos(o: ChaosOptions, shared?: Topology): Promise<Chao
     ...(o.kinds === undefined ? {} : { kinds: o.kinds }),
     ...(o.faultOps === undefined ? {} : { ops: o.faultOps }),
     ...(o.releaseMode === undefined ? {} : { releaseMode: o.releaseMode }),
+    ...(o.keep === undefined ? {} : { keep: o.keep }),
   });
   const faults = o.replay ?? plan.faults;
   const progress = { paymentsDone: 0, payments: o.payments, operations: 0, faults: 0 };
@@ -186,7 +189,7 @@ export async function runChaos(o: ChaosOptions, shared?: Topology): Promise<Chao
     await watch?.stop();
     await second?.close();
     if (shared === undefined) await topology.close();
-    else await topology.stopGateway();
+    else await topology.endRun();
   }
 }
 

@@ -136,7 +136,16 @@ export interface PlanOptions {
   readonly ops?: readonly ProviderOp[];
   /** release_failure faults of this variant only (default: either, by the seed). */
   readonly releaseMode?: 'refused' | 'fail_later';
+  /**
+   * Only lifecycles this keeps (a planted bug's run needs only the workload its bug lives in):
+   * candidates are drawn from the seed until `payments` are kept, and the fault schedule spreads
+   * over the kept ones' operations.
+   */
+  readonly keep?: (p: PaymentPlan) => boolean;
 }
+
+/** How many candidates a `keep` filter may look at per payment it must keep, before the plan gives up. */
+const KEEP_CANDIDATES_PER_PAYMENT = 5_000;
 
 const CARDS: Readonly<Record<string, number>> = {
   '4242424242424242': 80, // approved
@@ -327,7 +336,16 @@ function faultEvent(rng: Rng, atOp: number, kind: FaultKind, o: PlanOptions): Fa
 export function makePlan(o: PlanOptions): ChaosPlan {
   const rng = new Rng(o.seed);
   const payments: PaymentPlan[] = [];
-  for (let i = 0; i < o.payments; i++) payments.push(paymentPlan(rng.fork(), i, o.merchants));
+  if (o.keep === undefined) {
+    for (let i = 0; i < o.payments; i++) payments.push(paymentPlan(rng.fork(), i, o.merchants));
+  } else {
+    // Indexes stay the candidates' own, so a kept lifecycle is the one the full plan of that seed has.
+    for (let i = 0; payments.length < o.payments; i++) {
+      if (i >= o.payments * KEEP_CANDIDATES_PER_PAYMENT) throw new Error(`seed ${o.seed}: fewer than ${o.payments} lifecycles in ${i} candidates pass the workload filter`);
+      const candidate = paymentPlan(rng.fork(), i, o.merchants);
+      if (o.keep(candidate)) payments.push(candidate);
+    }
+  }
   const expectedOps = payments.reduce((n, p) => n + opsOf(p), 0);
 
   const kinds = (o.kinds ?? FAULT_KINDS).filter((k) => o.kills || (k !== 'kill_api' && k !== 'kill_worker' && k !== 'redis_restart'));

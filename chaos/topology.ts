@@ -13,6 +13,7 @@ import { CLI, ManagedProcess } from './processes.ts';
 import { startProxy } from './proxy.ts';
 import type { Proxy } from './proxy.ts';
 import { controlFetch } from './control-fetch.ts';
+import { PLANT_POLL_MS } from './planted-switch.ts';
 
 export const STRIPE_ACCOUNT = 'stripe_c';
 export const ADYEN_ACCOUNT = 'adyen_c';
@@ -34,6 +35,12 @@ export interface TopologyOptions {
   readonly clientTimeoutMs: number;
   /** How long the API waits for an outcome before answering 202. */
   readonly apiWaitMs: number;
+  /**
+   * One set of gateway processes for every run, the planted bug chosen per run through a file
+   * (chaos/planted-switch.ts) rather than by restarting them; restarted only when a run's key
+   * retention differs. For the planted-bug runs, where booting took most of each run.
+   */
+  readonly switchable?: boolean;
 }
 
 interface ConfigPorts {
@@ -99,6 +106,8 @@ export class Topology {
   apis: ManagedProcess[] = [];
   workers: ManagedProcess[] = [];
   private generation = 0;
+  /** Switchable mode: the key retention the running processes were started with (undefined: none running). */
+  private runningRetention: number | null | undefined = undefined;
 
   private constructor(
     readonly opts: TopologyOptions,
@@ -157,7 +166,8 @@ export class Topology {
   private async spec(role: Role, index: number, plant: string | null): Promise<ManagedProcess> {
     const port = await freePort();
     const gen = this.generation;
-    const entry = plant === null ? [CLI, 'start'] : ['--import', 'tsx', join('chaos', 'planted-gateway.ts'), '--plant', plant];
+    const planted = ['--import', 'tsx', join('chaos', 'planted-gateway.ts')];
+    const entry = this.opts.switchable === true ? [...planted, '--plant-file', this.plantFile] : plant === null ? [CLI, 'start'] : [...planted, '--plant', plant];
     return new ManagedProcess({
       name: `${role}-${index}`,
       port,
@@ -172,7 +182,7 @@ export class Topology {
         SWITCHYARD_PUBLIC_URL: this.proxy.url,
         PORT: String(port),
       },
-      logFile: join(this.opts.runDir, `${plant ?? 'gateway'}-${gen}-${role}-${index}.log`),
+      logFile: join(this.opts.runDir, `${this.opts.switchable === true ? 'switchable' : plant ?? 'gateway'}-${gen}-${role}-${index}.log`),
       readyUrl: `http://127.0.0.1:${port}/readyz`,
     });
   }
@@ -183,14 +193,24 @@ export class Topology {
    * null: each provider's own.
    */
   async startGateway(plant: string | null = null, keyRetentionS: number | null = null): Promise<void> {
-    this.generation += 1;
-    writeFileSync(this.configFile, configYaml(this.ports, keyRetentionS));
     for (const account of ACCOUNTS) {
       const res = await controlFetch(`${this.controlUrl}/_sandbox/${account}/idempotency`, {
         method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ key_ttl_s: keyRetentionS }),
       });
       if (res.status !== 200) throw new Error(`sandbox ${account} key lifetime: ${res.status} ${await res.text()}`);
     }
+    if (this.opts.switchable === true) {
+      writeFileSync(this.plantFile, plant ?? '');
+      if (this.runningRetention === keyRetentionS && (await this.down()).length === 0) {
+        // Every process re-reads the file within PLANT_POLL_MS.
+        await new Promise((r) => setTimeout(r, PLANT_POLL_MS * 3));
+        return;
+      }
+      await this.stopGateway();
+      this.runningRetention = keyRetentionS;
+    }
+    this.generation += 1;
+    writeFileSync(this.configFile, configYaml(this.ports, keyRetentionS));
     const k = this.opts.processes;
     this.apis = await Promise.all(Array.from({ length: k }, (_, i) => this.spec('api', i, plant)));
     this.workers = await Promise.all(Array.from({ length: k }, (_, i) => this.spec('worker', i, plant)));
@@ -202,6 +222,19 @@ export class Topology {
     await Promise.all([...this.apis, ...this.workers].map((p) => p.stop()));
     this.apis = [];
     this.workers = [];
+    this.runningRetention = undefined;
+  }
+
+  /** After a run on a shared topology: switchable processes stay up with no bug; others stop. */
+  async endRun(): Promise<void> {
+    if (this.opts.switchable !== true) return this.stopGateway();
+    writeFileSync(this.plantFile, '');
+    await new Promise((r) => setTimeout(r, PLANT_POLL_MS * 3));
+  }
+
+  /** Switchable mode: the file naming the planted bug of the current run. */
+  get plantFile(): string {
+    return join(this.opts.runDir, 'plant');
   }
 
   /** Every gateway process is running (restarts after kills have finished); one that cannot be started is left for down() to report. */

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SandboxControl } from '../../../src/sandboxes/shared/control.ts';
 import { settled, startTestGateway, twoStripeConfig } from '../helpers/runtime.ts';
 import type { TestGateway } from '../helpers/runtime.ts';
+import { until } from '../helpers/until.ts';
 
 const HOUR = 3_600_000;
 let gw: TestGateway;
@@ -34,8 +35,8 @@ describe('retention window', () => {
     expect(parked.attempts.map((x) => [x.connector, x.status, x.sends, x.proof])).toEqual([['stripe_a', 'review', 1, null]]);
     // The held request runs after all: the money is held at stripe_a alone, for a person to settle
     // (Stripe's event would settle it too; here the gateway's clock, a day ahead, refuses its signature's age).
-    await new Promise((r) => setTimeout(r, 6_000));
-    expect((await a.ledger()).filter((e) => e.reference === parked.attempts[0]!.id && e.authorized > 0)).toHaveLength(1);
+    const held = await until(async () => (await a.ledger()).filter((e) => e.reference === parked.attempts[0]!.id && e.authorized > 0), (l) => l.length > 0, 'the held create to run at stripe_a', 20_000);
+    expect(held).toHaveLength(1);
     expect((await b.ledger()).filter((e) => e.reference === parked.attempts[0]!.id)).toHaveLength(0);
     const after = await gw.waitFor(created.id, () => true);
     expect([after.state, after.attempts.length]).toEqual(['needs_review', 1]);
