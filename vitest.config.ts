@@ -28,10 +28,13 @@ class UnitThenLongestFirst extends BaseSequencer {
 export default defineConfig({
   test: {
     sequence: { sequencer: UnitThenLongestFirst },
-    // Vitest's default on 2 cores is one worker (cores - 1): every file in a row, past CI's budget
-    // (1,650 s, 2026-12-01). The integration files mostly wait on processes, sockets and timers and
-    // each has its own database and queue prefix, so two run side by side.
-    maxWorkers: 2,
+    // Per-file CPU when SWITCHYARD_TEST_CPU_LOG names a file (docs/testing.md); nothing otherwise.
+    setupFiles: ['test/setup/cpu-per-file.ts'],
+    // Vitest's default on 2 cores is one worker (cores - 1). The integration files mostly wait on
+    // processes, sockets and timers (the suite used 1.3 of 2 cores with two workers, 2026-12-02) and
+    // each has its own database and queue prefix, so three run side by side: the two chaos files
+    // and every other file beside them (docs/testing.md).
+    maxWorkers: 3,
     // Tests register merchant webhook endpoints on loopback receivers: allowed here only (src/webhooks/outbound/address-policy.ts).
     env: { SWITCHYARD_WEBHOOK_ALLOW: process.env['SWITCHYARD_WEBHOOK_ALLOW'] ?? '127.0.0.0/8,::1,localhost' },
     projects: [
