@@ -22,6 +22,7 @@ import { startShippedGateway } from '../helpers/shipped-gateway.ts';
 import { startReceiver } from '../webhooks/helpers.ts';
 import type { Receiver } from '../webhooks/helpers.ts';
 import type { ShippedGateway } from '../helpers/shipped-gateway.ts';
+import { until } from '../helpers/until.ts';
 
 let shipped: ShippedGateway;
 let gw: TestGateway;
@@ -52,16 +53,6 @@ afterAll(async () => {
 });
 
 const q = async <T extends object>(text: string, params: unknown[] = []): Promise<T[]> => (await gw.db.pool.query<T>(text, params)).rows;
-
-async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 async function captured(amount: number): Promise<Payment> {
   const p = await gw.waitFor((await gw.pay({ amount })).id, settled);

@@ -19,6 +19,7 @@ import { REDIS_URL, settled } from '../helpers/runtime.ts';
 import type { TestGateway } from '../helpers/runtime.ts';
 import { startShippedGateway } from '../helpers/shipped-gateway.ts';
 import type { ShippedGateway } from '../helpers/shipped-gateway.ts';
+import { until } from '../helpers/until.ts';
 
 let shipped: ShippedGateway;
 let gw: TestGateway;
@@ -36,16 +37,6 @@ afterAll(async () => {
 });
 
 const q = async <T extends object>(text: string, params: unknown[] = []): Promise<T[]> => (await gw.db.pool.query<T>(text, params)).rows;
-
-async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const authorized = async (amount: number): Promise<Payment> => gw.waitFor((await gw.pay({ amount })).id, settled);
 async function captured(amount: number): Promise<Payment> {

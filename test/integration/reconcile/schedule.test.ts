@@ -12,6 +12,7 @@ import { DEFAULT_RECONCILE_SCHEDULES, RECONCILE_QUEUE, startReconcileSchedule } 
 import type { ReconcileJobData } from '../../../src/reconcile/schedule.ts';
 import { REDIS_URL, startTestGateway } from '../helpers/runtime.ts';
 import type { TestGateway } from '../helpers/runtime.ts';
+import { until as waitUntil } from '../helpers/until.ts';
 
 const HOUR_MS = 3_600_000;
 const AHEAD_MS = 2 * HOUR_MS;
@@ -35,15 +36,8 @@ afterAll(async () => {
   redis.disconnect();
 });
 
-async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** The shared wait, with this file's longer default bound. */
+const until = <T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 20_000): Promise<T> => waitUntil(read, ok, what, timeoutMs, 100);
 
 describe('scheduled reconciliation', () => {
   it('the defaults: daily over 24 h, weekly over 7 days, by cron in UTC', () => {
