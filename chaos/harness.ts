@@ -45,6 +45,8 @@ export interface ChaosOptions {
   readonly replay?: readonly FaultEvent[];
   readonly plant?: PlantedBug | null;
   readonly quiesceMs?: number;
+  /** How long the driver waits for a payment or refund to settle before moving on (default 30 s). */
+  readonly settleTimeoutMs?: number;
   readonly clientTimeoutMs?: number;
   readonly merchants?: number;
   readonly onProgress?: (p: Progress) => void;
@@ -137,7 +139,7 @@ export async function runChaos(o: ChaosOptions, shared?: Topology): Promise<Chao
       // takeover holds it for another lease: with kills seconds apart (seen in the quick pass after
       // issue 25) three leases outlast 60 s without anything being wrong. 150 s still finds a key
       // that is never released.
-      settleTimeoutMs: 30_000, requestTimeoutMs: 150_000, customerCa: topology.sandboxCa(),
+      settleTimeoutMs: o.settleTimeoutMs ?? 30_000, requestTimeoutMs: 150_000, customerCa: topology.sandboxCa(),
       onOperation: (op) => {
         progress.operations = op;
         injector.onOperation(op);

@@ -24,6 +24,8 @@ export interface Aim {
   readonly seed: number;
   /** How long to wait for quiescence (default 20 s). */
   readonly quiesceMs?: number;
+  /** How long the driver waits for a payment to settle (default 30 s). */
+  readonly settleTimeoutMs?: number;
   /** release_failure faults of one variant only. */
   readonly releaseMode?: 'refused' | 'fail_later';
 }
@@ -73,8 +75,9 @@ export const PLANTED_PLANS: Readonly<Record<PlantedBug, Aim>> = {
   // timeout (the key held, the create run later): the lookup runs while nothing is there yet.
   not_found_by_list_is_proof: { keep: (p) => approved(p) && p.currency === 'USD', payments: 16, kinds: ['latency_after'], rate: 0.5, accounts: ['stripe_c'], ops: ['authorize'], seed: 1010 },
   // Customers who leave the challenge page (or come back after the deadline): no faults needed; the
-  // driver waits out each deadline, so a short quiescence wait.
-  expiry_never_abandons: { keep: leavesTheCustomerWaiting, payments: 3, kinds: [], rate: 0, seed: 1011, quiesceMs: 10_000 },
+  // driver waits out each deadline, so a short quiescence wait. Their payments never settle under
+  // the bug: the driver stops waiting for them a few seconds after the (8 s) deadline.
+  expiry_never_abandons: { keep: leavesTheCustomerWaiting, payments: 3, kinds: [], rate: 0, seed: 1011, quiesceMs: 10_000, settleTimeoutMs: 12_000 },
   // Challenged payments the driver captures (or that capture automatically): no faults needed.
   action_required_as_approval: { keep: challengedAndCaptured, payments: 4, kinds: [], rate: 0, seed: 1012, quiesceMs: 10_000 },
   // Customers who leave (their attempts never cancelled) or complete after the deadline.

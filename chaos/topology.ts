@@ -41,6 +41,11 @@ export interface TopologyOptions {
    * retention differs. For the planted-bug runs, where booting took most of each run.
    */
   readonly switchable?: boolean;
+  /**
+   * The accounts' authentication.timeout (default AUTHENTICATION_TIMEOUT_S). The planted-bug runs,
+   * with no kills or outages to complete through, wait out their customers' deadlines sooner.
+   */
+  readonly authenticationTimeoutS?: number;
 }
 
 interface ConfigPorts {
@@ -48,14 +53,15 @@ interface ConfigPorts {
   readonly adyenPort: number;
   readonly certDir: string;
   readonly timeoutMs: number;
+  readonly authenticationTimeoutS: number;
 }
 
 /** `retentionS`: the accounts' declared key retention (key_expiry runs); null: each provider's own. */
-function configYaml({ stripePort, adyenPort, certDir, timeoutMs }: ConfigPorts, retentionS: number | null = null): string {
+function configYaml({ stripePort, adyenPort, certDir, timeoutMs, authenticationTimeoutS }: ConfigPorts, retentionS: number | null = null): string {
   const idempotency = retentionS === null ? '' : `\n    idempotency: { retention: "${retentionS}s" }`;
   const breaker = '{ error_threshold_pct: 50, volume_threshold: 5, reset_ms: 2000 }';
   const queue = '{ concurrency: 16, rate_per_s: 2000 }';
-  const authentication = `{ timeout: "${AUTHENTICATION_TIMEOUT_S}s" }`;
+  const authentication = `{ timeout: "${authenticationTimeoutS}s" }`;
   return `# Written by the chaos harness for one run.
 connectors:
   ${STRIPE_ACCOUNT}:
@@ -132,7 +138,9 @@ export class Topology {
     try {
       const [stripePort, adyenPort, controlPort] = [await freePort(), await freePort(), await freePort()];
       const configFile = join(opts.runDir, 'switchyard.yaml');
-      const ports: ConfigPorts = { stripePort, adyenPort, certDir: join(opts.runDir, 'certs'), timeoutMs: opts.clientTimeoutMs };
+      const ports: ConfigPorts = {
+        stripePort, adyenPort, certDir: join(opts.runDir, 'certs'), timeoutMs: opts.clientTimeoutMs, authenticationTimeoutS: opts.authenticationTimeoutS ?? AUTHENTICATION_TIMEOUT_S,
+      };
       writeFileSync(configFile, configYaml(ports));
       let topology: Topology | null = null;
       const proxy = await startProxy(() => topology?.apis ?? []);

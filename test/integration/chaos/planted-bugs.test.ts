@@ -31,7 +31,7 @@ const reports = new Map<PlantedBug, ChaosReport>();
 
 beforeAll(async () => {
   db = await createTestDatabase('chaos_planted');
-  topology = await Topology.boot({ databaseUrl: db.url, processes: 1, runDir: join(tmpdir(), `sy-chaos-planted-${process.pid}`), clientTimeoutMs: 1_500, apiWaitMs: 2_000, switchable: true });
+  topology = await Topology.boot({ databaseUrl: db.url, processes: 1, runDir: join(tmpdir(), `sy-chaos-planted-${process.pid}`), clientTimeoutMs: 1_500, apiWaitMs: 2_000, switchable: true, authenticationTimeoutS: 8 });
   const order: readonly PlantedBug[] = [
     'skip_version_check', 'refund_without_amount_check', 'adyen_amounts_in_iso_units', 'stale_webhook', 'failover_on_timeout', 'new_key_per_retry',
     'superseded_refusal_as_proof', 'accepted_release_is_released', 'not_found_by_list_is_proof',
