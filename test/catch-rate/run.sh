@@ -23,7 +23,8 @@ while IFS=$'\t' read -r name file expr marker; do
     status=1; continue
   fi
   t0=$SECONDS
-  npx vitest run --bail 1 --reporter=json --outputFile.json="$out/$name.json" >"$out/$name.log" 2>&1
+  # shellcheck disable=SC2086
+  npx vitest run --bail 1 ${CATCH_RATE_VITEST_ARGS:-} --reporter=json --outputFile.json="$out/$name.json" >"$out/$name.log" 2>&1
   code=$?
   mv "$file.catch-rate-orig" "$file"
   failed=$(node -e '
