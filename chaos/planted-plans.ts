@@ -49,7 +49,7 @@ const challengedAndCaptured = (p: PaymentPlan): boolean =>
 
 export const PLANTED_PLANS: Readonly<Record<PlantedBug, Aim>> = {
   // Authorizations whose answers are lost: the bug fails them over.
-  failover_on_timeout: { keep: approved, payments: 10, kinds: ['latency_before', 'accept_then_drop'], rate: 0.5, ops: ['authorize'], seed: 1000 },
+  failover_on_timeout: { keep: approved, payments: 10, kinds: ['latency_before', 'accept_then_drop'], rate: 0.5, ops: ['authorize'], seed: 1100 },
   // Answers lost after the provider acted, where a resend with another key makes it act again: Adyen
   // keeps no payment per merchant reference (EUR goes to Adyen first).
   // Webhooks late, so the worker's lost answer, not the provider's notification, decides what happens next.
