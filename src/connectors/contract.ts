@@ -97,6 +97,12 @@ export interface VoidRequest {
   readonly amount: number;
   readonly currency: string;
   readonly idempotencyKey: string;
+  /**
+   * Our reference for this cancel, where it must name more than the attempt (a release round,
+   * `<attempt>_release[_<round>]`): a connector whose provider echoes a modification's reference in
+   * its events sends it, so each event names its round. Absent: the attempt id.
+   */
+  readonly reference?: string;
 }
 
 export interface RefundRequest {
@@ -108,6 +114,8 @@ export interface RefundRequest {
   readonly currency: string;
   readonly reason: string | null;
   readonly idempotencyKey: string;
+  /** As VoidRequest.reference: a release refund's round (its refundId), echoed by the provider's events. */
+  readonly reference?: string;
 }
 
 export interface QueryRequest {
@@ -142,9 +150,14 @@ export type NormalizedEvent = {
 } & (
   | { readonly kind: 'authorization'; readonly outcome: CallOutcome }
   | { readonly kind: 'capture_succeeded' | 'capture_failed' | 'capture_reversed'; readonly amount: number; readonly currency: string; readonly modificationRef: string | null }
-  | { readonly kind: 'void_succeeded' | 'void_failed' }
+  /**
+   * modificationRef: the cancel's own id, where the provider keeps one per cancel (Adyen); ourRef:
+   * the reference we sent on it, as the provider echoes it (Adyen's modification merchantReference).
+   */
+  | { readonly kind: 'void_succeeded' | 'void_failed'; readonly modificationRef?: string | null; readonly ourRef?: string | null }
   | { readonly kind: 'fence_confirmed' | 'fence_refused' }
-  | { readonly kind: 'refund_succeeded' | 'refund_failed' | 'refund_reversed'; readonly amount: number; readonly currency: string; readonly modificationRef: string | null }
+  /** ourRef: our refund id on the provider's refund, as echoed (Stripe `metadata.refund_id`, Adyen's modification merchantReference). */
+  | { readonly kind: 'refund_succeeded' | 'refund_failed' | 'refund_reversed'; readonly amount: number; readonly currency: string; readonly modificationRef: string | null; readonly ourRef?: string | null }
   | { readonly kind: 'dispute'; readonly disputeRef: string; readonly amount: number; readonly currency: string; readonly reason: string | null; readonly fact: DisputeFact }
   | { readonly kind: 'ignored' }
 );

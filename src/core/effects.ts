@@ -14,6 +14,8 @@ export interface ProviderCallEffect {
   readonly currency: string;
   readonly captureId?: string;
   readonly refundId?: string;
+  /** For release: our reference on the round's object at the provider (`releaseRefundId`), which its events echo. */
+  readonly reference?: string;
   /** For authorize: the send number, returned with the answer. */
   readonly sendNo?: number;
   /** For capture: keep the remainder capturable (multicapture). */

@@ -33,8 +33,13 @@ export type ProviderFact =
   /** A refund returned by the scheme after it had succeeded (Adyen REFUNDED_REVERSED, Stripe refund failure). */
   | { readonly fact: 'refund_reversed'; readonly refundId: string }
   | { readonly fact: 'authorization_expired' }
-  /** The provider confirmed (or failed) the void or refund releasing an approval we do not keep; providerRef: the refund's own reference. */
-  | { readonly fact: 'release_succeeded' | 'release_failed'; readonly attemptId: string; readonly providerRef?: string }
+  /**
+   * The provider confirmed (or failed) the void or refund releasing an approval we do not keep.
+   * providerRef: the cancel's or refund's own id at the provider; reference: ours on it, as the
+   * provider echoes it (`releaseRefundId`: which round it is); reversal: the provider says it had
+   * succeeded before it failed (a refund returned), not that it never happened.
+   */
+  | { readonly fact: 'release_succeeded' | 'release_failed'; readonly attemptId: string; readonly providerRef?: string; readonly reference?: string; readonly reversal?: boolean }
   /**
    * The scheme rejected the capture of an automatic-capture approval (Adyen CAPTURE_FAILED): no
    * capture record exists, the approval itself captured. providerRef: the failed capture's reference.

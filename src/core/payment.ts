@@ -137,6 +137,13 @@ export interface ReleaseOperation {
   readonly providerRef: string | null;
   /** The references of this attempt's earlier releases: their late events are old news. */
   readonly earlierRefs: readonly string[];
+  /**
+   * This attempt's earlier rounds, each by what names it: its key, our reference on its refund
+   * (`releaseRefundId`), the provider's own id once an answer or event told it. A round ends only
+   * when the provider confirmed it failed (or reversed it), so every one here is `failed`. Absent
+   * on releases written before rounds were kept (their `earlierRefs` still name them).
+   */
+  readonly earlier?: readonly ReleaseRound[];
   readonly calls: number;
   /** A send may have reached the provider: a later refusal proves nothing. */
   readonly maybeReached: boolean;
@@ -151,7 +158,20 @@ export interface ReleaseOperation {
   readonly held?: number;
 }
 
-/** The refund id a release refund is sent with (its record at the provider carries it). */
+/** An earlier round of an attempt's release (ReleaseOperation.earlier). */
+export interface ReleaseRound {
+  readonly round: number;
+  readonly no: number;
+  readonly providerKey: string;
+  readonly providerRef: string | null;
+  readonly status: 'failed';
+}
+
+/**
+ * Our reference on a release round's object at the provider: the refund id a release refund is sent
+ * with (Stripe's `metadata.refund_id`), the modification reference of an Adyen cancel or refund. Its
+ * events echo it, so each names its round even when the call's answer was lost.
+ */
 export function releaseRefundId(attemptId: string, r: Pick<ReleaseOperation, 'round'>): string {
   return r.round === 1 ? `${attemptId}_release` : `${attemptId}_release_${r.round}`;
 }

@@ -9,7 +9,7 @@
 import { backoffDelayMs, providerIdempotencyKey } from './keys.ts';
 import { isLegalEdge } from './states.ts';
 import type { Draft } from './draft.ts';
-import type { Attempt, OperationFailure, ReleaseOperation } from './payment.ts';
+import type { Attempt, OperationFailure, ReleaseOperation, ReleaseRound } from './payment.ts';
 import { releaseRefundId } from './payment.ts';
 import type { CallOutcome, Declined, NotSent } from './outcome.ts';
 
@@ -30,7 +30,7 @@ function emitRelease(d: Draft, a: Attempt, runAt?: string): void {
   const r = a.release!;
   d.emit({
     type: 'provider_call', op: 'release', connector: a.connector, attemptId: a.id, providerKey: r.providerKey,
-    amount: r.amount, currency: d.p.currency, ...(r.kind === 'refund' ? { refundId: releaseRefundId(a.id, r) } : {}),
+    amount: r.amount, currency: d.p.currency, reference: releaseRefundId(a.id, r), ...(r.kind === 'refund' ? { refundId: releaseRefundId(a.id, r) } : {}),
     ...(runAt === undefined ? {} : { runAt }),
   });
 }
@@ -42,6 +42,8 @@ export function startRelease(d: Draft, attempt: Attempt, patch: Partial<Attempt>
   const no = nextReleaseNo(d, base);
   const prev = base.release;
   const earlierRefs = prev === null ? [] : [...prev.earlierRefs, ...(prev.providerRef === null ? [] : [prev.providerRef])];
+  // The round that ends here keeps what names it: its late answers and events stay its own.
+  const earlier: ReleaseRound[] = prev === null ? [] : [...(prev.earlier ?? []), { round: prev.round, no: prev.no, providerKey: prev.providerKey, providerRef: prev.providerRef, status: 'failed' }];
   const release: ReleaseOperation = {
     no,
     round: (base.release?.round ?? 0) + 1,
@@ -51,6 +53,7 @@ export function startRelease(d: Draft, attempt: Attempt, patch: Partial<Attempt>
     status: 'requested',
     providerRef: null,
     earlierRefs,
+    earlier,
     calls: 1,
     maybeReached: false,
     requestedAt: d.nowIso,
@@ -172,26 +175,105 @@ export function onReleaseOutcome(d: Draft, attempt: Attempt, o: CallOutcome): vo
   }
 }
 
-/** A provider event about a release (CANCELLATION, REFUND, refund.updated, …), matched to the attempt. */
-export function onReleaseEvent(d: Draft, attempt: Attempt, ok: boolean, providerRef: string | undefined): void {
+/** What names a release round: our reference on its object, its key, the provider's id for it. */
+export interface RoundNames {
+  readonly reference?: string;
+  readonly providerKey?: string;
+  readonly providerRef?: string;
+}
+
+type RoundMatch =
+  | { readonly kind: 'current' }
+  | { readonly kind: 'earlier'; readonly round: ReleaseRound | null }
+  /** Names no round we know of: only a connector that echoes neither reference nor id sends these. */
+  | { readonly kind: 'unnamed' };
+
+/**
+ * The round an answer or event is about, by the object it names — never "whichever round is
+ * current": a failed round's late events would otherwise fail, or confirm, the round after it.
+ */
+export function releaseRoundNamed(attempt: Attempt, r: ReleaseOperation, by: RoundNames): RoundMatch {
+  const earlier = r.earlier ?? [];
+  if (by.reference !== undefined) {
+    if (by.reference === releaseRefundId(attempt.id, r)) return { kind: 'current' };
+    const e = earlier.find((x) => releaseRefundId(attempt.id, x) === by.reference);
+    if (e !== undefined) return { kind: 'earlier', round: e };
+  }
+  if (by.providerKey !== undefined) {
+    if (by.providerKey === r.providerKey) return { kind: 'current' };
+    const e = earlier.find((x) => x.providerKey === by.providerKey);
+    return { kind: 'earlier', round: e ?? null };
+  }
+  if (by.providerRef !== undefined && by.providerRef !== '') {
+    if (by.providerRef === r.providerRef) return { kind: 'current' };
+    const e = earlier.find((x) => x.providerRef === by.providerRef);
+    if (e !== undefined) return { kind: 'earlier', round: e };
+    // Another object than the current round's, known or not: an earlier round's (legacy records).
+    if (r.earlierRefs.includes(by.providerRef) || r.providerRef !== null) return { kind: 'earlier', round: null };
+  }
+  return { kind: 'unnamed' };
+}
+
+/** Writes the provider's id on the round it belongs to, as soon as an answer or event names it. */
+function recordRoundRef(d: Draft, a: Attempt, m: RoundMatch, providerRef: string | undefined): Attempt {
+  if (providerRef === undefined || providerRef === '') return a;
+  const r = releaseOf(d, a);
+  if (m.kind === 'current' && r.providerRef === null) return setRelease(d, a, { providerRef });
+  if (m.kind === 'earlier' && m.round !== null && m.round.providerRef === null) {
+    const round = m.round.round;
+    return setRelease(d, a, { earlier: (r.earlier ?? []).map((x) => (x.round === round ? { ...x, providerRef } : x)) });
+  }
+  return a;
+}
+
+/**
+ * News about an earlier round (all of them failed): old news, but for one thing. A void's final
+ * answer is the authorization's own state (Stripe has no object per cancel: the PaymentIntent
+ * `canceled`), so a late answer that it is canceled is the release done, whichever round asked.
+ */
+function onEarlierRound(d: Draft, attempt: Attempt, round: ReleaseRound | null, canceled: boolean, what: string): void {
+  const r = releaseOf(d, attempt);
+  const named = round === null ? 'an earlier release' : `release ${round.no}`;
+  if (canceled && r.kind === 'void' && r.status !== 'succeeded' && (attempt.status === 'releasing' || parkedForRelease(attempt))) {
+    d.note(`${what} of ${named} of attempt ${attempt.no}: the authorization is canceled`);
+    return releaseConfirmed(d, attempt);
+  }
+  d.note(`${what} of ${named} of attempt ${attempt.no} (failed already): old news`);
+}
+
+/** The late answer to an earlier round's call (its key is not the current round's). */
+export function onEarlierReleaseOutcome(d: Draft, attempt: Attempt, providerKey: string, o: CallOutcome): void {
+  if (attempt.release === null) return d.note(`release answer for attempt ${attempt.no} without a release ignored`);
+  const m = releaseRoundNamed(attempt, attempt.release, { providerKey });
+  const ref = 'providerRef' in o && typeof o.providerRef === 'string' && attempt.release.kind === 'refund' ? o.providerRef : undefined;
+  const a = recordRoundRef(d, attempt, m, ref);
+  onEarlierRound(d, a, m.kind === 'earlier' ? m.round : null, o.kind === 'succeeded', `a late ${o.kind} answer`);
+}
+
+export interface ReleaseEvent extends RoundNames {
+  readonly ok: boolean;
+  readonly reversal?: boolean;
+}
+
+/** A provider event about a release (CANCELLATION, REFUND, refund.updated, …), matched to its round. */
+export function onReleaseEvent(d: Draft, attempt: Attempt, ev: ReleaseEvent): void {
   const r = attempt.release;
   if (r === null && attempt.status !== 'releasing') return d.note(`release event for attempt ${attempt.no} in ${attempt.status} ignored`);
-  const current = releaseOf(d, attempt);
-  // An event about an earlier release of this attempt (its reference is not the current one's).
-  const earlier = providerRef !== undefined && (current.earlierRefs.includes(providerRef) || (current.providerRef !== null && current.providerRef !== providerRef));
-  if (earlier) {
-    return d.note(`event about an earlier release of attempt ${attempt.no} (${providerRef}) ignored`);
-  }
-  if (ok) {
+  const m = releaseRoundNamed(attempt, releaseOf(d, attempt), { ...(ev.reference === undefined ? {} : { reference: ev.reference }), ...(ev.providerRef === undefined ? {} : { providerRef: ev.providerRef }) });
+  const a = recordRoundRef(d, attempt, m, releaseOf(d, attempt).kind === 'refund' ? ev.providerRef : undefined);
+  // An event names a round's own object (a refund, an Adyen cancel): about that round only.
+  if (m.kind === 'earlier') return onEarlierRound(d, a, m.round, false, ev.ok ? 'a confirmation' : 'a failure');
+  const current = releaseOf(d, a);
+  if (ev.ok) {
     if (current.status === 'succeeded') return d.note('duplicate release confirmation');
-    return releaseConfirmed(d, attempt, providerRef);
+    return releaseConfirmed(d, a, ev.providerRef);
   }
   if (current.status === 'failed') return d.note('duplicate release failure');
-  if (parkedForRelease(attempt)) return d.note('release failure while parked for review');
+  if (parkedForRelease(a)) return d.note('release failure while parked for review');
   // A failure after a confirmation: the release refund was reversed, the customer is charged again
   // (held again, when it was booked as held).
   const reversed = current.status === 'succeeded';
-  const heldAgain = reversed && current.kind === 'refund' && current.held !== undefined ? hold(d, attempt, { ...current, held: 0 }) : null;
-  const a = reversed ? d.updateAttempt(attempt.id, { status: 'releasing', ...(heldAgain === null ? {} : { release: heldAgain }) }) : attempt;
-  releaseFailed(d, a, { kind: 'declined', code: 'release_failed', providerCode: 'release_failed', declineClass: 'hard', message: null });
+  const heldAgain = reversed && current.kind === 'refund' && current.held !== undefined ? hold(d, a, { ...current, held: 0 }) : null;
+  const next = reversed ? d.updateAttempt(a.id, { status: 'releasing', ...(heldAgain === null ? {} : { release: heldAgain }) }) : a;
+  releaseFailed(d, next, { kind: 'declined', code: ev.reversal === true ? 'release_reversed' : 'release_failed', providerCode: 'release_failed', declineClass: 'hard', message: null });
 }

@@ -12,7 +12,7 @@ import {
   onVoidOutcome, requestCapture, requestRefund, requestVoid,
 } from './step-modify.ts';
 import { nextCandidate } from './failover.ts';
-import { onReleaseEvent, onReleaseOutcome } from './step-release.ts';
+import { onEarlierReleaseOutcome, onReleaseEvent, onReleaseOutcome } from './step-release.ts';
 import { onOperator } from './step-operator.ts';
 import { abandonAuthentication, onAuthenticationExpiry, onCustomerReturned, onResumeOutcome, onResumeRetry } from './step-authenticate.ts';
 import { assertNever, isLegalEdge } from './states.ts';
@@ -116,7 +116,8 @@ function onCallResult(d: Draft, ref: OperationRef, outcome: CallOutcome): StepRe
         onAuthorizationOutcome(d, attempt, outcome, 'query');
       } else if (ref.op === 'fence') onFenceOutcome(d, attempt, outcome);
       else if (ref.op === 'release' && ref.providerKey !== undefined && attempt.release !== null && ref.providerKey !== attempt.release.providerKey) {
-        return noop(`answer for release key ${ref.providerKey}, not the current release ${attempt.release.no}`);
+        // An earlier round's late answer: it may name that round's object, never the current round's.
+        onEarlierReleaseOutcome(d, attempt, ref.providerKey, outcome);
       } else onReleaseOutcome(d, attempt, outcome);
       return null;
     }
@@ -187,7 +188,12 @@ function onFact(d: Draft, fact: ProviderFact): StepResult | null {
     case 'release_failed': {
       const attempt = d.attempt(fact.attemptId);
       if (attempt === undefined) return noop(`no attempt ${fact.attemptId}`);
-      onReleaseEvent(d, attempt, fact.fact === 'release_succeeded', fact.providerRef);
+      onReleaseEvent(d, attempt, {
+        ok: fact.fact === 'release_succeeded',
+        ...(fact.providerRef === undefined ? {} : { providerRef: fact.providerRef }),
+        ...(fact.reference === undefined ? {} : { reference: fact.reference }),
+        ...(fact.reversal === undefined ? {} : { reversal: fact.reversal }),
+      });
       return null;
     }
     case 'auto_capture_reversed':

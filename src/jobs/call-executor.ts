@@ -111,8 +111,12 @@ export async function executeCall(connector: Connector, p: Payment, attempt: Att
     case 'release':
       if (attempt.providerRef === null) return missingRef('release');
       // A release refund is its own record at the provider: its id names the release round.
-      if (p.captureMethod === 'automatic') return connector.refund({ ...base, providerRef: attempt.providerRef, refundId: e.refundId ?? `${attempt.id}_release`, reason: 'duplicate' });
-      return connector.void({ ...base, providerRef: attempt.providerRef });
+      // Rows written before rounds were named carry no reference: the first round's is the refund id.
+      if (p.captureMethod === 'automatic') {
+        const refundId = e.refundId ?? `${attempt.id}_release`;
+        return connector.refund({ ...base, providerRef: attempt.providerRef, refundId, reason: 'duplicate', reference: e.reference ?? refundId });
+      }
+      return connector.void({ ...base, providerRef: attempt.providerRef, ...(e.reference === undefined ? {} : { reference: e.reference }) });
     case 'capture': {
       if (attempt.providerRef === null) return missingRef('capture');
       const alreadyCaptured = p.captures.filter((c) => c.status === 'succeeded').reduce((s, c) => s + c.amount, 0);

@@ -110,7 +110,7 @@ export function createAdyenConnector(account: string, options: AdyenConnectorOpt
   async function voidAuthorization(req: VoidRequest): Promise<CallOutcome> {
     const tooLong = keyProblem(req.idempotencyKey);
     if (tooLong !== null) return tooLong;
-    const body = { merchantAccount, reference: req.attemptId };
+    const body = { merchantAccount, reference: req.reference ?? req.attemptId };
     const call = await recordTransport(() => modifications.cancelAuthorisedPaymentByPspReference(req.providerRef, body, { idempotencyKey: req.idempotencyKey }));
     if (!call.ok) return outcomeForFailure(call.error, call.transport, req.providerRef);
     return modificationOutcome(call.value, { paymentRef: req.providerRef, currency: req.currency });

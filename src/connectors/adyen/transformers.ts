@@ -143,7 +143,7 @@ export function refundRequest(req: RefundRequest, amount: AdyenAmount, merchantA
   return {
     amount,
     merchantAccount,
-    reference: req.attemptId,
+    reference: req.reference ?? req.attemptId,
     ...(reason !== undefined && { merchantRefundReason: reason as AdyenTypes.checkout.PaymentRefundRequest.MerchantRefundReasonEnum }),
   };
 }

@@ -120,6 +120,8 @@ export function normalizeItem(item: Item, table: DeclineTable): EventBody {
   if (amount === null && MONEY_EVENTS.has(item.eventCode)) return { kind: 'ignored' };
   const m = amount ?? { amount: 0, currency: '' }; // null only for items whose amount is not read
   const modificationRef = item.pspReference;
+  // A modification's notification echoes the reference we sent on it (a release round's names the round).
+  const ourRef = item.merchantReference !== undefined && item.merchantReference !== '' ? item.merchantReference : null;
   // Every event of one dispute carries the dispute's pspReference; its lifecycle decides what it means.
   if (isAdyenDisputeCode(item.eventCode)) {
     if (!ok) return { kind: 'ignored' };
@@ -131,15 +133,15 @@ export function normalizeItem(item: Item, table: DeclineTable): EventBody {
     case 'CAPTURE': return { kind: ok ? 'capture_succeeded' : 'capture_failed', ...m, modificationRef };
     // CAPTURE_FAILED, REFUND_FAILED and REFUNDED_REVERSED come after a success: reversal edges.
     case 'CAPTURE_FAILED': return { kind: 'capture_reversed', ...m, modificationRef };
-    case 'CANCELLATION': return { kind: ok ? 'void_succeeded' : 'void_failed' };
+    case 'CANCELLATION': return { kind: ok ? 'void_succeeded' : 'void_failed', modificationRef, ourRef };
     case 'TECHNICAL_CANCEL': return { kind: ok ? 'fence_confirmed' : 'fence_refused' };
     case 'CANCEL_OR_REFUND':
-      if (item.additionalData?.['modification.action'] === 'refund') return { kind: ok ? 'refund_succeeded' : 'refund_failed', ...m, modificationRef };
-      return { kind: ok ? 'void_succeeded' : 'void_failed' };
-    case 'REFUND': return { kind: ok ? 'refund_succeeded' : 'refund_failed', ...m, modificationRef };
+      if (item.additionalData?.['modification.action'] === 'refund') return { kind: ok ? 'refund_succeeded' : 'refund_failed', ...m, modificationRef, ourRef };
+      return { kind: ok ? 'void_succeeded' : 'void_failed', modificationRef, ourRef };
+    case 'REFUND': return { kind: ok ? 'refund_succeeded' : 'refund_failed', ...m, modificationRef, ourRef };
     case 'REFUND_FAILED':
     case 'REFUNDED_REVERSED':
-      return { kind: 'refund_reversed', ...m, modificationRef };
+      return { kind: 'refund_reversed', ...m, modificationRef, ourRef };
     default: return { kind: 'ignored' };
   }
 }

@@ -117,7 +117,7 @@ function chargeEvent(type: string, ch: Stripe.Charge, table: DeclineTable): Even
     case 'charge.refunded': {
       const latest = ch.refunds?.data[0];
       if (latest === undefined) return { kind: 'ignored', ...refs };
-      return { kind: 'refund_succeeded', ...refs, ...money(latest.amount, latest.currency), modificationRef: latest.id };
+      return { kind: 'refund_succeeded', ...refs, ...money(latest.amount, latest.currency), modificationRef: latest.id, ourRef: refundIdOf(latest.metadata) };
     }
     case 'charge.failed': {
       // outcome.reason carries the issuer's decline code (insufficient_funds); failure_code is Stripe's.
@@ -130,9 +130,15 @@ function chargeEvent(type: string, ch: Stripe.Charge, table: DeclineTable): Even
   }
 }
 
+/** Our refund id, which every refund we create carries in its metadata (it names a release round). */
+function refundIdOf(metadata: Stripe.Metadata | null | undefined): string | null {
+  const id = metadata?.['refund_id'];
+  return typeof id === 'string' && id.length > 0 ? id : null;
+}
+
 function refundEvent(type: string, re: Stripe.Refund, previousStatus: string | undefined): EventBody {
   const refs = { attemptId: attemptIdOf(re.metadata), providerRef: paymentIntentIdOf(re) };
-  const body = { ...refs, ...money(re.amount, re.currency), modificationRef: re.id };
+  const body = { ...refs, ...money(re.amount, re.currency), modificationRef: re.id, ourRef: refundIdOf(re.metadata) };
   const failed = type === 'refund.failed' || re.status === 'failed' || re.status === 'canceled';
   // Stripe marks a refund failed after it succeeded (card closed, bank returned it): a reversal.
   if (failed) return { kind: previousStatus === 'succeeded' ? 'refund_reversed' : 'refund_failed', ...body };

@@ -18,9 +18,12 @@ export type FaultMode = 'error_503' | 'reset_before_processing' | 'accept_then_d
 /**
  * A capture or refund performed, then reversed at once by the provider (Adyen CAPTURE_FAILED /
  * REFUND_FAILED, Stripe refund.failed), its failure event delivered before the success, after it,
- * or twice (before and after). Meant for ops capture and refund.
+ * or twice (before and after). Meant for ops capture and refund. `reverse_before_then_drop`: as
+ * `reverse_before`, and the answer is lost (the connection reset after processing): a release
+ * refund whose caller never learns its id, then reversed, its failure events before its success
+ * (chaos fault release_reversed_first).
  */
-export type ReversalMode = 'reverse_before' | 'reverse_after' | 'reverse_twice';
+export type ReversalMode = 'reverse_before' | 'reverse_after' | 'reverse_twice' | 'reverse_before_then_drop';
 
 export interface FaultSpec {
   readonly op: FaultOp;

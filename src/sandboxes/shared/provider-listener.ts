@@ -218,6 +218,10 @@ export class ProviderListener {
       case 'reverse_after':
       case 'reverse_twice':
         return send(res, await protocol.process(request, { executionDelayMs: 0, failAfterProcessing: false, reverse: fault.mode === 'reverse_before' ? 'before' : fault.mode === 'reverse_after' ? 'after' : 'twice' }));
+      case 'reverse_before_then_drop':
+        await protocol.process(request, { executionDelayMs: 0, failAfterProcessing: false, reverse: 'before' });
+        res.socket?.destroy();
+        return;
       case 'error_500_after_processing':
         return send(res, await protocol.process(request, { executionDelayMs: 0, failAfterProcessing: true }));
     }

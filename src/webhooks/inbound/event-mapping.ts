@@ -7,6 +7,7 @@ import type { NormalizedEvent } from '../../connectors/contract.ts';
 import type { PaymentInput, ProviderFact } from '../../core/inputs.ts';
 import type { Attempt, Capture, Payment, Refund } from '../../core/payment.ts';
 import { assertNever } from '../../core/states.ts';
+import { releaseRoundNamed } from '../../core/step-release.ts';
 
 export type DisputeEvent = Extract<NormalizedEvent, { kind: 'dispute' }>;
 
@@ -79,20 +80,27 @@ export function attemptFor(p: Payment, e: NormalizedEvent): Attempt | undefined 
   return e.providerRef === null ? undefined : p.attempts.find((a) => a.providerRef === e.providerRef);
 }
 
-/** A void or refund event about an attempt whose approval is being released (or was). */
+/**
+ * A void or refund event about an attempt whose approval is being released (or was). It carries
+ * what names its round (our reference on the object, the provider's id for it): the core decides by
+ * that round, never by whichever is current. A reversal of a round whose success is not known yet
+ * arrived before that success: held until it is here (as a merchant refund's is), so the release is
+ * booked given back and then taken again, in the provider's order.
+ */
 function releaseAction(attempt: Attempt, e: NormalizedEvent): EventAction | null {
-  const ref = 'modificationRef' in e && e.modificationRef !== null ? { providerRef: e.modificationRef } : {};
-  switch (e.kind) {
-    case 'void_succeeded':
-    case 'refund_succeeded':
-      return fact({ fact: 'release_succeeded', attemptId: attempt.id, ...ref }, attempt.id);
-    case 'void_failed':
-    case 'refund_failed':
-    case 'refund_reversed':
-      return fact({ fact: 'release_failed', attemptId: attempt.id, ...ref }, attempt.id);
-    default:
-      return null;
+  if (e.kind !== 'void_succeeded' && e.kind !== 'void_failed' && e.kind !== 'refund_succeeded' && e.kind !== 'refund_failed' && e.kind !== 'refund_reversed') return null;
+  const modificationRef = e.modificationRef ?? null;
+  const ourRef = e.ourRef ?? null;
+  const names = { ...(modificationRef === null ? {} : { providerRef: modificationRef }), ...(ourRef === null ? {} : { reference: ourRef }) };
+  if (e.kind === 'void_succeeded' || e.kind === 'refund_succeeded') return fact({ fact: 'release_succeeded', attemptId: attempt.id, ...names }, attempt.id);
+  if (e.kind === 'refund_reversed') {
+    const r = attempt.release;
+    const round = r === null ? null : releaseRoundNamed(attempt, r, names);
+    const inFlight = r !== null && round?.kind === 'current' && (r.status === 'requested' || r.status === 'pending');
+    if (inFlight) return { kind: 'hold', reason: `${e.rawType}: release ${r.no} of attempt ${attempt.id} reversed before its success is known; held until it is` };
+    return fact({ fact: 'release_failed', attemptId: attempt.id, ...names, reversal: true }, attempt.id);
   }
+  return fact({ fact: 'release_failed', attemptId: attempt.id, ...names }, attempt.id);
 }
 
 /**

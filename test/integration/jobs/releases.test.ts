@@ -90,6 +90,51 @@ describe('releases', () => {
     expect(await releaseKeys(p.id)).toHaveLength(2);
   });
 
+  // Issue 41 §1: every event is matched to the round whose refund it names. Round 1's refund is
+  // performed, its answer lost, then reversed at once; its failure events come before its success.
+  // Taking them as news about "the current round" burned round 2 on round 1's second failure event
+  // and let round 1's late success confirm round 3: booked given back, while the provider had
+  // captured the money and refunded nothing.
+  const heldBalance = async (paymentId: string): Promise<number> => {
+    const r = await gw.db.db.execute<{ held: string | null }>(sql`
+      SELECT sum(CASE WHEN e.direction = 'credit' THEN e.amount ELSE -e.amount END) AS held
+        FROM ledger_entries e JOIN ledger_transactions t ON t.id = e.transaction_id
+       WHERE t.payment_id = ${paymentId} AND e.account LIKE 'connector:%:held_for_release'`);
+    return Number(r.rows[0]?.held ?? 0);
+  };
+
+  it('Stripe: a release refund whose answer is lost and which is reversed, failure events first, is released by the next round, never by its own late success', async () => {
+    await stripe.scheduleFault({ op: 'release', mode: 'reverse_before_then_drop', count: 1 });
+    const p0 = await gw.pay({ amount: 1200, currency: 'USD', captureMethod: 'automatic', paymentMethod: { test_card: '4000000000000515' } });
+    const p = await gw.waitFor(p0.id, (x) => x.attempts[0]!.status === 'released' || x.state === 'needs_review', 25_000);
+    const a = p.attempts[0]!;
+    expect(p.state).toBe('declined');
+    expect(a.status).toBe('released');
+    // The provider's ledger: 600 captured, 600 refunded by round 2 (round 1's refund came back).
+    const entry = (await entryOf(stripe, a.id))!;
+    expect([entry.captured, entry.refunded]).toEqual([600, 600]);
+    expect(a.release).toMatchObject({ kind: 'refund', round: 2, status: 'succeeded' });
+    // Round 1 keeps its refund's id, learnt from its events (its answer never came).
+    expect(a.release?.earlier?.map((r) => [r.round, r.status, r.providerRef?.startsWith('re_')])).toEqual([[1, 'failed', true]]);
+    expect(await releaseKeys(p.id)).toHaveLength(2);
+    expect(await heldBalance(p.id)).toBe(0);
+  });
+
+  it('Adyen: a late approval under automatic capture, its release refund answer lost and reversed (REFUND_FAILED before REFUND): held, then a new round', async () => {
+    await adyen.scheduleFault({ op: 'release', mode: 'reverse_before_then_drop', count: 1 });
+    const probe = await gw.pay({ amount: 3000, currency: 'EUR', captureMethod: 'automatic' });
+    lostAnswer.add(probe.attempts[0]!.id);
+    const p = await gw.waitFor(probe.id, (x) => x.attempts[0]!.status === 'released' || x.state === 'needs_review', 25_000);
+    const first = p.attempts[0]!;
+    expect(first.connector).toBe('adyen_b');
+    expect(first.status).toBe('released');
+    const entry = (await entryOf(adyen, first.id))!;
+    expect([entry.captured, entry.refunded]).toEqual([3000, 3000]);
+    expect(first.release).toMatchObject({ kind: 'refund', round: 2, status: 'succeeded' });
+    expect(await releaseKeys(p.id)).toHaveLength(2);
+    expect(await heldBalance(p.id)).toBe(0);
+  });
+
   it('a release refused past the bound parks the payment for review with a release_failed discrepancy', async () => {
     await stripe.scheduleFault({ op: 'release', mode: 'release_refused', count: 3 });
     const p0 = await gw.pay({ amount: 800, currency: 'USD', paymentMethod: { test_card: '4000000000000515' } });

@@ -74,14 +74,18 @@ describe('a release is done only when the provider confirms it', () => {
     expect(s.calls('release')).toHaveLength(2);
   });
 
-  it("a late answer for an earlier release is not the current release's", () => {
-    const { s, losing } = lateApproval();
+  it("a late answer for an earlier release refund is not the current release's", () => {
+    const s = new Sim(makeEnv(), { captureMethod: 'automatic', ...only('stripe_a') });
+    s.authorize(approved(600));
     const firstKey = s.calls('release')[0]!.providerKey!;
-    s.apply(releaseFact(losing().id, false));
-    const r = s.apply({ type: 'call_result', ref: { op: 'release', attemptId: losing().id, providerKey: firstKey }, outcome: approved(1000, 'pi_late') });
-    expect(r.kind).toBe('noop');
-    expect(losing().status).toBe('releasing');
-    expect(losing().release?.round).toBe(2);
+    s.apply(releaseFact(s.attempt.id, false));
+    const late = { type: 'call_result', ref: { op: 'release', attemptId: s.attempt.id, providerKey: firstKey }, outcome: approved(600, 're_1') } as const;
+    s.apply(late);
+    // It names round 1's refund (kept on that round), and changes nothing else: twice is a no-op.
+    expect(s.attempt.release?.earlier?.[0]?.providerRef).toBe('re_1');
+    expect(s.apply(late).kind).toBe('noop');
+    expect(s.attempt.status).toBe('releasing');
+    expect(s.attempt.release?.round).toBe(2);
   });
 
   it('a declined or refused release is followed by a new one too', () => {
@@ -141,5 +145,94 @@ describe('a capture failure of an automatic-capture approval (no capture record)
     // Twice: nothing more.
     const again = s.apply({ type: 'provider_fact', fact: { fact: 'auto_capture_reversed', attemptId: s.attempt.id, amount: 1000, providerRef: 'cap_psp' } });
     expect(again.kind).toBe('noop');
+  });
+});
+
+// Issue 41 §1: each release event is matched to the round whose provider object it names (our
+// reference on the refund, `<attempt>_release[_<round>]`, or the refund's own id), never to
+// "whichever round is current".
+describe('release events are matched to their round by the object they name', () => {
+  const roundFact = (attemptId: string, ok: boolean, round: number, providerRef: string, reversal = false): PaymentInput => ({
+    type: 'provider_fact',
+    fact: { fact: ok ? 'release_succeeded' : 'release_failed', attemptId, providerRef, reference: round === 1 ? `${attemptId}_release` : `${attemptId}_release_${round}`, ...(reversal ? { reversal } : {}) },
+  });
+  const automatic = (): Sim => {
+    const s = new Sim(makeEnv(), { captureMethod: 'automatic', ...only('stripe_a') });
+    s.authorize(approved(600));
+    return s;
+  };
+  const released = (s: Sim): number => s.effects.filter((e) => e.type === 'ledger' && e.posting === 'release_refunded').reduce((n, e) => n + (e.type === 'ledger' ? e.amount : 0), 0);
+  const heldFor = (s: Sim): number => s.effects.filter((e) => e.type === 'ledger' && e.posting === 'held_for_release').reduce((n, e) => n + (e.type === 'ledger' ? e.amount : 0), 0);
+
+  it("round 1's refund, its answer lost, reversed, failure events before its success: one new round, never a confirmation", () => {
+    const s = automatic();
+    const id = s.attempt.id;
+    s.apply(releaseAnswer(id, unknown()));
+    // refund.failed, then refund.updated (failed, was succeeded), then charge.refunded: all about re_1.
+    s.apply(roundFact(id, false, 1, 're_1'));
+    expect(s.attempt.release).toMatchObject({ round: 2, status: 'requested' });
+    s.apply(roundFact(id, false, 1, 're_1', true));
+    s.apply(roundFact(id, true, 1, 're_1'));
+    // The provider captured the money and refunded nothing: round 2 is what gives it back.
+    expect(s.attempt.status).toBe('releasing');
+    expect(s.attempt.release).toMatchObject({ round: 2, status: 'requested' });
+    expect(new Set(s.calls('release').map((c) => c.refundId))).toEqual(new Set([`${id}_release`, `${id}_release_2`]));
+    expect(released(s)).toBe(0);
+    // Round 1's record keeps its refund's id.
+    expect(s.attempt.release?.earlier).toEqual([expect.objectContaining({ round: 1, providerRef: 're_1', status: 'failed' })]);
+    // Round 2's own success releases it.
+    s.apply(roundFact(id, true, 2, 're_2'));
+    expect(s.attempt.status).toBe('released');
+    expect(released(s)).toBe(600);
+  });
+
+  it('one real failure and its two events burn one round, not three', () => {
+    const s = automatic();
+    const id = s.attempt.id;
+    s.apply(releaseAnswer(id, unknown()));
+    s.apply(roundFact(id, false, 1, 're_1'));
+    s.apply(roundFact(id, false, 1, 're_1', true));
+    s.apply(roundFact(id, false, 1, 're_1'));
+    expect(s.state).not.toBe('needs_review');
+    expect(s.attempt.release).toMatchObject({ round: 2, status: 'requested' });
+    expect(new Set(s.calls('release').map((c) => c.providerKey)).size).toBe(2);
+  });
+
+  it("a reversal of the round that succeeded starts a new round; another round's failure does not", () => {
+    const s = automatic();
+    const id = s.attempt.id;
+    s.apply(releaseAnswer(id, pending('re_1')));
+    s.apply(roundFact(id, false, 1, 're_1'));
+    s.apply(roundFact(id, true, 2, 're_2'));
+    expect(s.attempt.status).toBe('released');
+    // A late duplicate of round 1's failure is old news: the money round 2 gave back stays given back.
+    s.apply(roundFact(id, false, 1, 're_1'));
+    expect(s.attempt.status).toBe('released');
+    expect(released(s)).toBe(600);
+    // Round 2's refund reversed: the customer is charged again, held again, a third round.
+    s.apply(roundFact(id, false, 2, 're_2', true));
+    expect(s.attempt.status).toBe('releasing');
+    expect(s.attempt.release).toMatchObject({ round: 3 });
+    expect(heldFor(s)).toBe(1200);
+  });
+
+  it("a late answer to an earlier round records that round's refund id", () => {
+    const s = automatic();
+    const id = s.attempt.id;
+    const firstKey = s.calls('release')[0]!.providerKey!;
+    s.apply(roundFact(id, false, 1, 're_1'));
+    s.apply({ type: 'call_result', ref: { op: 'release', attemptId: id, providerKey: firstKey }, outcome: pending('re_1') });
+    expect(s.attempt.release?.earlier?.[0]).toMatchObject({ round: 1, providerRef: 're_1' });
+    expect(s.attempt.release).toMatchObject({ round: 2, status: 'requested', providerRef: null });
+  });
+
+  it('a Stripe void is decided by the PaymentIntent: canceled releases it, whichever round asked', () => {
+    const { s, losing } = lateApproval();
+    const firstKey = s.calls('release')[0]!.providerKey!;
+    s.apply(releaseAnswer(losing().id, declined('hard', false)));
+    expect(losing().release?.round).toBe(2);
+    // Round 1's late answer says the PaymentIntent is canceled: released.
+    s.apply({ type: 'call_result', ref: { op: 'release', attemptId: losing().id, providerKey: firstKey }, outcome: approved(1000, 'pi_late') });
+    expect(losing().status).toBe('released');
   });
 });

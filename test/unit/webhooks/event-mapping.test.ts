@@ -106,7 +106,21 @@ describe('actionForEvent', () => {
       const p = { ...releasing(), refunds: [refund({ amount: 5000, status: 'pending' })] };
       expect(factOf(actionForEvent(p, 'adyen_b', ev({ kind: 'refund_succeeded', amount: 5000, currency: 'EUR', modificationRef: 're_1' })))).toEqual({ fact: 'release_succeeded', attemptId: 'att_1', providerRef: 're_1' });
       expect(factOf(actionForEvent(p, 'adyen_b', ev({ kind: 'refund_failed', amount: 5000, currency: 'EUR', modificationRef: 're_1' })))).toEqual({ fact: 'release_failed', attemptId: 'att_1', providerRef: 're_1' });
-      expect(factOf(actionForEvent(p, 'adyen_b', ev({ kind: 'refund_reversed', amount: 5000, currency: 'EUR', modificationRef: 're_1' })))).toEqual({ fact: 'release_failed', attemptId: 'att_1', providerRef: 're_1' });
+      // A reversal of the round in flight came before its success: held until the success is here.
+      expect(actionForEvent(p, 'adyen_b', ev({ kind: 'refund_reversed', amount: 5000, currency: 'EUR', modificationRef: 're_1' })).kind).toBe('hold');
+      const confirmed = { ...releasing({ release: { ...release, status: 'succeeded' } }), refunds: p.refunds };
+      expect(factOf(actionForEvent(confirmed, 'adyen_b', ev({ kind: 'refund_reversed', amount: 5000, currency: 'EUR', modificationRef: 're_1' })))).toEqual({ fact: 'release_failed', attemptId: 'att_1', providerRef: 're_1', reversal: true });
+    });
+
+    it('release events carry what names their round: our reference on the object and its id (issue 41)', () => {
+      const lost = releasing({ release: { ...release, status: 'requested', providerRef: null } });
+      expect(factOf(actionForEvent(lost, 'adyen_b', ev({ kind: 'refund_failed', amount: 5000, currency: 'EUR', modificationRef: 're_9', ourRef: 'att_1_release' })))).toEqual({ fact: 'release_failed', attemptId: 'att_1', providerRef: 're_9', reference: 'att_1_release' });
+      expect(actionForEvent(lost, 'adyen_b', ev({ kind: 'refund_reversed', amount: 5000, currency: 'EUR', modificationRef: 're_9', ourRef: 'att_1_release' })).kind).toBe('hold');
+      // A reversal naming an earlier round (failed already) is not held: the core finds it old news.
+      const round2 = releasing({ release: { ...release, round: 2, status: 'requested', providerRef: null, earlier: [{ round: 1, no: 1, providerKey: 'k1', providerRef: null, status: 'failed' }] } });
+      expect(factOf(actionForEvent(round2, 'adyen_b', ev({ kind: 'refund_reversed', amount: 5000, currency: 'EUR', modificationRef: 're_9', ourRef: 'att_1_release' })))).toEqual({ fact: 'release_failed', attemptId: 'att_1', providerRef: 're_9', reference: 'att_1_release', reversal: true });
+      const cancel = releasing({ release: { ...release, kind: 'void', providerRef: null } });
+      expect(factOf(actionForEvent(cancel, 'adyen_b', ev({ kind: 'void_failed', modificationRef: 'mod_7', ourRef: 'att_1_release' })))).toEqual({ fact: 'release_failed', attemptId: 'att_1', providerRef: 'mod_7', reference: 'att_1_release' });
     });
 
     it('a capture event about an attempt the payment did not keep is ignored', () => {
