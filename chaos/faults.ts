@@ -128,6 +128,9 @@ export class FaultInjector {
       case 'release_failure':
         // Only requests whose key names a release (the gateway's …:release:<n>) meet it.
         return this.control(`/_sandbox/${account}/faults`, { op: 'release', mode: f.release === 'fail_later' ? 'release_fail_later' : 'release_refused', count: f.count ?? 1 });
+      case 'release_reversed_first':
+        // The next release refunds (keys naming a release): performed, reversed, the answer lost.
+        return this.control(`/_sandbox/${account}/faults`, { op: 'release', mode: 'reverse_before_then_drop', count: f.count ?? 1 });
       case 'late_reversal':
         return this.control(`/_sandbox/${account}/faults`, { op: f.op ?? 'refund', mode: `reverse_${f.order ?? 'after'}`, count: f.count ?? 1 });
       case 'outage': {

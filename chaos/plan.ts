@@ -27,6 +27,9 @@ export const FAULT_KINDS = [
   // REFUND_FAILED, Stripe refund.failed), its failure event delivered before, after, or twice
   // around the success it reverses.
   'late_reversal',
+  // A release refund the provider performs, its answer lost, then reverses at once, its failure
+  // events delivered before its success (issue 41 §1): each event must settle its own round.
+  'release_reversed_first',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -284,6 +287,7 @@ const WEIGHTS: Readonly<Record<FaultKind, number>> = {
   key_expiry: 2,
   release_failure: 4,
   late_reversal: 4,
+  release_reversed_first: 3,
 };
 
 /**
@@ -309,6 +313,8 @@ function faultEvent(rng: Rng, atOp: number, kind: FaultKind, o: PlanOptions): Fa
     }
     case 'late_reversal':
       return { atOp, kind, account, op: rng.chance(0.5) ? 'capture' : 'refund', count: 1, order: rng.pick(['before', 'after', 'twice'] as const) };
+    case 'release_reversed_first':
+      return { atOp, kind, account, count: rng.int(1, 2) };
     case 'outage':
       return { atOp, kind, account, seconds: rng.int(1, 3) };
     case 'webhook_duplicate':

@@ -15,7 +15,7 @@ import { isoUnitsOnAdyenWire } from './planted-exponents.ts';
 export const PLANTED_BUGS = [
   'failover_on_timeout', 'new_key_per_retry', 'stale_webhook', 'skip_version_check', 'refund_without_amount_check', 'adyen_amounts_in_iso_units',
   'retention_not_checked_at_execution', 'superseded_refusal_as_proof', 'accepted_release_is_released', 'not_found_by_list_is_proof',
-  'expiry_never_abandons', 'action_required_as_approval', 'abandonment_without_cancel',
+  'expiry_never_abandons', 'action_required_as_approval', 'abandonment_without_cancel', 'release_events_to_current_round',
 ] as const;
 export type PlantedBug = (typeof PLANTED_BUGS)[number];
 
@@ -51,6 +51,9 @@ export const EXPECTED_INVARIANTS: Readonly<Record<PlantedBug, readonly Invariant
   // Issue 27: the deadline taken as proof by itself — the attempt failed authentication_abandoned
   // with no cancel at the provider, where the customer may still complete.
   abandonment_without_cancel: ['failover_proof', 'no_double_charge'],
+  // Issue 41 §1: a failed round's events taken as news about the round after it — its late success
+  // "confirms" a later round, booked released while the provider refunded nothing.
+  release_events_to_current_round: ['no_double_charge'],
 };
 
 export function isPlantedBug(name: string): name is PlantedBug {
@@ -139,6 +142,17 @@ export function plantedSeams(bug: PlantedBug): GatewaySeams {
               if (payment.attempts.find((a) => a.id === attemptId)?.status === 'released') return { kind: 'noop', reason: 'planted: failure of a released attempt ignored' };
             }
             return step(payment, input, now, env);
+          },
+        },
+      };
+    case 'release_events_to_current_round':
+      // The issue-41 bug: release events stripped of what names their round (our reference on the
+      // refund, its id), so each one is about whichever round is current.
+      return {
+        transition: {
+          step: (payment, input, now, env) => {
+            if (input.type !== 'provider_fact' || (input.fact.fact !== 'release_succeeded' && input.fact.fact !== 'release_failed')) return step(payment, input, now, env);
+            return step(payment, { ...input, fact: { fact: input.fact.fact, attemptId: input.fact.attemptId } }, now, env);
           },
         },
       };

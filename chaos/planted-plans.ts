@@ -70,6 +70,9 @@ export const PLANTED_PLANS: Readonly<Record<PlantedBug, Aim>> = {
   superseded_refusal_as_proof: { keep: approved, payments: 10, kinds: ['duplicate_execution'], rate: 0.3, ops: ['authorize'], seed: 1007 },
   // Release refunds (USD, automatic capture, the partial-approval card on Stripe) that the sandbox
   // accepts as pending and fails later.
+  // Release refunds (as above) performed, their answers lost, reversed at once, the failure events
+  // ahead of the success.
+  release_events_to_current_round: { keep: partialAutomatic, payments: 3, kinds: ['release_reversed_first'], rate: 0.5, accounts: ['stripe_c'], seed: 1012 },
   accepted_release_is_released: { keep: partialAutomatic, payments: 3, kinds: ['release_failure'], rate: 0.5, accounts: ['stripe_c'], releaseMode: 'fail_later', seed: 1009 },
   // One-call Stripe authorizations (USD goes to Stripe first) held by the sandbox past the client's
   // timeout (the key held, the create run later): the lookup runs while nothing is there yet.
