@@ -14,6 +14,8 @@ export interface ProviderCallEffect {
   readonly currency: string;
   readonly captureId?: string;
   readonly refundId?: string;
+  /** For void: the payment's void number (VoidOperation.no), returned with the answer. */
+  readonly voidNo?: number;
   /** For release: our reference on the round's object at the provider (`releaseRefundId`), which its events echo. */
   readonly reference?: string;
   /** For authorize: the send number, returned with the answer. */

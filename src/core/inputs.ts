@@ -14,7 +14,8 @@ export type OperationRef =
   /** sendNo: which send of the authorize call this answers (from the effect), so duplicates count once. */
   | { readonly op: 'authorize'; readonly attemptId: string; readonly sendNo?: number }
   | { readonly op: 'capture'; readonly captureId: string }
-  | { readonly op: 'void' }
+  /** n: which void of the payment this answers (from the effect): a late answer to void n is not void n+1's. Absent: the current one (recovery, rows written before). */
+  | { readonly op: 'void'; readonly n?: number }
   | { readonly op: 'refund'; readonly refundId: string };
 
 /** Facts a provider tells us on its own (webhooks, reports), already verified and normalized. */

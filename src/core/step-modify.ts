@@ -221,18 +221,21 @@ export function requestVoid(d: Draft): StepResult | null {
 function emitVoidCall(d: Draft, attempt: Attempt, runAt?: string): void {
   const v = d.p.voidOp!;
   d.emit({
-    type: 'provider_call', op: 'void', connector: attempt.connector, attemptId: attempt.id, providerKey: v.providerKey,
+    type: 'provider_call', op: 'void', connector: attempt.connector, attemptId: attempt.id, providerKey: v.providerKey, voidNo: v.no,
     amount: d.p.amountAuthorized, currency: d.p.currency, ...(runAt === undefined ? {} : { runAt }),
   });
 }
 
-export function onVoidOutcome(d: Draft, o: CallOutcome): StepResult | null {
+export function onVoidOutcome(d: Draft, o: CallOutcome, n?: number): StepResult | null {
   // A void parked for review still takes the provider's final word.
   const reviewing = d.p.state === 'needs_review' && d.p.voidOp !== null;
   if (d.p.state !== 'voiding' && !reviewing) return noop(`void answer while ${d.p.state}`);
   const attempt = authorizedAttempt(d);
   const v = d.p.voidOp;
   if (attempt === undefined || v === null) return noop('no void in flight');
+  // Each void has its own key: a late answer to an earlier one (a refused void's second execution)
+  // says nothing about this one.
+  if (n !== undefined && n !== v.no) return noop(`answer for void ${n}, not void ${v.no}`);
   switch (o.kind) {
     case 'succeeded':
       d.updateAttempt(attempt.id, { status: 'released' });

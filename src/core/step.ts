@@ -124,7 +124,7 @@ function onCallResult(d: Draft, ref: OperationRef, outcome: CallOutcome): StepRe
     case 'capture':
       return onCaptureOutcome(d, ref.captureId, outcome);
     case 'void':
-      return onVoidOutcome(d, outcome);
+      return onVoidOutcome(d, outcome, ref.n);
     case 'refund':
       return onRefundOutcome(d, ref.refundId, outcome);
     default:

@@ -27,7 +27,7 @@ export function operationRef(e: ProviderCallEffect): OperationRef {
     case 'refund':
       return { op: 'refund', refundId: e.refundId ?? '' };
     case 'void':
-      return { op: 'void' };
+      return { op: 'void', ...(e.voidNo === undefined ? {} : { n: e.voidNo }) };
     case 'authorize':
       return { op: 'authorize', attemptId: e.attemptId, ...(e.sendNo === undefined ? {} : { sendNo: e.sendNo }) };
     case 'release':

@@ -146,6 +146,20 @@ describe('voids and expiry', () => {
     expect(s.state).toBe('voided');
   });
 
+  it("a late answer to void 1 is never applied to void 2 (issue 41 §7)", () => {
+    const s = authorizedSim();
+    s.apply({ type: 'void_requested' });
+    expect(s.calls('void').at(-1)?.voidNo).toBe(1);
+    s.apply({ type: 'call_result', ref: { op: 'void', n: 1 }, outcome: declined('hard', false) });
+    s.apply({ type: 'void_requested' });
+    expect(s.calls('void').at(-1)?.voidNo).toBe(2);
+    // A second execution of void 1's row answers late: it says nothing about void 2.
+    expect(s.apply({ type: 'call_result', ref: { op: 'void', n: 1 }, outcome: declined('hard', false) }).kind).toBe('noop');
+    expect(s.state).toBe('voiding');
+    s.apply({ type: 'call_result', ref: { op: 'void', n: 2 }, outcome: approved(0) });
+    expect(s.state).toBe('voided');
+  });
+
   it('a void never sent returns to authorized after bounded resends', () => {
     const s = authorizedSim();
     s.apply({ type: 'void_requested' });
