@@ -14,6 +14,7 @@ import type { ExecutedFault } from './faults.ts';
 import { checkInvariants, INVARIANTS } from './invariants.ts';
 import type { Invariant, Violation } from './invariants.ts';
 import { FAULT_KINDS, KEY_EXPIRY_RETENTION_S, makePlan } from './plan.ts';
+import { needsReviewByReason } from './review-reasons.ts';
 import type { FaultEvent, FaultKind, PaymentPlan, ProviderOp } from './plan.ts';
 import type { PlantedBug } from './planted-bugs.ts';
 import { total, waitForQuiescence } from './quiesce.ts';
@@ -73,6 +74,8 @@ export interface ChaosReport {
   readonly violations_by_invariant: Record<Invariant, number>;
   readonly in_flight: number;
   readonly needs_review: number;
+  /** The parked payments by why: `needs_review: <reason>` or `discrepancy: <kind>` (chaos/review-reasons.ts). */
+  readonly needs_review_by_reason: Readonly<Record<string, number>>;
   /** Gateway processes that exited during start (and were started again, as a supervisor would). */
   readonly start_failures: number;
   /** Gateway processes not ready at the checks: a run passes only with none. */
@@ -181,6 +184,7 @@ export async function runChaos(o: ChaosOptions, shared?: Topology): Promise<Chao
       violations_by_invariant: byInvariant,
       in_flight: left.payments + left.modifications,
       needs_review: data.payments.filter((p) => p.state === 'needs_review' || data.openDiscrepancies.has(p.id)).length,
+      needs_review_by_reason: needsReviewByReason(data.payments, data.reviewReasons, data.openDiscrepancyKinds),
       start_failures: topology.startFailures(),
       processes_down: down.length,
       duration_s: Math.round((Date.now() - started) / 100) / 10,

@@ -58,6 +58,7 @@ function textReport(r: ChaosReport, repro: string): string {
     `chaos seed ${r.seed}${r.details.plant === null ? '' : ` (planted bug: ${r.details.plant})`}: ${r.payments} payments, ${r.operations} operations, ${r.faults} faults, ${r.kills} kills, ${r.duration_s} s`,
     `faults: ${kinds}`,
     `after quiescence: ${r.in_flight} in flight, ${r.needs_review} needs_review; processes: ${r.start_failures} exits during start (restarted), ${r.processes_down} down at the checks`,
+    ...(r.needs_review === 0 ? [] : [`parked: ${Object.entries(r.needs_review_by_reason).map(([k, n]) => `${n}× ${k}`).join('; ')}`]),
     `invariants: ${inv}`,
     `customers (authentication lifecycle.outcome): ${Object.entries(r.customers).sort().map(([k, n]) => `${k} ${n}`).join(', ') || 'none'}`,
   ];

@@ -112,6 +112,10 @@ export interface RunData {
   readonly sandbox: readonly SandboxEntry[];
   /** Payments with an open discrepancy: parked for reconciliation or an operator. */
   readonly openDiscrepancies: ReadonlySet<string>;
+  /** The kinds of each payment's open discrepancies, oldest first. */
+  readonly openDiscrepancyKinds: ReadonlyMap<string, readonly string[]>;
+  /** For each payment in needs_review: the reason of the transition that last took it there. */
+  readonly reviewReasons: ReadonlyMap<string, string>;
   /** Ledger problems (unbalanced transactions, payments whose books disagree) for the run's payments. */
   readonly ledgerProblems: readonly { readonly id: string; readonly detail: string }[];
 }
@@ -148,7 +152,14 @@ export async function loadRunData(databaseUrl: string, merchantIds: readonly str
       ['id'],
     );
     const outbox = num(await q<OutboxRow & Record<string, unknown>>(`SELECT id, payment_id, kind, status, last_error, run_at > now() AS future FROM outbox WHERE ${ofRun}`), ['id']);
-    const openDiscrepancies = new Set((await q<{ payment_id: string }>(`SELECT DISTINCT payment_id FROM discrepancies WHERE status = 'open' AND ${ofRun}`)).map((r) => r.payment_id));
+    const open = await q<{ payment_id: string; kind: string }>(`SELECT payment_id, kind FROM discrepancies WHERE status = 'open' AND ${ofRun} ORDER BY created_at, id`);
+    const openDiscrepancies = new Set(open.map((r) => r.payment_id));
+    const openDiscrepancyKinds = new Map<string, string[]>();
+    for (const r of open) openDiscrepancyKinds.set(r.payment_id, [...(openDiscrepancyKinds.get(r.payment_id) ?? []), r.kind]);
+    const reviewReasons = new Map(
+      (await q<{ payment_id: string; reason: string }>(`SELECT DISTINCT ON (t.payment_id) t.payment_id, t.reason FROM payment_transitions t JOIN payments p ON p.id = t.payment_id
+          WHERE p.state = 'needs_review' AND t.to_state = 'needs_review' AND t.from_state <> 'needs_review' AND t.outcome = 'applied' AND t.${ofRun} ORDER BY t.payment_id, t.id DESC`)).map((r) => [r.payment_id, r.reason] as const),
+    );
     const inbound = (await client.query<InboundRow & Record<string, unknown>>('SELECT connector, provider_event_id, verified, outcome, payment_id FROM inbound_events')).rows;
 
     const sandbox: SandboxEntry[] = [];
@@ -167,7 +178,7 @@ export async function loadRunData(databaseUrl: string, merchantIds: readonly str
     } finally {
       await pool.end();
     }
-    return { payments, attempts, captures, refunds, transitions, ledgerCaptures, readAt, outbox, inbound, sandbox, ledgerProblems, openDiscrepancies };
+    return { payments, attempts, captures, refunds, transitions, ledgerCaptures, readAt, outbox, inbound, sandbox, ledgerProblems, openDiscrepancies, openDiscrepancyKinds, reviewReasons };
   } finally {
     await client.end();
   }

@@ -14,7 +14,7 @@ function run(entry: Partial<SandboxEntry>, attempt: Partial<AttemptRow> = {}, st
     attempts: [{ id: 'att_1', payment_id: 'pay_1', no: 1, connector: 'stripe_c', status: 'released', proof: null, release, authentication: null, ...attempt }],
     captures: [], refunds: [], transitions: [], outbox: [], inbound: [], ledgerCaptures: [], readAt: new Date('2026-12-01T12:00:00Z'),
     sandbox: [{ account: 'stripe_c', id: 'pi_1', reference: 'att_1', status: 'succeeded', authorized: 500, captured: 500, refunded: 0, cancelled: false, ...entry }],
-    openDiscrepancies: new Set(), ledgerProblems: [],
+    openDiscrepancies: new Set(), openDiscrepancyKinds: new Map(), reviewReasons: new Map(), ledgerProblems: [],
   };
 }
 const invariantsOf = (d: RunData) => checkInvariants(d, noDriver).map((v) => v.invariant);
