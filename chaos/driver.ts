@@ -9,7 +9,7 @@ import { actAsCustomer } from './customer.ts';
 import type { CustomerResult } from './customer.ts';
 import { AMOUNT_STEPS, floorToStep } from './plan.ts';
 import type { PaymentPlan, Repeat, Step } from './plan.ts';
-import { STRIPE_ACCOUNT, STRIPE_WEBHOOK_SECRET } from './topology.ts';
+import { SHORT_KEYS_METADATA, STRIPE_ACCOUNT, STRIPE_WEBHOOK_SECRET } from './topology.ts';
 
 export interface Answer {
   readonly status: number;
@@ -210,6 +210,7 @@ export class Driver {
       amount: plan.amount, currency: plan.currency, reference: k('ref'), capture_method: plan.captureMethod,
       payment_method: { type: 'card', test_card: plan.card },
       ...(plan.authentication === undefined ? {} : { return_url: `${RETURN_URL_BASE}/${plan.index}` }),
+      ...(plan.shortKeys === true ? { metadata: SHORT_KEYS_METADATA } : {}),
     };
     const created = await this.send(m, '/v1/payments', createBody, k('create'), plan.createRepeat);
     if (created.status !== 201 && created.status !== 202) {

@@ -20,7 +20,7 @@ import type { PlantedBug } from './planted-bugs.ts';
 import { total, waitForQuiescence } from './quiesce.ts';
 import { loadRunData } from './run-data.ts';
 import { SecondProcess } from './second-process.ts';
-import { ACCOUNTS, Topology } from './topology.ts';
+import { ACCOUNTS, MAIN_ACCOUNTS, SHORT_KEYS_ACCOUNT_OF, Topology } from './topology.ts';
 import { controlFetch } from './control-fetch.ts';
 
 export interface ChaosOptions {
@@ -38,6 +38,8 @@ export interface ChaosOptions {
   readonly faultOps?: readonly ProviderOp[];
   /** release_failure faults of this variant only (a planted bug's test aims them; default both). */
   readonly releaseMode?: 'refused' | 'fail_later';
+  /** With key_expiry faults: the share of payments with a refund sent to the short-keys accounts (plan.ts). */
+  readonly shortKeysShare?: number;
   /** Only the lifecycles this keeps (plan.ts `keep`): `payments` of them. */
   readonly keep?: (p: PaymentPlan) => boolean;
   /** Provider webhooks delayed this long for the whole run (besides the planned webhook_delay faults). */
@@ -109,10 +111,11 @@ export async function runChaos(o: ChaosOptions, shared?: Topology): Promise<Chao
   const log = o.log ?? (() => undefined);
   const clientTimeoutMs = o.clientTimeoutMs ?? 1_500;
   const plan = makePlan({
-    seed: o.seed, payments: o.payments, merchants: o.merchants ?? 6, accounts: o.faultAccounts ?? ACCOUNTS, faultRate: o.faultRate ?? 0.25, kills: true, clientTimeoutMs,
+    seed: o.seed, payments: o.payments, merchants: o.merchants ?? 6, accounts: o.faultAccounts ?? MAIN_ACCOUNTS, keyExpiryAccount: (a) => SHORT_KEYS_ACCOUNT_OF[a] ?? a, faultRate: o.faultRate ?? 0.25, kills: true, clientTimeoutMs,
     ...(o.kinds === undefined ? {} : { kinds: o.kinds }),
     ...(o.faultOps === undefined ? {} : { ops: o.faultOps }),
     ...(o.releaseMode === undefined ? {} : { releaseMode: o.releaseMode }),
+    ...(o.shortKeysShare === undefined ? {} : { shortKeysShare: o.shortKeysShare }),
     ...(o.keep === undefined ? {} : { keep: o.keep }),
   });
   const faults = o.replay ?? plan.faults;

@@ -112,6 +112,8 @@ export interface PaymentPlan {
   readonly steps: readonly Step[];
   /** Present on the payments that send a return_url with a card the issuer wants authenticated. */
   readonly authentication?: { readonly lifecycle: AuthLifecycle; readonly lateByMs: number };
+  /** Routed to the accounts whose keys expire in seconds (plans with key_expiry faults; `metadata.chaos_keys`). */
+  readonly shortKeys?: true;
 }
 
 export interface ChaosPlan {
@@ -145,7 +147,19 @@ export interface PlanOptions {
    * over the kept ones' operations.
    */
   readonly keep?: (p: PaymentPlan) => boolean;
+  /**
+   * The account a key_expiry fault drawn on `account` hits instead (the run's short-keys account of
+   * that provider); absent: the account drawn.
+   */
+  readonly keyExpiryAccount?: (account: string) => string;
+  /** Of the payments with a refund, the share sent to the short-keys accounts (default SHORT_KEYS_SHARE). */
+  readonly shortKeysShare?: number;
 }
+
+/** Of the payments with a refund, the share sent to the short-keys accounts when the plan has key_expiry faults. */
+export const SHORT_KEYS_SHARE = 0.3;
+
+const refunds = (p: PaymentPlan): boolean => p.steps.some((s) => s.kind === 'refund' || s.kind === 'refund_pair');
 
 /** How many candidates a `keep` filter may look at per payment it must keep, before the plan gives up. */
 const KEEP_CANDIDATES_PER_PAYMENT = 5_000;
@@ -332,8 +346,9 @@ function faultEvent(rng: Rng, atOp: number, kind: FaultKind, o: PlanOptions): Fa
       return { atOp, kind, account, op, latencyMs: Math.max(300, Math.min(1_000, o.clientTimeoutMs - 500)) };
     }
     case 'key_expiry':
-      // A refund's answer is lost, its same-key resend dead-letters and is replayed past retention.
-      return { atOp, kind, account, op: 'refund', seconds: KEY_EXPIRY_RETENTION_S };
+      // A refund's answer is lost, its same-key resend dead-letters and is replayed past retention:
+      // on a short-keys account, where only the payments marked shortKeys go.
+      return { atOp, kind, account: o.keyExpiryAccount?.(account) ?? account, op: 'refund', seconds: KEY_EXPIRY_RETENTION_S };
     default:
       return { atOp, kind };
   }
@@ -367,5 +382,9 @@ export function makePlan(o: PlanOptions): ChaosPlan {
     faults.push(faultEvent(frng, frng.int(1, span), kind, o));
   }
   faults.sort((a, b) => a.atOp - b.atOp);
-  return { seed: o.seed, payments, faults, expectedOps };
+  // Drawn after the faults (a seed keeps its schedule): the refunds key_expiry faults will meet.
+  const srng = rng.fork();
+  const keyExpiry = faults.some((f) => f.kind === 'key_expiry');
+  const marked = payments.map((p) => (keyExpiry && refunds(p) && srng.chance(o.shortKeysShare ?? SHORT_KEYS_SHARE) ? { ...p, shortKeys: true as const } : p));
+  return { seed: o.seed, payments: marked, faults, expectedOps };
 }

@@ -28,6 +28,8 @@ export interface Aim {
   readonly settleTimeoutMs?: number;
   /** release_failure faults of one variant only. */
   readonly releaseMode?: 'refused' | 'fail_later';
+  /** key_expiry runs: the share of refunding payments on the short-keys accounts (default the full workload's). */
+  readonly shortKeysShare?: number;
 }
 
 const APPROVED = '4242424242424242';
@@ -65,7 +67,8 @@ export const PLANTED_PLANS: Readonly<Record<PlantedBug, Aim>> = {
   adyen_amounts_in_iso_units: { keep: approvedIdr, payments: 8, kinds: [], rate: 0, seed: 1005 },
   // Refunds whose answers are lost and whose resends are replayed past a retention of seconds; the
   // held webhooks make the quiescence wait longer.
-  retention_not_checked_at_execution: { keep: refunded, payments: 12, kinds: ['key_expiry'], rate: 0.1, seed: 1006, quiesceMs: 15_000 },
+  // Every one of them on the short-keys accounts, where the faults wait for a refund.
+  retention_not_checked_at_execution: { keep: refunded, payments: 12, kinds: ['key_expiry'], rate: 0.1, seed: 1006, quiesceMs: 15_000, shortKeysShare: 1 },
   // Authorizations refused in one execution while a second one of the same row is approved.
   superseded_refusal_as_proof: { keep: approved, payments: 10, kinds: ['duplicate_execution'], rate: 0.3, ops: ['authorize'], seed: 1007 },
   // Release refunds (USD, automatic capture, the partial-approval card on Stripe) that the sandbox

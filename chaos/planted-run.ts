@@ -35,6 +35,7 @@ export async function catchPlantedBug(bug: PlantedBug, topology: Topology, datab
         ...(aim.ops === undefined ? {} : { faultOps: aim.ops }),
         ...(aim.webhookDelayMs === undefined ? {} : { webhookDelayMs: aim.webhookDelayMs }),
         ...(aim.releaseMode === undefined ? {} : { releaseMode: aim.releaseMode }),
+        ...(aim.shortKeysShare === undefined ? {} : { shortKeysShare: aim.shortKeysShare }),
         ...(aim.settleTimeoutMs === undefined ? {} : { settleTimeoutMs: aim.settleTimeoutMs }),
         onProgress: (p) => {
           if (!began.has(p.phase)) began.set(p.phase, Date.now());

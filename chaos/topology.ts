@@ -17,7 +17,22 @@ import { PLANT_POLL_MS } from './planted-switch.ts';
 
 export const STRIPE_ACCOUNT = 'stripe_c';
 export const ADYEN_ACCOUNT = 'adyen_c';
-export const ACCOUNTS = [STRIPE_ACCOUNT, ADYEN_ACCOUNT] as const;
+/**
+ * The accounts key_expiry runs keep keys for seconds (KEY_EXPIRY_RETENTION_S), one per provider:
+ * only the payments that fault aims at go there (`metadata.chaos_keys: short`), so the rest of the
+ * run keeps each provider's own retention and measures the gateway, not the fault (issue 41 §6).
+ */
+export const STRIPE_SHORT_KEYS_ACCOUNT = 'stripe_k';
+export const ADYEN_SHORT_KEYS_ACCOUNT = 'adyen_k';
+export const SHORT_KEYS_ACCOUNTS = [STRIPE_SHORT_KEYS_ACCOUNT, ADYEN_SHORT_KEYS_ACCOUNT] as const;
+/** The short-keys account of each main account (the key_expiry fault planned on one hits the other). */
+export const SHORT_KEYS_ACCOUNT_OF: Readonly<Record<string, string>> = { [STRIPE_ACCOUNT]: STRIPE_SHORT_KEYS_ACCOUNT, [ADYEN_ACCOUNT]: ADYEN_SHORT_KEYS_ACCOUNT };
+/** The metadata that routes a payment to the short-keys accounts. */
+export const SHORT_KEYS_METADATA = { chaos_keys: 'short' } as const;
+/** The accounts most faults are planned on. */
+export const MAIN_ACCOUNTS = [STRIPE_ACCOUNT, ADYEN_ACCOUNT] as const;
+/** Every account of the run (ledgers, fault resets). */
+export const ACCOUNTS = [...MAIN_ACCOUNTS, ...SHORT_KEYS_ACCOUNTS] as const;
 export const STRIPE_WEBHOOK_SECRET = 'whsec_chaos';
 /**
  * How long a customer may take at an authentication page in a run (the accounts' authentication.timeout):
@@ -51,42 +66,58 @@ export interface TopologyOptions {
 interface ConfigPorts {
   readonly stripePort: number;
   readonly adyenPort: number;
+  readonly stripeShortPort: number;
+  readonly adyenShortPort: number;
   readonly certDir: string;
   readonly timeoutMs: number;
   readonly authenticationTimeoutS: number;
 }
 
-/** `retentionS`: the accounts' declared key retention (key_expiry runs); null: each provider's own. */
-function configYaml({ stripePort, adyenPort, certDir, timeoutMs, authenticationTimeoutS }: ConfigPorts, retentionS: number | null = null): string {
+/** `retentionS`: the short-keys accounts' declared key retention (key_expiry runs); null: each provider's own. */
+function configYaml({ stripePort, adyenPort, stripeShortPort, adyenShortPort, certDir, timeoutMs, authenticationTimeoutS }: ConfigPorts, retentionS: number | null = null): string {
   const idempotency = retentionS === null ? '' : `\n    idempotency: { retention: "${retentionS}s" }`;
   const breaker = '{ error_threshold_pct: 50, volume_threshold: 5, reset_ms: 2000 }';
   const queue = '{ concurrency: 16, rate_per_s: 2000 }';
   const authentication = `{ timeout: "${authenticationTimeoutS}s" }`;
-  return `# Written by the chaos harness for one run.
-connectors:
-  ${STRIPE_ACCOUNT}:
+  const stripe = (name: string, port: number, key: string, extra = ''): string => `  ${name}:
     type: stripe
-    endpoint: "http://127.0.0.1:${stripePort}"
-    secret_key: sk_test_chaos
+    endpoint: "http://127.0.0.1:${port}"
+    secret_key: ${key}
     webhook_secrets: ["${STRIPE_WEBHOOK_SECRET}"]
     timeout_ms: ${timeoutMs}
     breaker: ${breaker}
     authentication: ${authentication}
-    queue: ${queue}${idempotency}
-  ${ADYEN_ACCOUNT}:
+    queue: ${queue}${extra}`;
+  const adyen = (name: string, port: number, merchantAccount: string, extra = ''): string => `  ${name}:
     type: adyen
-    endpoint: "https://127.0.0.1:${adyenPort}"
-    api_key: AQE_chaos
-    merchant_account: ChaosECOM
+    endpoint: "https://127.0.0.1:${port}"
+    api_key: AQE_chaos_${name}
+    merchant_account: ${merchantAccount}
     hmac_keys: ["44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056"]
     basic_auth: { username: chaos, password: chaos }
     certificate_dir: "${certDir}"
     timeout_ms: ${timeoutMs}
     breaker: ${breaker}
     authentication: ${authentication}
-    queue: ${queue}${idempotency}
+    queue: ${queue}${extra}`;
+  const short = `{ metadata: { chaos_keys: ${SHORT_KEYS_METADATA.chaos_keys} }`;
+  return `# Written by the chaos harness for one run.
+connectors:
+${stripe(STRIPE_ACCOUNT, stripePort, 'sk_test_chaos')}
+${adyen(ADYEN_ACCOUNT, adyenPort, 'ChaosECOM')}
+${stripe(STRIPE_SHORT_KEYS_ACCOUNT, stripeShortPort, 'sk_test_chaos_keys', idempotency)}
+${adyen(ADYEN_SHORT_KEYS_ACCOUNT, adyenShortPort, 'ChaosKeysECOM', idempotency)}
 routing:
   rules:
+    - name: short-keys-eur
+      when: ${short}, currency: [EUR] }
+      priority: [${ADYEN_SHORT_KEYS_ACCOUNT}, ${STRIPE_SHORT_KEYS_ACCOUNT}]
+    - name: short-keys-mixed-currencies
+      when: ${short}, currency: [JPY, KWD, CLP, ISK, IDR] }
+      weighted: { ${ADYEN_SHORT_KEYS_ACCOUNT}: 50, ${STRIPE_SHORT_KEYS_ACCOUNT}: 50 }
+    - name: short-keys
+      when: ${short} }
+      priority: [${STRIPE_SHORT_KEYS_ACCOUNT}, ${ADYEN_SHORT_KEYS_ACCOUNT}]
     - name: eur
       when: { currency: [EUR] }
       priority: [${ADYEN_ACCOUNT}, ${STRIPE_ACCOUNT}]
@@ -136,10 +167,10 @@ export class Topology {
     const redis = await startPrivateRedis();
     const cleanup: (() => Promise<void>)[] = [() => redis.stop()];
     try {
-      const [stripePort, adyenPort, controlPort] = [await freePort(), await freePort(), await freePort()];
+      const [stripePort, adyenPort, stripeShortPort, adyenShortPort, controlPort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
       const configFile = join(opts.runDir, 'switchyard.yaml');
       const ports: ConfigPorts = {
-        stripePort, adyenPort, certDir: join(opts.runDir, 'certs'), timeoutMs: opts.clientTimeoutMs, authenticationTimeoutS: opts.authenticationTimeoutS ?? AUTHENTICATION_TIMEOUT_S,
+        stripePort, adyenPort, stripeShortPort, adyenShortPort, certDir: join(opts.runDir, 'certs'), timeoutMs: opts.clientTimeoutMs, authenticationTimeoutS: opts.authenticationTimeoutS ?? AUTHENTICATION_TIMEOUT_S,
       };
       writeFileSync(configFile, configYaml(ports));
       let topology: Topology | null = null;
@@ -197,13 +228,14 @@ export class Topology {
 
   /**
    * Starts K API and K worker processes (with a planted bug when named). `keyRetentionS`: the
-   * accounts declare this key retention and their sandboxes keep keys this long (key_expiry runs);
-   * null: each provider's own.
+   * short-keys accounts declare this key retention and their sandboxes keep keys this long
+   * (key_expiry runs); null: each provider's own. The main accounts always keep the provider's own.
    */
   async startGateway(plant: string | null = null, keyRetentionS: number | null = null): Promise<void> {
     for (const account of ACCOUNTS) {
+      const short = (SHORT_KEYS_ACCOUNTS as readonly string[]).includes(account);
       const res = await controlFetch(`${this.controlUrl}/_sandbox/${account}/idempotency`, {
-        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ key_ttl_s: keyRetentionS }),
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ key_ttl_s: short ? keyRetentionS : null }),
       });
       if (res.status !== 200) throw new Error(`sandbox ${account} key lifetime: ${res.status} ${await res.text()}`);
     }
