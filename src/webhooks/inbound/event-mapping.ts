@@ -138,8 +138,9 @@ export function actionForEvent(p: Payment, account: string, stored: NormalizedEv
       return fact({ fact: e.kind, attemptId: attempt.id }, attempt.id);
     case 'void_succeeded':
     case 'void_failed':
-      // A cancellation of an attempt we are fencing is the fence's answer, not a merchant void.
-      if (attempt.status === 'fencing') return fact({ fact: e.kind === 'void_succeeded' ? 'fence_confirmed' : 'fence_refused', attemptId: attempt.id }, attempt.id);
+      // A cancellation of an attempt we are fencing is the fence's answer, not a merchant void; so is
+      // one of an attempt parked because its fence's answer stayed unknown (it un-parks the payment).
+      if (attempt.status === 'fencing' || (attempt.status === 'review' && attempt.fenceCalls > 0)) return fact({ fact: e.kind === 'void_succeeded' ? 'fence_confirmed' : 'fence_refused', attemptId: attempt.id }, attempt.id);
       return fact({ fact: e.kind }, attempt.id);
     case 'capture_succeeded':
     case 'capture_failed': {

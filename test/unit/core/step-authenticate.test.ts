@@ -157,6 +157,17 @@ describe('customer authentication', () => {
     expect(s.payment.attempts).toHaveLength(1);
   });
 
+  it("a parked abandonment's cancel confirmed later by the provider un-parks it: failed authentication_abandoned (issue 41 §6)", () => {
+    const s = atPage();
+    s.advance(15 * MIN);
+    s.apply(expiry(s));
+    for (let i = 0; i < 3; i += 1) s.apply(fenceAnswer(s, unknown()));
+    expect(s.state).toBe('needs_review');
+    s.apply({ type: 'provider_fact', fact: { fact: 'fence_confirmed', attemptId: s.attempt.id } });
+    expect(s.state).toBe('failed');
+    expect(s.attempt).toMatchObject({ status: 'abandoned', proof: 'fenced', declineCode: 'authentication_abandoned' });
+  });
+
   it('the payment deadline while the customer is away fences too', () => {
     const s = atPage({ maxLifetimeMs: 10 * MIN });
     s.advance(10 * MIN);

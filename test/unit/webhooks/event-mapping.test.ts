@@ -31,6 +31,12 @@ describe('actionForEvent', () => {
     expect(factOf(actionForEvent(payment({ state: 'voiding' }), 'adyen_b', ev({ kind: 'void_succeeded' })))).toEqual({ fact: 'void_succeeded' });
   });
 
+  it("a cancellation of an attempt parked because its fence stayed unknown is that fence's answer (issue 41 §6)", () => {
+    const p = payment({ state: 'needs_review', attempts: [attempt({ status: 'review', fenceCalls: 3 })] });
+    expect(factOf(actionForEvent(p, 'adyen_b', ev({ kind: 'void_succeeded' })))).toEqual({ fact: 'fence_confirmed', attemptId: 'att_1' });
+    expect(factOf(actionForEvent(p, 'adyen_b', ev({ kind: 'void_failed' })))).toEqual({ fact: 'fence_refused', attemptId: 'att_1' });
+  });
+
   it('finds the attempt by provider reference when the event names no attempt', () => {
     const a = actionForEvent(payment(), 'adyen_b', ev({ kind: 'authorization', attemptId: null, outcome: { kind: 'succeeded', providerRef: 'psp_1', amount: 5000 } }));
     expect(factOf(a)).toMatchObject({ fact: 'authorization', attemptId: 'att_1' });
