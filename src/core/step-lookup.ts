@@ -1,6 +1,8 @@
 // The answer to a lookup (lookup-effect.ts): the provider's object of an operation that was
 // answered "already done". A conclusive answer — succeeded, declined, or pending at the provider —
-// is the operation's answer and goes to its own handler, which applies it as it would the call's.
+// is the operation's answer and goes to its own handler, which applies it as it would the call's;
+// not_sent{validation} says the object shows it did not happen and never can (a capture or refund:
+// all of it captured or refunded by someone else), so the provider's refusal stands.
 // An inconclusive one (nothing found, the provider could not be asked, a provider with no lookup
 // such as Adyen, whose notification settles the operation instead) is looked up again with backoff,
 // at most CorePolicy.maxQueries times; then the operation is unresolved as after spent resends:
@@ -11,13 +13,19 @@ import { noop } from './draft.ts';
 import type { Draft, StepResult } from './draft.ts';
 import type { LookupSubject } from './inputs.ts';
 import { emitLookup } from './lookup-effect.ts';
-import type { CallOutcome } from './outcome.ts';
+import type { CallOutcome, NotSent } from './outcome.ts';
 import type { Attempt } from './payment.ts';
 import { releaseRefundId } from './payment.ts';
-import { authorizedAttempt, captureUnresolved, onCaptureOutcome, onRefundOutcome, onVoidOutcome, refundUnresolved, voidUnresolved } from './step-modify.ts';
+import { authorizedAttempt, captureFailed, captureUnresolved, notSentFailure, onCaptureOutcome, onRefundOutcome, onVoidOutcome, refundFailed, refundUnresolved, voidUnresolved } from './step-modify.ts';
 import { onReleaseOutcome } from './step-release.ts';
 
 const conclusive = (o: CallOutcome): boolean => o.kind === 'succeeded' || o.kind === 'declined' || o.kind === 'pending';
+
+/**
+ * A lookup that found the operation did not happen and never can (someone else captured or refunded
+ * all of it): the provider's refusal stands, whatever earlier sends may have reached it.
+ */
+const refusedForGood = (o: CallOutcome): o is NotSent => o.kind === 'not_sent' && o.reason === 'validation';
 
 /** Fences answer through the payment's step (step.ts), which owns onFenceOutcome: passed in to keep imports one way. */
 export type FenceAnswer = (d: Draft, attempt: Attempt, o: CallOutcome) => void;
@@ -31,6 +39,10 @@ export function onLookupOutcome(d: Draft, about: LookupSubject, n: number, o: Ca
       const attempt = authorizedAttempt(d);
       if (c === undefined || attempt === undefined || (c.status !== 'requested' && c.status !== 'pending')) return noop(`lookup of capture ${about.captureId}: capture ${c?.status ?? 'missing'}`);
       if (conclusive(o)) return onCaptureOutcome(d, c.id, o);
+      if (refusedForGood(o)) {
+        captureFailed(d, c, `rejected: ${o.reason} (looked up)`, notSentFailure(o));
+        return null;
+      }
       if (again) emitLookup(d, attempt, about, n + 1, c.amount);
       else captureUnresolved(d, c, attempt, why);
       return null;
@@ -40,6 +52,10 @@ export function onLookupOutcome(d: Draft, about: LookupSubject, n: number, o: Ca
       const attempt = authorizedAttempt(d);
       if (r === undefined || attempt === undefined || (r.status !== 'requested' && r.status !== 'pending')) return noop(`lookup of refund ${about.refundId}: refund ${r?.status ?? 'missing'}`);
       if (conclusive(o)) return onRefundOutcome(d, r.id, o);
+      if (refusedForGood(o)) {
+        refundFailed(d, r, notSentFailure(o));
+        return null;
+      }
       if (again) emitLookup(d, attempt, about, n + 1, r.amount);
       else refundUnresolved(d, r, attempt, why);
       return null;

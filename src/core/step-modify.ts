@@ -34,7 +34,7 @@ function declinedFailure(o: Declined): OperationFailure {
   return { kind: 'declined', code: o.code, providerCode: o.providerCode, declineClass: o.class, message: o.message ?? null };
 }
 
-function notSentFailure(o: NotSent): OperationFailure {
+export function notSentFailure(o: NotSent): OperationFailure {
   return { kind: isFinalRefusal(o) ? 'rejected' : 'not_sent', code: o.reason, providerCode: null, declineClass: null, message: o.detail ?? null };
 }
 
@@ -97,7 +97,7 @@ function captureSucceeded(d: Draft, c: Capture, attempt: Attempt, providerRef: s
   else d.note(`capture ${c.no} confirmed while ${d.p.state}`);
 }
 
-function captureFailed(d: Draft, c: Capture, why: string, failure: OperationFailure): void {
+export function captureFailed(d: Draft, c: Capture, why: string, failure: OperationFailure): void {
   d.updateCapture(c.id, { status: 'failed', failure });
   d.event('payment.capture_failed', { captureId: c.id });
   if (capturesInFlight(d) === 0 && d.p.state === 'capturing') d.setState(d.p.amountCaptured > 0 ? 'captured' : 'authorized', `capture ${c.no} failed: ${why}`);
@@ -339,7 +339,7 @@ function refundSucceeded(d: Draft, r: Refund, attempt: Attempt, providerRef: str
   d.event('refund.succeeded', { refundId: r.id });
 }
 
-function refundFailed(d: Draft, r: Refund, failure: OperationFailure): void {
+export function refundFailed(d: Draft, r: Refund, failure: OperationFailure): void {
   d.updateRefund(r.id, { status: 'failed', failure });
   d.event('refund.failed', { refundId: r.id });
 }

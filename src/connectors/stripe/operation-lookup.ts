@@ -3,11 +3,12 @@
 // operation's terms and only ever what the object shows: a cancel is done when the PaymentIntent
 // is canceled with nothing received; a capture when Stripe received exactly what this capture
 // asked on top of the earlier ones; a refund when the charge lists a refund carrying our refund id
-// (metadata.refund_id), as that refund says. Anything else is unknown, which the core looks up
-// again and, past its bound, parks: never a guess, and never a refusal.
+// (metadata.refund_id), as that refund says. When the object shows the operation did not happen and
+// never can (all captured or refunded by someone else) Stripe's refusal stands: not_sent{validation}.
+// Anything else is unknown, which the core looks up again and, past its bound, parks: never a guess.
 
 import type Stripe from 'stripe';
-import type { CallOutcome, Unknown } from '../../core/outcome.ts';
+import type { CallOutcome, NotSent, Unknown } from '../../core/outcome.ts';
 import type { DeclineTable, OperationLookupRequest } from '../contract.ts';
 import { recordAttempts } from './attempt-recorder.ts';
 import { refundOutcome } from './status-map.ts';
@@ -15,6 +16,14 @@ import { fromStripeAmount } from './transformers.ts';
 
 function inconclusive(providerRef: string, detail: string): Unknown {
   return { kind: 'unknown', reason: 'not_found', providerRef, detail };
+}
+
+/**
+ * The object shows this operation did not happen and never can (someone else captured or refunded
+ * all of it): Stripe's refusal stands, as a refusal of the request (the core's "rejected").
+ */
+function cannotHappen(providerRef: string, detail: string): NotSent {
+  return { kind: 'not_sent', reason: 'validation', providerRef, detail };
 }
 
 /** A cancel (void, fence, release by cancel): done when the PaymentIntent is canceled and never received money. */
@@ -33,6 +42,10 @@ export function captureLookupOutcome(pi: Stripe.PaymentIntent, asked: OperationL
   const more = received.amount - (asked.alreadyCaptured ?? 0);
   const capturedState = pi.status === 'succeeded' || pi.status === 'requires_capture';
   if (capturedState && more === asked.amount) return { kind: 'succeeded', providerRef: pi.id, amount: asked.amount, currency: asked.currency, providerStatus: pi.status };
+  // Nothing is capturable any more and what was received is not this capture: it did not happen and cannot.
+  if (pi.status === 'succeeded' || pi.status === 'canceled') {
+    return cannotHappen(pi.id, `the PaymentIntent is ${pi.status} with ${more} ${asked.currency} received beyond the earlier captures, not this capture's ${asked.amount}`);
+  }
   return inconclusive(pi.id, `the PaymentIntent is ${pi.status} with ${more} ${asked.currency} received beyond the earlier captures; this capture asked ${asked.amount}`);
 }
 
@@ -44,6 +57,8 @@ export function refundLookupOutcome(charge: Stripe.Charge | null, asked: Operati
   const ours = refunds.data.find((r) => r.metadata?.['refund_id'] === asked.refundId);
   if (ours !== undefined) return refundOutcome(ours, asked, table);
   if (refunds.has_more) return { kind: 'unknown', reason: 'unexpected', providerRef: ref, detail: `refund ${asked.refundId ?? '?'} not in the first ${refunds.data.length} refunds of ${charge.id}` };
+  // Every refund of the charge is listed (read after write), none is ours, and nothing is left to refund.
+  if (charge.amount_refunded >= charge.amount_captured) return cannotHappen(ref, `no refund of ${charge.id} carries refund id ${asked.refundId ?? '?'}, and the charge is refunded in full`);
   return inconclusive(ref, `no refund of ${charge.id} carries refund id ${asked.refundId ?? '?'}`);
 }
 

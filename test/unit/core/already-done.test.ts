@@ -113,6 +113,17 @@ describe('a capture answered "already captured"', () => {
   });
 });
 
+describe('a lookup that shows the operation did not happen and never can', () => {
+  it('a capture: the provider\'s refusal stands (rejected), the payment back to authorized', () => {
+    const s = authorizedSim();
+    s.apply({ type: 'capture_requested', captureId: 'cap_1', amount: 1000, final: true });
+    s.apply({ type: 'call_result', ref: { op: 'capture', captureId: 'cap_1' }, outcome: alreadyDone });
+    s.apply(lookupAnswer(lastLookup(s), refusedAsInvalid));
+    expect(s.payment.captures[0]).toMatchObject({ status: 'failed', failure: { kind: 'rejected', code: 'validation' } });
+    expect(s.state).toBe('authorized');
+  });
+});
+
 describe('a refund answered "already refunded"', () => {
   it('looked up by its id; the refund found is applied', () => {
     const s = authorizedSim();
