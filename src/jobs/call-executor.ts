@@ -38,7 +38,9 @@ export function operationRef(e: ProviderCallEffect): OperationRef {
     case 'resume':
       return { op: e.op, attemptId: e.attemptId };
     case 'lookup': {
-      const { n, ...about } = e.lookup ?? { op: 'fence', attemptId: e.attemptId, n: 0 };
+      // The core always names what a lookup reads (lookup-effect.ts); without it the row is a bug.
+      if (e.lookup === undefined) throw new Error(`lookup effect for attempt ${e.attemptId} without its subject`);
+      const { n, ...about } = e.lookup;
       return { op: 'lookup', about, n };
     }
   }
