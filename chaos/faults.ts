@@ -133,6 +133,9 @@ export class FaultInjector {
         return this.control(`/_sandbox/${account}/faults`, { op: 'release', mode: 'reverse_before_then_drop', count: f.count ?? 1 });
       case 'late_reversal':
         return this.control(`/_sandbox/${account}/faults`, { op: f.op ?? 'refund', mode: `reverse_${f.order ?? 'after'}`, count: f.count ?? 1 });
+      case 'already_done':
+        // The first request only: the resend (the SDK's own, or the gateway's) meets the refusal.
+        return this.control(`/_sandbox/${account}/faults`, { op: f.op ?? 'void', mode: 'already_done', count: 1 });
       case 'outage': {
         const seconds = f.seconds ?? 1;
         const r = await this.control(`/_sandbox/${account}/outage`, { seconds });

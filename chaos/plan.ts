@@ -30,6 +30,10 @@ export const FAULT_KINDS = [
   // A release refund the provider performs, its answer lost, then reverses at once, its failure
   // events delivered before its success (issue 41 §1): each event must settle its own round.
   'release_reversed_first',
+  // A void or capture the sandbox performs, whose answer it drops and never stores under the key:
+  // the same-key resend is refused "already in that state" (Stripe 400 payment_intent_unexpected_state,
+  // Adyen a failed CANCELLATION / CAPTURE) instead of replayed (issue 41 §4).
+  'already_done',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -302,6 +306,7 @@ const WEIGHTS: Readonly<Record<FaultKind, number>> = {
   release_failure: 4,
   late_reversal: 4,
   release_reversed_first: 3,
+  already_done: 4,
 };
 
 /**
@@ -329,6 +334,14 @@ function faultEvent(rng: Rng, atOp: number, kind: FaultKind, o: PlanOptions): Fa
       return { atOp, kind, account, op: rng.chance(0.5) ? 'capture' : 'refund', count: 1, order: rng.pick(['before', 'after', 'twice'] as const) };
     case 'release_reversed_first':
       return { atOp, kind, account, count: rng.int(1, 2) };
+    case 'already_done': {
+      // Void and capture only: a partial refund run again under a forgotten key refunds again (as
+      // live would). On Adyen only the void: its refused capture resend names a second capture
+      // reference, which the webhook_auth check would read as another object's event.
+      const aimed = (o.ops ?? ['void', 'capture']).filter((x) => x === 'void' || x === 'capture');
+      const op = account.startsWith('adyen') || aimed.length === 0 ? 'void' : rng.pick(aimed);
+      return { atOp, kind, account, op, count: 1 };
+    }
     case 'outage':
       return { atOp, kind, account, seconds: rng.int(1, 3) };
     case 'webhook_duplicate':

@@ -8,6 +8,7 @@ import type { Payment } from '../src/core/payment.ts';
 import { judgeAnswerAgainstClaim } from '../src/core/execution-claim.ts';
 import { step } from '../src/core/step.ts';
 import { actionForEvent } from '../src/webhooks/inbound/event-mapping.ts';
+import type { NormalizedEvent } from '../src/connectors/contract.ts';
 import { payments } from '../src/store/schema.ts';
 import type { Invariant } from './invariants.ts';
 import { isoUnitsOnAdyenWire } from './planted-exponents.ts';
@@ -15,7 +16,7 @@ import { isoUnitsOnAdyenWire } from './planted-exponents.ts';
 export const PLANTED_BUGS = [
   'failover_on_timeout', 'new_key_per_retry', 'stale_webhook', 'skip_version_check', 'refund_without_amount_check', 'adyen_amounts_in_iso_units',
   'retention_not_checked_at_execution', 'superseded_refusal_as_proof', 'accepted_release_is_released', 'not_found_by_list_is_proof',
-  'expiry_never_abandons', 'action_required_as_approval', 'abandonment_without_cancel', 'release_events_to_current_round',
+  'expiry_never_abandons', 'action_required_as_approval', 'abandonment_without_cancel', 'release_events_to_current_round', 'already_done_as_refusal',
 ] as const;
 export type PlantedBug = (typeof PLANTED_BUGS)[number];
 
@@ -54,6 +55,12 @@ export const EXPECTED_INVARIANTS: Readonly<Record<PlantedBug, readonly Invariant
   // Issue 41 §1: a failed round's events taken as news about the round after it — its late success
   // "confirms" a later round, booked released while the provider refunded nothing.
   release_events_to_current_round: ['no_double_charge'],
+  // Issue 41 §4: "already canceled / captured" taken as the provider's refusal — the void or capture
+  // rejected, the payment back to authorized, while the provider cancelled or captured it (and its
+  // event is then ignored as about a refused operation): the gateway's amounts disagree with the
+  // provider's (no authorization stands; or money captured the gateway books as not). A capture and
+  // a void of one payment racing may both come back refused (the driver's legal_edges check).
+  already_done_as_refusal: ['amounts', 'legal_edges'],
 };
 
 export function isPlantedBug(name: string): name is PlantedBug {
@@ -207,6 +214,20 @@ export function plantedSeams(bug: PlantedBug): GatewaySeams {
             // One write: the version the first step would have written, the state it started from.
             return { ...confirmed, payment: { ...confirmed.payment, version: r.payment.version }, from: r.from };
           },
+        },
+      };
+    case 'already_done_as_refusal':
+      // The issue-41 bug: the classification takes "already in that state" for a refusal of the request.
+      return {
+        aroundCall: async (effect, call) => {
+          const outcome = await call();
+          if (outcome.kind === 'unknown' && outcome.reason === 'already_done') return { kind: 'not_sent', reason: 'validation', detail: `planted: already done taken as a refusal (${effect.op})` };
+          return outcome;
+        },
+        mapEvent: (p, account, e) => {
+          if (e.kind !== 'already_done') return actionForEvent(p, account, e);
+          const failed: NormalizedEvent = e.op === 'void' ? { ...e, kind: 'void_failed' } : { ...e, kind: 'capture_failed' };
+          return actionForEvent(p, account, failed);
         },
       };
     case 'adyen_amounts_in_iso_units':

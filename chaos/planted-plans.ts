@@ -45,6 +45,9 @@ const approvedIdr = (p: PaymentPlan): boolean => approved(p) && p.currency === '
 const partialAutomatic = (p: PaymentPlan): boolean => p.card === PARTIAL_CARD && p.captureMethod === 'automatic';
 /** Customers who never come back before the deadline. */
 const leavesTheCustomerWaiting = (p: PaymentPlan): boolean => p.authentication?.lifecycle === 'abandon' || p.authentication?.lifecycle === 'complete_late';
+/** An approved manual-capture USD payment (Stripe first) that the driver voids or captures. */
+const voidedOrCaptured = (p: PaymentPlan): boolean =>
+  approved(p) && p.currency === 'USD' && p.captureMethod === 'manual' && p.steps.some((s) => s.kind === 'void' || s.kind === 'capture');
 /** A challenged payment whose approval would be captured: automatic capture, or a capture step. */
 const challengedAndCaptured = (p: PaymentPlan): boolean =>
   p.authentication !== undefined && (p.captureMethod === 'automatic' || p.steps.some((s) => s.kind === 'capture' || s.kind === 'race' || s.kind === 'over_capture'));
@@ -88,4 +91,7 @@ export const PLANTED_PLANS: Readonly<Record<PlantedBug, Aim>> = {
   action_required_as_approval: { keep: challengedAndCaptured, payments: 4, kinds: [], rate: 0, seed: 1012, quiesceMs: 10_000 },
   // Customers who leave (their attempts never cancelled) or complete after the deadline.
   abandonment_without_cancel: { keep: leavesTheCustomerWaiting, payments: 3, kinds: [], rate: 0, seed: 1011, quiesceMs: 10_000 },
+  // Voids and captures on Stripe (USD goes to Stripe first) whose first answer is lost and whose
+  // same-key resend (the SDK's own) is refused "already canceled / captured".
+  already_done_as_refusal: { keep: voidedOrCaptured, payments: 8, kinds: ['already_done'], rate: 0.5, accounts: ['stripe_c'], ops: ['void', 'capture'], seed: 1013 },
 };

@@ -8,6 +8,7 @@ import { FAILURE_SITUATIONS } from '../connectors/contract.ts';
 import type { Connector, ErrorClassificationRow, FailureSituation } from '../connectors/contract.ts';
 import { testCardNumber } from '../connectors/test-cards.ts';
 import { capture } from './cases-payments.ts';
+import { alreadyDoneAfterUnknown } from './cases-already-done.ts';
 import { useSandbox } from './context.ts';
 import type { KitContext } from './context.ts';
 import { authorizePayment, authorizeRequest, keyFor, startResetThenRefuse, startWireStub } from './harness.ts';
@@ -64,6 +65,8 @@ function sandboxDrivers<S extends ConformanceSandbox>(): Partial<Record<FailureS
     // Every request the SDK makes is reset (stripe-node resends a reset once by itself).
     connection_reset: (ctx, subject) => authorizeUnder(ctx, { op: 'authorize', mode: 'reset_before_processing', count: 1 + (subject.sdkResendsAfterReset ?? 1) }),
     timeout: (ctx) => authorizeUnder(ctx, { op: 'authorize', mode: 'latency', latencyMs: 2500, process: 'before', count: 1 }, ctx.connectorWith({ timeoutMs: 800 })),
+    // A void performed, its answer lost and never stored, resent with the same key.
+    already_done: async (ctx) => (await alreadyDoneAfterUnknown(ctx, 'void')).resend,
   };
 }
 

@@ -218,11 +218,12 @@ export interface ModificationSubject {
 function settles(e: NormalizedEvent, pending: string, about: ModificationSubject): boolean {
   switch (about.op) {
     case 'capture':
-      return (e.kind === 'capture_succeeded' || e.kind === 'capture_failed') && e.modificationRef === pending;
+      return (e.kind === 'capture_succeeded' || e.kind === 'capture_failed' || (e.kind === 'already_done' && e.op === 'capture')) && e.modificationRef === pending;
     case 'refund':
       return (e.kind === 'refund_succeeded' || e.kind === 'refund_failed') && e.modificationRef === pending;
     case 'void':
-      return (e.kind === 'void_succeeded' || e.kind === 'void_failed') && e.providerRef === about.paymentRef;
+      // A void's events name the payment; the one that settles this cancel is its own (the event id carries the cancel's pspReference).
+      return (e.kind === 'void_succeeded' || e.kind === 'void_failed' || (e.kind === 'already_done' && e.op === 'void')) && e.providerRef === about.paymentRef && e.providerEventId.includes(`:${pending}:`);
   }
 }
 
@@ -243,6 +244,8 @@ export async function settleModification(connector: Connector, outcome: CallOutc
       const v = connector.verifyWebhook(d.rawBody, d.headers, new Date());
       const e = v.ok ? v.events.find((x) => settles(x, pending, about)) : undefined;
       if (e === undefined) continue;
+      // The provider refused it because the payment already is where it would put it: the operation's answer is that.
+      if (e.kind === 'already_done') return { kind: 'unknown', reason: 'already_done', providerRef: pending, detail: e.detail };
       if (e.kind === 'capture_succeeded' || e.kind === 'refund_succeeded' || e.kind === 'void_succeeded') {
         const amount = 'amount' in e ? e.amount : about.amount;
         return { kind: 'succeeded', providerRef: pending, amount, currency: about.currency, providerStatus: e.rawType };

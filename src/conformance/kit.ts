@@ -4,6 +4,7 @@
 //   defineConnectorConformance(stripeConformanceSubject);
 
 import { describe } from 'vitest';
+import { registerAlreadyDoneCases } from './cases-already-done.ts';
 import { registerAuthenticationCases } from './cases-authentication.ts';
 import { registerClassificationCases } from './cases-classification.ts';
 import { registerFaultCases } from './cases-faults.ts';
@@ -19,6 +20,7 @@ export function defineConnectorConformance<S extends ConformanceSandbox>(subject
   describe(`connector conformance: ${subject.name}`, () => {
     registerPaymentCases(subject);
     registerFaultCases(subject);
+    registerAlreadyDoneCases(subject);
     registerOneCallCases(subject);
     registerAuthenticationCases(subject);
     registerClassificationCases(subject);

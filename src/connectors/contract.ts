@@ -131,6 +131,27 @@ export interface QueryRequest {
   readonly sentAt?: string | null;
 }
 
+/**
+ * Read back one operation's provider object after the provider answered that it was already done
+ * (unknown{already_done}): `cancel` (a void, a fence, a release by cancel), `capture`, `refund` (a
+ * refund or a release refund, by our refund id). The answer is in the operation's terms: succeeded
+ * (the object shows it done, by this operation), declined (it can no longer happen), pending, or
+ * unknown when the object does not settle it — never a guess.
+ */
+export interface OperationLookupRequest {
+  readonly kind: 'cancel' | 'capture' | 'refund';
+  readonly paymentId: string;
+  readonly attemptId: string;
+  /** The authorization's provider reference (Stripe PaymentIntent id). */
+  readonly providerRef: string;
+  readonly amount: number;
+  readonly currency: string;
+  readonly captureId?: string;
+  /** capture: what earlier captures of this authorization took (the provider's total includes it). */
+  readonly alreadyCaptured?: number;
+  readonly refundId?: string;
+}
+
 export interface CancelByReferenceRequest {
   readonly attemptId: string; // the merchant reference the payment was sent with
   readonly idempotencyKey: string;
@@ -155,6 +176,12 @@ export type NormalizedEvent = {
    * the reference we sent on it, as the provider echoes it (Adyen's modification merchantReference).
    */
   | { readonly kind: 'void_succeeded' | 'void_failed'; readonly modificationRef?: string | null; readonly ourRef?: string | null }
+  /**
+   * The provider refused a capture or a void because the payment is already captured / cancelled
+   * (Adyen: CAPTURE or CANCELLATION success=false with such a reason): unknown{already_done} for
+   * that operation, never its failure.
+   */
+  | { readonly kind: 'already_done'; readonly op: 'capture' | 'void'; readonly amount: number; readonly currency: string; readonly modificationRef: string | null; readonly detail: string }
   | { readonly kind: 'fence_confirmed' | 'fence_refused' }
   /** ourRef: our refund id on the provider's refund, as echoed (Stripe `metadata.refund_id`, Adyen's modification merchantReference). */
   | { readonly kind: 'refund_succeeded' | 'refund_failed' | 'refund_reversed'; readonly amount: number; readonly currency: string; readonly modificationRef: string | null; readonly ourRef?: string | null }
@@ -278,6 +305,7 @@ export const FAILURE_SITUATIONS = [
   'timeout', // no answer within the timeout after sending
   'truncated_body', // headers arrived, the body did not
   'unparseable', // a body that is not the provider's format
+  'already_done', // refused because the object is already in the state the operation would put it in (cancelled, captured, refunded)
 ] as const;
 export type FailureSituation = (typeof FAILURE_SITUATIONS)[number];
 
@@ -357,6 +385,11 @@ export interface Connector {
    * With providerRef null, only a connector declaring queryByMerchantReference looks the attempt up by id.
    */
   query(req: QueryRequest): Promise<CallOutcome>;
+  /**
+   * The provider object of a capture, void or refund answered "already done" (absent: the provider
+   * has nothing to read it back by — Adyen — and its notification settles the operation instead).
+   */
+  lookupOperation?(req: OperationLookupRequest): Promise<CallOutcome>;
   /** Customer authentication: the result after the customer returned (absent: the connector never asks for it). */
   resume?(req: ResumeRequest): Promise<CallOutcome>;
   /** Only when capabilities.cancelByMerchantReference. */

@@ -43,5 +43,27 @@ export function isCallStillWanted(p: Payment, e: ProviderCallEffect): Wanted {
     }
     case 'void':
       return p.state === 'voiding' && p.voidOp?.providerKey === e.providerKey ? YES : no(`payment is ${p.state}`);
+    case 'lookup':
+      return lookupWanted(p, e);
+  }
+}
+
+/** A lookup reads the object of one operation: wanted while that operation is still open. */
+function lookupWanted(p: Payment, e: ProviderCallEffect): Wanted {
+  const about = e.lookup;
+  if (about === undefined) return no('lookup without its subject');
+  switch (about.op) {
+    case 'capture':
+      return isCallStillWanted(p, { ...e, op: 'capture' });
+    case 'refund':
+      return isCallStillWanted(p, { ...e, op: 'refund' });
+    case 'void': {
+      const open = p.state === 'voiding' || (p.state === 'needs_review' && p.voidOp !== null);
+      return open && p.voidOp?.providerKey === about.key ? YES : no(`payment is ${p.state}, current void ${p.voidOp?.providerKey ?? 'none'}`);
+    }
+    case 'release':
+      return isCallStillWanted(p, { ...e, op: 'release', providerKey: about.key });
+    case 'fence':
+      return isCallStillWanted(p, { ...e, op: 'fence' });
   }
 }

@@ -1,7 +1,7 @@
 // Effects are recorded, not run: the store writes them as outbox rows in the transition's
 // transaction, and workers execute them after the commit.
 
-import type { ProviderOperation, TimerKind } from './inputs.ts';
+import type { LookupSubject, ProviderOperation, TimerKind } from './inputs.ts';
 
 export interface ProviderCallEffect {
   readonly type: 'provider_call';
@@ -26,6 +26,8 @@ export interface ProviderCallEffect {
   readonly runAt?: string;
   /** For authorize: ask the provider to authenticate the customer whatever its own rules say (step-up). */
   readonly forceAuthentication?: boolean;
+  /** For lookup: the operation whose provider object is read, and which lookup of it this is (1, 2, …). */
+  readonly lookup?: LookupSubject & { readonly n: number };
 }
 
 export interface TimerEffect {

@@ -13,9 +13,9 @@ export interface ClaimJudgement {
   readonly now: { readonly token: string | null; readonly executions: number } | null;
 }
 
-/** A query reads; its refusal says nothing about money, so it is never re-judged. */
+/** A query or a lookup reads; its refusal says nothing about money, so it is never re-judged. */
 export function judgeAnswerAgainstClaim(outcome: CallOutcome, op: ProviderOperation, claim: ClaimJudgement): CallOutcome {
-  if (outcome.kind !== 'not_sent' || op === 'query') return outcome;
+  if (outcome.kind !== 'not_sent' || op === 'query' || op === 'lookup') return outcome;
   const current = claim.now;
   if (current === null || current.token !== claim.mine.token || current.executions !== claim.mine.executions) {
     return {

@@ -4,7 +4,19 @@
 import type { CallOutcome } from './outcome.ts';
 
 /** Provider operations the core asks for. Each names one logical operation with its own key. */
-export type ProviderOperation = 'prepare' | 'authorize' | 'resume' | 'query' | 'fence' | 'release' | 'capture' | 'void' | 'refund';
+export type ProviderOperation = 'prepare' | 'authorize' | 'resume' | 'query' | 'fence' | 'release' | 'capture' | 'void' | 'refund' | 'lookup';
+
+/**
+ * What a lookup (op `lookup`) reads back: the provider's object of one capture, void, refund, release
+ * or fence, after the provider answered that it was already done (unknown{already_done}). `key`: the
+ * operation's own idempotency key, so a lookup for void N (or release N) is never applied to N+1.
+ */
+export type LookupSubject =
+  | { readonly op: 'capture'; readonly captureId: string }
+  | { readonly op: 'refund'; readonly refundId: string }
+  | { readonly op: 'void'; readonly key: string }
+  | { readonly op: 'release'; readonly attemptId: string; readonly key: string }
+  | { readonly op: 'fence'; readonly attemptId: string };
 
 /** Which logical operation an answer belongs to. */
 export type OperationRef =
@@ -16,7 +28,9 @@ export type OperationRef =
   | { readonly op: 'capture'; readonly captureId: string }
   /** n: which void of the payment this answers (from the effect): a late answer to void n is not void n+1's. Absent: the current one (recovery, rows written before). */
   | { readonly op: 'void'; readonly n?: number }
-  | { readonly op: 'refund'; readonly refundId: string };
+  | { readonly op: 'refund'; readonly refundId: string }
+  /** n: which lookup of this operation answered (1 = the first), bounded by CorePolicy.maxQueries. */
+  | { readonly op: 'lookup'; readonly about: LookupSubject; readonly n: number };
 
 /** Facts a provider tells us on its own (webhooks, reports), already verified and normalized. */
 export type ProviderFact =
@@ -29,6 +43,12 @@ export type ProviderFact =
   | { readonly fact: 'capture_reversed'; readonly captureId: string }
   | { readonly fact: 'void_succeeded' }
   | { readonly fact: 'void_failed' }
+  /**
+   * The provider's event says the capture or void was already done (Adyen: a failed CAPTURE or
+   * CANCELLATION whose reason says so): the operation's answer is unknown{already_done}, looked up.
+   */
+  | { readonly fact: 'capture_already_done'; readonly captureId: string; readonly detail: string }
+  | { readonly fact: 'void_already_done'; readonly detail: string }
   | { readonly fact: 'refund_succeeded'; readonly refundId: string; readonly providerRef?: string }
   | { readonly fact: 'refund_failed'; readonly refundId: string }
   /** A refund returned by the scheme after it had succeeded (Adyen REFUNDED_REVERSED, Stripe refund failure). */

@@ -27,6 +27,12 @@ export type UnknownReason =
   | 'superseded_execution' // refused, but another execution claimed the same call since this one did and may have reached the provider
   | 'stalled' // no answer and nothing pending long past the operation's normal lifetime (the recovery sweeper): may have been processed
   | 'key_expired' // not sent: the provider may have forgotten the key (past its retention), so a send could be a second operation
+  // The provider refused the request because its object is already in the state the operation would
+  // put it in (Stripe: cancel of a canceled PaymentIntent, capture of a succeeded one, refund of a
+  // charge already refunded; Adyen: a CANCELLATION / CAPTURE notification saying so). An answer, not
+  // a refusal: our earlier send (or someone else) did it. The core looks the object up and applies
+  // what it finds; a same-key resend would only be refused the same way.
+  | 'already_done'
   | 'unparseable'
   | 'unexpected';
 

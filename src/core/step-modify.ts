@@ -7,6 +7,7 @@ import { isLegalEdge } from './states.ts';
 import type { Draft, StepResult } from './draft.ts';
 import type { Attempt, Capture, OperationFailure, Refund } from './payment.ts';
 import type { CallOutcome, Declined, NotSent } from './outcome.ts';
+import { emitLookup, isAlreadyDone } from './lookup-effect.ts';
 
 export function authorizedAttempt(d: Draft): Attempt | undefined {
   return d.attempts.find((a) => a.status === 'authorized');
@@ -33,7 +34,7 @@ function declinedFailure(o: Declined): OperationFailure {
   return { kind: 'declined', code: o.code, providerCode: o.providerCode, declineClass: o.class, message: o.message ?? null };
 }
 
-function notSentFailure(o: NotSent): OperationFailure {
+export function notSentFailure(o: NotSent): OperationFailure {
   return { kind: isFinalRefusal(o) ? 'rejected' : 'not_sent', code: o.reason, providerCode: null, declineClass: null, message: o.detail ?? null };
 }
 
@@ -96,7 +97,7 @@ function captureSucceeded(d: Draft, c: Capture, attempt: Attempt, providerRef: s
   else d.note(`capture ${c.no} confirmed while ${d.p.state}`);
 }
 
-function captureFailed(d: Draft, c: Capture, why: string, failure: OperationFailure): void {
+export function captureFailed(d: Draft, c: Capture, why: string, failure: OperationFailure): void {
   d.updateCapture(c.id, { status: 'failed', failure });
   d.event('payment.capture_failed', { captureId: c.id });
   if (capturesInFlight(d) === 0 && d.p.state === 'capturing') d.setState(d.p.amountCaptured > 0 ? 'captured' : 'authorized', `capture ${c.no} failed: ${why}`);
@@ -124,6 +125,14 @@ export function onCaptureOutcome(d: Draft, captureId: string, o: CallOutcome): S
     case 'not_sent':
     case 'unknown':
     case 'action_required': {
+      // "Already captured": an answer, not a refusal. A same-key resend would be refused the same
+      // way; the PaymentIntent (or the provider's event) says whether it was this capture.
+      if (isAlreadyDone(o)) {
+        d.updateCapture(c.id, { status: 'pending' });
+        emitLookup(d, attempt, { op: 'capture', captureId: c.id }, 1, c.amount);
+        d.note(`capture ${c.no} answered already done: looking it up`);
+        return null;
+      }
       // Refused by an open breaker: nothing left, so neither proof nor a call. Same key, later.
       if (isBreakerRefusal(o)) {
         const at = breakerRetryAt(d, { connector: attempt.connector, seed: c.id, since: c.createdAt, until: operationLifetimeEnd(d, c.createdAt) });
@@ -151,11 +160,16 @@ export function onCaptureOutcome(d: Draft, captureId: string, o: CallOutcome): S
         captureFailed(d, c, `not sent: ${o.reason}`, notSentFailure(o));
         return null;
       }
-      d.emit({ type: 'discrepancy', kind: 'capture_unresolved', attemptId: attempt.id, subject: c.id, detail: `capture ${c.no} outcome unknown after ${c.calls} calls` });
-      d.setState('needs_review', `capture ${c.no} unresolved`);
+      captureUnresolved(d, c, attempt, `after ${c.calls} calls`);
       return null;
     }
   }
+}
+
+/** A capture whose outcome stays unknown (resends spent, or lookups inconclusive): parked for a person. */
+export function captureUnresolved(d: Draft, c: Capture, attempt: Attempt, why: string): void {
+  d.emit({ type: 'discrepancy', kind: 'capture_unresolved', attemptId: attempt.id, subject: c.id, detail: `capture ${c.no} outcome unknown ${why}` });
+  d.setState('needs_review', `capture ${c.no} unresolved`);
 }
 
 export function onCaptureReversed(d: Draft, captureId: string): StepResult | null {
@@ -251,6 +265,14 @@ export function onVoidOutcome(d: Draft, o: CallOutcome, n?: number): StepResult 
     case 'not_sent':
     case 'unknown':
     case 'action_required':
+      // "Already canceled": the authorization is released, by this void or another hand; the
+      // PaymentIntent (or the provider's event) says so. Looked up even while parked.
+      if (isAlreadyDone(o)) {
+        d.setVoidOp({ ...v, maybeReached: true });
+        emitLookup(d, attempt, { op: 'void', key: v.providerKey }, 1, d.p.amountAuthorized);
+        d.note(`void ${v.no} answered already done: looking it up`);
+        return null;
+      }
       if (reviewing) return noop(`void answered ${o.kind} while in review`);
       if (isFinalRefusal(o) && v.maybeReached !== true) {
         d.setVoidOp({ ...v, failure: notSentFailure(o) });
@@ -275,9 +297,14 @@ export function onVoidOutcome(d: Draft, o: CallOutcome, n?: number): StepResult 
       if (o.kind === 'not_sent' && v.maybeReached !== true) {
         d.setVoidOp({ ...v, failure: notSentFailure(o) });
         d.setState('authorized', `void never sent: ${o.reason}`);
-      } else d.setState('needs_review', 'void outcome unknown');
+      } else voidUnresolved(d);
       return null;
   }
+}
+
+/** A void whose outcome stays unknown: parked; the provider's word (an event, a lookup) still settles it. */
+export function voidUnresolved(d: Draft): void {
+  d.setState('needs_review', 'void outcome unknown');
 }
 
 // ---- refunds -------------------------------------------------------------------------------
@@ -315,7 +342,7 @@ function refundSucceeded(d: Draft, r: Refund, attempt: Attempt, providerRef: str
   d.event('refund.succeeded', { refundId: r.id });
 }
 
-function refundFailed(d: Draft, r: Refund, failure: OperationFailure): void {
+export function refundFailed(d: Draft, r: Refund, failure: OperationFailure): void {
   d.updateRefund(r.id, { status: 'failed', failure });
   d.event('refund.failed', { refundId: r.id });
 }
@@ -340,6 +367,14 @@ export function onRefundOutcome(d: Draft, refundId: string, o: CallOutcome): Ste
     case 'not_sent':
     case 'unknown':
     case 'action_required': {
+      // "Already refunded": the charge has nothing left to refund, which this refund may have done.
+      // A same-key resend would be refused the same way; the refund itself is looked up by its id.
+      if (isAlreadyDone(o)) {
+        d.updateRefund(r.id, { status: 'pending' });
+        emitLookup(d, attempt, { op: 'refund', refundId: r.id }, 1, r.amount);
+        d.note(`refund ${r.no} answered already done: looking it up`);
+        return null;
+      }
       // Refused by an open breaker: nothing left, so neither proof nor a call. Same key, later.
       if (isBreakerRefusal(o)) {
         const at = breakerRetryAt(d, { connector: attempt.connector, seed: r.id, since: r.createdAt, until: operationLifetimeEnd(d, r.createdAt) });
@@ -365,12 +400,16 @@ export function onRefundOutcome(d: Draft, refundId: string, o: CallOutcome): Ste
         refundFailed(d, r, notSentFailure(o));
         return null;
       }
-      // It may have gone through: keep the amount reserved and hand it to reconciliation.
-      d.updateRefund(r.id, { status: 'pending' });
-      d.emit({ type: 'discrepancy', kind: 'refund_unresolved', attemptId: attempt.id, subject: r.id, detail: `refund ${r.no} outcome unknown after ${r.calls} calls` });
+      refundUnresolved(d, r, attempt, `after ${r.calls} calls`);
       return null;
     }
   }
+}
+
+/** A refund whose outcome stays unknown: it may have gone through, so its amount stays reserved and reconciliation settles it. */
+export function refundUnresolved(d: Draft, r: Refund, attempt: Attempt, why: string): void {
+  d.updateRefund(r.id, { status: 'pending' });
+  d.emit({ type: 'discrepancy', kind: 'refund_unresolved', attemptId: attempt.id, subject: r.id, detail: `refund ${r.no} outcome unknown ${why}` });
 }
 
 export function onRefundReversed(d: Draft, refundId: string): StepResult | null {

@@ -12,6 +12,7 @@ import type { Draft } from './draft.ts';
 import type { Attempt, OperationFailure, ReleaseOperation, ReleaseRound } from './payment.ts';
 import { releaseRefundId } from './payment.ts';
 import type { CallOutcome, Declined, NotSent } from './outcome.ts';
+import { emitLookup, isAlreadyDone } from './lookup-effect.ts';
 
 export const DEFAULT_MAX_RELEASES = 3;
 
@@ -161,6 +162,12 @@ export function onReleaseOutcome(d: Draft, attempt: Attempt, o: CallOutcome): vo
     case 'unknown':
     case 'action_required': {
       if (parked) return d.note(`release answered ${o.kind} while parked for review`);
+      // "Already canceled / refunded": looked up (step-lookup.ts) rather than refused again with this key.
+      if (isAlreadyDone(o)) {
+        const a = setRelease(d, attempt, { maybeReached: true });
+        emitLookup(d, a, { op: 'release', attemptId: a.id, key: r.providerKey }, 1, r.amount, r.kind === 'refund' ? releaseRefundId(a.id, r) : undefined);
+        return d.note(`release ${r.no} answered already done: looking it up`);
+      }
       const reached = r.maybeReached || r.status === 'pending' || o.kind !== 'not_sent';
       if (!reached && isFinalRefusal(o)) return releaseFailed(d, attempt, refusedFailure(o));
       if (r.calls <= d.env.core.maxResends) {

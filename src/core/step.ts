@@ -13,6 +13,8 @@ import {
 } from './step-modify.ts';
 import { nextCandidate } from './failover.ts';
 import { onEarlierReleaseOutcome, onReleaseEvent, onReleaseOutcome } from './step-release.ts';
+import { onLookupOutcome } from './step-lookup.ts';
+import { emitLookup, isAlreadyDone } from './lookup-effect.ts';
 import { onOperator } from './step-operator.ts';
 import { abandonAuthentication, onAuthenticationExpiry, onCustomerReturned, onResumeOutcome, onResumeRetry } from './step-authenticate.ts';
 import { assertNever, isLegalEdge } from './states.ts';
@@ -127,6 +129,8 @@ function onCallResult(d: Draft, ref: OperationRef, outcome: CallOutcome): StepRe
       return onVoidOutcome(d, outcome, ref.n);
     case 'refund':
       return onRefundOutcome(d, ref.refundId, outcome);
+    case 'lookup':
+      return onLookupOutcome(d, ref.about, ref.n, outcome, onFenceOutcome);
     default:
       return assertNever(ref, 'operation');
   }
@@ -146,6 +150,12 @@ function onFenceOutcome(d: Draft, attempt: NonNullable<ReturnType<Draft['attempt
     case 'not_sent':
     case 'unknown':
     case 'action_required':
+      // "Already canceled": the object is cancelled, by this fence or another hand; read it back
+      // instead of sending the same cancel to be refused the same way.
+      if (isAlreadyDone(o)) {
+        emitLookup(d, attempt, { op: 'fence', attemptId: attempt.id }, 1, d.p.amount);
+        return d.note('fence answered already done: looking it up');
+      }
       return fence(d, attempt, `fence answered ${o.kind}`);
   }
 }
@@ -176,6 +186,10 @@ function onFact(d: Draft, fact: ProviderFact): StepResult | null {
       return onVoidOutcome(d, { kind: 'succeeded', providerRef: '', amount: 0 });
     case 'void_failed':
       return onVoidOutcome(d, { kind: 'declined', class: 'hard', retryElsewhere: false, code: 'void_failed', providerCode: 'void_failed' });
+    case 'void_already_done':
+      return onVoidOutcome(d, { kind: 'unknown', reason: 'already_done', detail: fact.detail });
+    case 'capture_already_done':
+      return onCaptureOutcome(d, fact.captureId, { kind: 'unknown', reason: 'already_done', detail: fact.detail });
     case 'refund_succeeded':
       return onRefundOutcome(d, fact.refundId, { kind: 'succeeded', providerRef: fact.providerRef ?? '', amount: 0 });
     case 'refund_failed':

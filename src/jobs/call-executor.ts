@@ -37,6 +37,12 @@ export function operationRef(e: ProviderCallEffect): OperationRef {
     case 'fence':
     case 'resume':
       return { op: e.op, attemptId: e.attemptId };
+    case 'lookup': {
+      // The core always names what a lookup reads (lookup-effect.ts); without it the row is a bug.
+      if (e.lookup === undefined) throw new Error(`lookup effect for attempt ${e.attemptId} without its subject`);
+      const { n, ...about } = e.lookup;
+      return { op: 'lookup', about, n };
+    }
   }
 }
 
@@ -130,10 +136,36 @@ export async function executeCall(connector: Connector, p: Payment, attempt: Att
       const refund = p.refunds.find((r) => r.id === e.refundId);
       return connector.refund({ ...base, providerRef: attempt.providerRef, refundId: e.refundId ?? '', reason: refund?.reason ?? null });
     }
+    case 'lookup':
+      return lookUp(connector, p, attempt, e);
   }
 }
 
-/** Operations that bring new business go through the breaker; resolution work (query, fence, release) always goes out. */
+/** The lookup of an operation answered "already done": a read, whose failure is never proof of anything. */
+function lookUp(connector: Connector, p: Payment, attempt: Attempt, e: ProviderCallEffect): Promise<CallOutcome> {
+  const about = e.lookup;
+  if (connector.lookupOperation === undefined) {
+    return Promise.resolve({ kind: 'unknown', reason: 'not_found', detail: `${connector.type} has no lookup: its notification settles the operation` });
+  }
+  if (about === undefined || attempt.providerRef === null) return Promise.resolve({ kind: 'unknown', reason: 'unexpected', detail: 'lookup: no subject or no provider reference' });
+  const base = { paymentId: p.id, attemptId: attempt.id, providerRef: attempt.providerRef, amount: e.amount, currency: e.currency };
+  switch (about.op) {
+    case 'capture': {
+      const alreadyCaptured = p.captures.filter((c) => c.status === 'succeeded' && c.id !== about.captureId).reduce((s, c) => s + c.amount, 0);
+      return connector.lookupOperation({ ...base, kind: 'capture', captureId: about.captureId, alreadyCaptured });
+    }
+    case 'refund':
+      return connector.lookupOperation({ ...base, kind: 'refund', refundId: about.refundId });
+    case 'release':
+      // A release is a refund under automatic capture (its round's refund id on the effect), else a cancel.
+      return connector.lookupOperation(p.captureMethod === 'automatic' ? { ...base, kind: 'refund', refundId: e.refundId ?? `${attempt.id}_release` } : { ...base, kind: 'cancel' });
+    case 'void':
+    case 'fence':
+      return connector.lookupOperation({ ...base, kind: 'cancel' });
+  }
+}
+
+/** Operations that bring new business go through the breaker; resolution work (query, fence, release, lookup) always goes out. */
 export function usesBreaker(op: ProviderCallEffect['op']): boolean {
   return op === 'prepare' || op === 'authorize' || op === 'capture' || op === 'void' || op === 'refund';
 }

@@ -23,6 +23,8 @@ export const ADYEN_ERROR_CLASSIFICATION: readonly ErrorClassificationRow[] = Obj
   { situation: 'timeout', signal: 'ApiException "socket hang up" after the connectionTimeoutMillis idle timeout fired', outcome: 'unknown', reason: 'timeout' },
   { situation: 'truncated_body', signal: 'Error "aborted" / "The connection was terminated while the message was still being sent" after a status line', outcome: 'unknown', reason: 'truncated_body' },
   { situation: 'unparseable', signal: 'a 2xx body that is not the operation\'s JSON, or a non-JSON non-5xx error body', outcome: 'unknown', reason: 'unparseable' },
+  // Never a synchronous answer (modifications answer 201 received): the notification says it (webhook.ts, modification-reasons.ts).
+  { situation: 'already_done', signal: 'CAPTURE / CANCELLATION notification success=false whose reason is one of the listed "already captured / cancelled" texts (Adyen documents no code)', outcome: 'unknown', reason: 'already_done' },
 ] satisfies ErrorClassificationRow[]);
 
 /** Messages Node gives for failures before a connection exists or before TLS is up: no request byte left. */

@@ -14,6 +14,7 @@ import { parseReportFileName } from './report-files.ts';
 import { ADYEN_DISPUTE_LIFECYCLE, isAdyenDisputeCode } from './dispute-lifecycle.ts';
 import type { AdyenTypes } from './library.ts';
 import { declineCodeForRefusal, refusalCodeForText } from './refusal-reasons.ts';
+import { alreadyDoneOp } from './modification-reasons.ts';
 
 export interface AdyenWebhookSecrets {
   readonly hmacKeys: readonly string[];
@@ -128,6 +129,9 @@ export function normalizeItem(item: Item, table: DeclineTable): EventBody {
     const disputeStatus = item.additionalData?.['disputeStatus'] ?? null;
     return { kind: 'dispute', disputeRef: item.pspReference, ...m, reason: item.reason ?? null, fact: { provider: 'adyen', eventCode: item.eventCode, disputeStatus } };
   }
+  // "Already captured / cancelled": unknown{already_done} for that operation, never its failure.
+  const already = alreadyDoneOp(item.eventCode, item.success, item.reason);
+  if (already !== null) return { kind: 'already_done', op: already, ...m, modificationRef, detail: `${item.eventCode} success=false: ${item.reason ?? ''}` };
   switch (item.eventCode) {
     case 'AUTHORISATION': return { kind: 'authorization', outcome: authorizationOutcome(item, table) };
     case 'CAPTURE': return { kind: ok ? 'capture_succeeded' : 'capture_failed', ...m, modificationRef };

@@ -30,6 +30,8 @@ import { toStripeValue } from './currencies.ts';
 import { STRIPE_DEFAULT_DECLINES, STRIPE_POLICY } from './defaults.ts';
 import { outcomeForFailure, STRIPE_ERROR_CLASSIFICATION } from './error-classification.ts';
 import { findPaymentIntentOfAttempt } from './lookup.ts';
+import { lookUpOperation } from './operation-lookup.ts';
+import type { StripeOperation } from './error-classification.ts';
 import { capturedOutcome, paymentIntentOutcome, preparedOutcome, refundOutcome, voidedOutcome } from './status-map.ts';
 import { attemptIdOf, authorizeCreateParams, captureParams, paymentIntentCreateParams, reconciliationRecord, refundParams, resolvePaymentMethod, toStripeAmount } from './transformers.ts';
 import { verifyStripeWebhook } from './webhook.ts';
@@ -74,8 +76,8 @@ export function createStripeConnector(account: string, options: StripeConnectorO
   });
   const policy = { ...STRIPE_POLICY, keyRetentionMs: options.keyRetentionMs };
 
-  function failed(call: { error: unknown; attempts: readonly AttemptResult[] }, providerRef?: string): CallOutcome {
-    return outcomeForFailure(call.error, call.attempts, { declineTable, ...(providerRef !== undefined ? { providerRef } : {}) });
+  function failed(call: { error: unknown; attempts: readonly AttemptResult[] }, providerRef?: string, operation?: StripeOperation): CallOutcome {
+    return outcomeForFailure(call.error, call.attempts, { declineTable, ...(providerRef !== undefined ? { providerRef } : {}), ...(operation !== undefined ? { operation } : {}) });
   }
 
   async function prepare(req: PrepareRequest): Promise<CallOutcome> {
@@ -133,19 +135,19 @@ export function createStripeConnector(account: string, options: StripeConnectorO
       if (available !== true) return localRefusal(available === false ? 'multicapture is not available on this charge' : available);
     }
     const call = await recordAttempts(() => stripe.paymentIntents.capture(req.providerRef, captureParams(req, wire.amount), { idempotencyKey: req.idempotencyKey }));
-    return call.ok ? capturedOutcome(call.value, req, req.alreadyCaptured ?? 0) : failed(call, req.providerRef);
+    return call.ok ? capturedOutcome(call.value, req, req.alreadyCaptured ?? 0) : failed(call, req.providerRef, 'capture');
   }
 
   async function voidAuthorization(req: VoidRequest): Promise<CallOutcome> {
     const call = await recordAttempts(() => stripe.paymentIntents.cancel(req.providerRef, {}, { idempotencyKey: req.idempotencyKey }));
-    return call.ok ? voidedOutcome(call.value, req) : failed(call, req.providerRef);
+    return call.ok ? voidedOutcome(call.value, req) : failed(call, req.providerRef, 'cancel');
   }
 
   async function refund(req: RefundRequest): Promise<CallOutcome> {
     const wire = toStripeAmount(req.amount, req.currency);
     if (!wire.ok) return localRefusal(wire.problem);
     const call = await recordAttempts(() => stripe.refunds.create(refundParams(req, wire.amount), { idempotencyKey: req.idempotencyKey }));
-    return call.ok ? refundOutcome(call.value, req, declineTable) : failed(call, req.providerRef);
+    return call.ok ? refundOutcome(call.value, req, declineTable) : failed(call, req.providerRef, 'refund');
   }
 
   /** By the PaymentIntent id when known; else found by attempt id in the list (lookup.ts). */
@@ -285,6 +287,7 @@ export function createStripeConnector(account: string, options: StripeConnectorO
     refund,
     query,
     resume,
+    lookupOperation: (req) => lookUpOperation(stripe, req, declineTable),
     verifyWebhook: (rawBody, headers, now) => verifyStripeWebhook(rawBody, headers, options.webhookSecrets, now, declineTable),
     fetchReconciliationRecords,
     lookupAttempt,

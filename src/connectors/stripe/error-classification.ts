@@ -25,7 +25,18 @@ export const STRIPE_ERROR_CLASSIFICATION: readonly ErrorClassificationRow[] = Ob
   { situation: 'timeout', signal: 'StripeConnectionError, detail.code ETIMEDOUT', outcome: 'unknown', reason: 'timeout' },
   { situation: 'truncated_body', signal: 'StripeConnectionError, detail HttpClientResponseBodyError', outcome: 'unknown', reason: 'truncated_body' },
   { situation: 'unparseable', signal: 'StripeAPIError without status (invalid JSON) or a non-error status with an error body', outcome: 'unknown', reason: 'unparseable' },
+  {
+    situation: 'already_done',
+    signal: 'StripeInvalidRequestError 400 code payment_intent_unexpected_state whose error.payment_intent is already in the target state (cancel: canceled; capture: succeeded), or code charge_already_refunded on a refund: matched on the code and the object, never the message',
+    outcome: 'unknown', reason: 'already_done',
+  },
 ] satisfies ErrorClassificationRow[]);
+
+/** The operation a failed call was, for the rows that depend on it (already_done). */
+export type StripeOperation = 'capture' | 'cancel' | 'refund' | 'other';
+
+/** The PaymentIntent status a successful call of the operation leaves: the object is "already there" in it. */
+const TARGET_STATUS: Readonly<Partial<Record<StripeOperation, string>>> = { cancel: 'canceled', capture: 'succeeded' };
 
 interface StripeErrorShape {
   readonly type?: unknown;
@@ -33,6 +44,8 @@ interface StripeErrorShape {
   readonly detail?: unknown;
   readonly code?: unknown;
   readonly message?: unknown;
+  readonly payment_intent?: unknown;
+  readonly raw?: unknown;
 }
 
 function field<K extends string>(o: unknown, k: K): unknown {
@@ -43,14 +56,27 @@ function constructorName(o: unknown): string | undefined {
   return typeof o === 'object' && o !== null ? (o.constructor as { name?: string } | undefined)?.name : undefined;
 }
 
+/**
+ * Stripe refused the operation because its object is already where the operation would put it: a
+ * 400 whose code says so and whose embedded PaymentIntent (the SDK's error.payment_intent, from the
+ * body's error.payment_intent) has the operation's target status. The message is never read.
+ */
+function alreadyDone(e: StripeErrorShape, operation: StripeOperation): boolean {
+  if (e.code === 'charge_already_refunded') return operation === 'refund';
+  if (e.code !== 'payment_intent_unexpected_state') return false;
+  const target = TARGET_STATUS[operation];
+  const pi = e.payment_intent ?? field(e.raw, 'payment_intent');
+  return target !== undefined && field(pi, 'status') === target;
+}
+
 /** Which row a failure falls in, or null when it is not a Stripe error at all. */
-export function failureSituation(error: unknown, attempts: readonly AttemptResult[]): FailureSituation | null {
+export function failureSituation(error: unknown, attempts: readonly AttemptResult[], operation: StripeOperation = 'other'): FailureSituation | null {
   const e = error as StripeErrorShape;
   switch (e.type) {
     case 'StripeCardError': return 'card_declined';
     case 'StripeIdempotencyError': return 'idempotency_mismatch';
     case 'StripeRateLimitError': return 'rate_limited';
-    case 'StripeInvalidRequestError': return 'validation';
+    case 'StripeInvalidRequestError': return alreadyDone(e, operation) ? 'already_done' : 'validation';
     case 'StripeAuthenticationError': return 'authentication';
     case 'StripePermissionError': return 'permission';
     case 'StripeAPIError': {
@@ -92,12 +118,14 @@ export interface FailureContext {
   readonly declineTable: DeclineTable;
   /** The reference the call was about, when known (the PaymentIntent id). */
   readonly providerRef?: string;
+  /** What the call was (default other): an "already there" refusal is only recognised for capture, cancel and refund. */
+  readonly operation?: StripeOperation;
 }
 
 /** Turns a failed SDK call and its recorded attempts into an outcome, following the table. */
 export function outcomeForFailure(error: unknown, attempts: readonly AttemptResult[], ctx: FailureContext): CallOutcome {
   const ref = ctx.providerRef !== undefined ? { providerRef: ctx.providerRef } : {};
-  const situation = failureSituation(error, attempts);
+  const situation = failureSituation(error, attempts, ctx.operation);
   if (situation === null) return { kind: 'unknown', reason: 'unexpected', ...ref, detail: describe(error) };
   const row = rowFor(situation);
   switch (row.outcome) {

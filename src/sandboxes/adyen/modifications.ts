@@ -80,7 +80,7 @@ function cancelAuthorisation(ctx: AdyenOperationContext, p: PaymentRecord): Sett
   }
   if (p.authorised === 0) return { success: false, reason: `Payment is ${p.resultCode}, nothing to cancel` };
   if (p.cancelled) return { success: true, reason: '' };
-  if (p.captured > 0) return { success: false, reason: 'Payment has already been captured' };
+  if (p.captured > 0) return { success: false, reason: ALREADY_CAPTURED };
   p.cancelled = true;
   ctx.state.book({ bookedMs: ctx.nowMs, type: 'Cancelled', payment: p, modificationReference: p.pspReference, amount: 0 });
   return { success: true, reason: '' };
@@ -94,6 +94,14 @@ function refundCaptured(ctx: AdyenOperationContext, p: PaymentRecord, value: num
   return { success: true, reason: '' };
 }
 
+/**
+ * A second capture or cancel of a payment it already applies to: received, and refused by
+ * notification. Adyen documents no code or text for it; the connector matches these exact texts
+ * (src/connectors/adyen/modification-reasons.ts keeps its own copy).
+ */
+const ALREADY_CAPTURED = 'Payment has already been captured';
+const ALREADY_CANCELLED = 'Payment has already been cancelled';
+
 /** Fault release_fail_later: received, not performed, and the notification says so. */
 const FAILED_BY_FAULT: Settled = { success: false, reason: 'Modification failed (sandbox fault)' };
 
@@ -102,6 +110,11 @@ export function capturePayment(ctx: AdyenOperationContext, psp: string, body: Js
   const p = paymentOf(ctx, psp);
   const amount = requiredAmount(body);
   if (amount.currency !== p.amount.currency) throw invalidAmount(`currency ${amount.currency} differs from the payment's ${p.amount.currency}`);
+  // Captured already (this account captures once): received, and the notification says so.
+  if (p.captured > 0 && p.captureClosed && !p.cancelled) {
+    const refused = record(ctx, p, 'capture', amount, optionalString(body, 'reference'), { success: false, reason: ALREADY_CAPTURED });
+    return received(ctx, p, refused, true);
+  }
   const capturable = ctx.state.capturable(p);
   if (amount.value > capturable) throw invalidAmount(`${amount.value} exceeds the capturable ${capturable}`);
   p.captured += amount.value;
@@ -114,7 +127,9 @@ export function capturePayment(ctx: AdyenOperationContext, psp: string, body: Js
 export function cancelPayment(ctx: AdyenOperationContext, psp: string, body: JsonObject): ModificationResult {
   checkMerchantAccount(ctx, body);
   const p = paymentOf(ctx, psp);
-  const outcome = ctx.failModification === true ? FAILED_BY_FAULT : cancelAuthorisation(ctx, p);
+  // Cancelled already (a cancel, or a technical cancel): this cancel is refused by notification.
+  const already = p.cancelled && !awaitingShopper(p) && p.authorised > 0;
+  const outcome = ctx.failModification === true ? FAILED_BY_FAULT : already ? { success: false, reason: ALREADY_CANCELLED } : cancelAuthorisation(ctx, p);
   const mod = record(ctx, p, 'cancel', p.amount, optionalString(body, 'reference'), outcome);
   return received(ctx, p, mod, false);
 }

@@ -148,7 +148,8 @@ export class AdyenProtocol implements ProviderProtocol {
         events: queued.map((item) => this.deps.toEvent(item)),
         eventDelayMs: batchingDelayMs(settings),
         // A refused request (4xx) stores nothing; anything that began processing is replayed as it was.
-        ...(key !== null && { key: answer.status >= 400 && answer.status < 500 ? { key, release: true as const } : { key, store: { status: answer.status, body: answer.body } } }),
+        // Fault already_done: performed, but its answer never stored, so a resend runs again.
+        ...(key !== null && { key: (answer.status >= 400 && answer.status < 500) || options.forgetAnswer === true ? { key, release: true as const } : { key, store: { status: answer.status, body: answer.body } } }),
       });
       return this.reply(req, answer);
     });

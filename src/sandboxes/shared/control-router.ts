@@ -11,7 +11,7 @@ import type { FaultSpec, SandboxControl, WebhookSettings } from './control.ts';
 const faultBody = z
   .object({
     op: z.enum(['create', 'authorize', 'capture', 'refund', 'void', 'release', 'resume', 'any']),
-    mode: z.enum(['error_503', 'reset_before_processing', 'accept_then_drop', 'latency', 'rate_limited', 'release_refused', 'release_fail_later', 'reverse_before', 'reverse_after', 'reverse_twice', 'reverse_before_then_drop']),
+    mode: z.enum(['error_503', 'reset_before_processing', 'accept_then_drop', 'latency', 'rate_limited', 'release_refused', 'release_fail_later', 'already_done', 'reverse_before', 'reverse_after', 'reverse_twice', 'reverse_before_then_drop']),
     count: z.number().int().min(1).default(1),
     latency_ms: z.number().int().min(0).optional(),
     process: z.enum(['before', 'after']).optional(),

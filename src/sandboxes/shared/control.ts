@@ -12,8 +12,13 @@ export type FaultOp = 'create' | 'authorize' | 'capture' | 'refund' | 'void' | '
  * `release_refused`: the provider refuses the cancel or refund as invalid (Stripe 400, Adyen 422),
  * nothing processed; `release_fail_later`: the provider accepts it (Adyen `received`, a Stripe
  * refund `pending`) but does not perform it, and its event says it failed. Meant for op `release`.
+ * `already_done`: performs the operation and drops the answer, as accept_then_drop, but stores no
+ * answer under the key (the first response never stored): a same-key resend runs again against the
+ * new state and gets the provider's "already in that state" answer instead of the replay (Stripe 400
+ * payment_intent_unexpected_state / charge_already_refunded, Adyen a failed CANCELLATION / CAPTURE).
+ * Meant for ops void and capture (a partial refund run again would refund again, as live would).
  */
-export type FaultMode = 'error_503' | 'reset_before_processing' | 'accept_then_drop' | 'latency' | 'rate_limited' | 'release_refused' | 'release_fail_later' | ReversalMode;
+export type FaultMode = 'error_503' | 'reset_before_processing' | 'accept_then_drop' | 'latency' | 'rate_limited' | 'release_refused' | 'release_fail_later' | 'already_done' | ReversalMode;
 
 /**
  * A capture or refund performed, then reversed at once by the provider (Adyen CAPTURE_FAILED /

@@ -34,6 +34,8 @@ export interface ExecutionOptions {
   readonly failModification?: boolean;
   /** Reverse a capture or refund right after performing it; its failure event before, after, or around the success (faults reverse_*). */
   readonly reverse?: 'before' | 'after' | 'twice';
+  /** Store no answer under the idempotency key (fault already_done): a same-key resend runs again. */
+  readonly forgetAnswer?: boolean;
 }
 
 /** Puts the reversal's events before, after, or around (twice) the operation's own. */
@@ -200,6 +202,10 @@ export class ProviderListener {
         return;
       case 'accept_then_drop':
         await protocol.process(request, NO_FAULT_EXECUTION);
+        res.socket?.destroy();
+        return;
+      case 'already_done':
+        await protocol.process(request, { ...NO_FAULT_EXECUTION, forgetAnswer: true });
         res.socket?.destroy();
         return;
       case 'latency': {

@@ -132,7 +132,8 @@ export class StripeProtocol implements ProviderProtocol {
       await unit.save({
         ...changedAggregates(before, unit.nowMs),
         events,
-        ...(key !== null && { key: outcome.storable ? { key, store: { status: outcome.status, body: outcome.body, requestId } } : { key, release: true as const } }),
+        // Fault already_done: performed, but its answer never stored, so a resend runs again.
+        ...(key !== null && { key: outcome.storable && options.forgetAnswer !== true ? { key, store: { status: outcome.status, body: outcome.body, requestId } } : { key, release: true as const } }),
       });
       return this.reply(req, requestId, outcome);
     });

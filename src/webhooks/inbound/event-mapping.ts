@@ -142,6 +142,17 @@ export function actionForEvent(p: Payment, account: string, stored: NormalizedEv
       // one of an attempt parked because its fence's answer stayed unknown (it un-parks the payment).
       if (attempt.status === 'fencing' || (attempt.status === 'review' && attempt.fenceCalls > 0)) return fact({ fact: e.kind === 'void_succeeded' ? 'fence_confirmed' : 'fence_refused', attemptId: attempt.id }, attempt.id);
       return fact({ fact: e.kind }, attempt.id);
+    case 'already_done': {
+      // "Already cancelled / captured" proves neither outcome of our operation: the success event of
+      // the send that did it (or a lookup) settles it. A fence asks again on its own timer, and a
+      // release (not kept) waits for its success event.
+      if (!kept) return { kind: 'ignore', reason: `${e.rawType}: already ${e.op === 'void' ? 'cancelled' : 'captured'}, about attempt ${attempt.id} in ${attempt.status}; its own success event settles it` };
+      if (e.op === 'void') return fact({ fact: 'void_already_done', detail: e.detail }, attempt.id);
+      const c = captureFor(p, e, 'in_flight');
+      if (c === AMBIGUOUS) return { kind: 'retry', reason: `${e.rawType}: several captures of ${e.amount} in flight; waiting for their references` };
+      if (c === undefined) return { kind: 'ignore', reason: `${e.rawType}: already captured, and no capture in flight matches ${e.amount} ${e.currency}` };
+      return fact({ fact: 'capture_already_done', captureId: c.id, detail: e.detail }, attempt.id);
+    }
     case 'capture_succeeded':
     case 'capture_failed': {
       if (!kept) return { kind: 'ignore', reason: `${e.rawType}: attempt ${attempt.id} is ${attempt.status}, not the attempt that holds the payment` };

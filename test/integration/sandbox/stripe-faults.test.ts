@@ -98,6 +98,31 @@ describe('fault modes', () => {
     expect((await withReference('att_drop_capture'))).toMatchObject([{ status: 'succeeded', captured: 1000 }]);
   });
 
+  it('a cancel whose answer was dropped is replayed to a same-key resend, as live Stripe does; "already canceled" needs a new key', async () => {
+    const { id } = await authorize('att_drop_cancel');
+    await sandbox.scheduleFault({ op: 'void', mode: 'accept_then_drop', count: 2 });
+    expect(await rejectionOf(stripe.paymentIntents.cancel(id, {}, { idempotencyKey: 'key-cancel-1' }))).toBeInstanceOf(Stripe.errors.StripeConnectionError);
+    const replayed = await stripe.paymentIntents.cancel(id, {}, { idempotencyKey: 'key-cancel-1' });
+    expect(replayed.status).toBe('canceled');
+    expect(replayed.lastResponse.headers['idempotent-replayed']).toBe('true');
+    const err = await rejectionOf(stripe.paymentIntents.cancel(id, {}, { idempotencyKey: 'key-cancel-2' }));
+    expect(err).toBeInstanceOf(Stripe.errors.StripeInvalidRequestError);
+    expect(err).toMatchObject({ statusCode: 400, code: 'payment_intent_unexpected_state', payment_intent: { id, status: 'canceled' } });
+  });
+
+  it('already_done performs, drops the answer and stores none: the same-key resend gets "already in that state", stored from then on', async () => {
+    const { id } = await authorize('att_already_done');
+    await sandbox.scheduleFault({ op: 'void', mode: 'already_done', count: 1 });
+    const attempts = countAttempts(stripe);
+    // The SDK resends the dropped request once by itself, with the same key: it meets the refusal.
+    const err = await rejectionOf(stripe.paymentIntents.cancel(id, {}, { idempotencyKey: 'key-already-1' }));
+    expect(attempts()).toBe(2);
+    expect(err).toMatchObject({ statusCode: 400, code: 'payment_intent_unexpected_state', payment_intent: { id, status: 'canceled' } });
+    expect(await withReference('att_already_done')).toMatchObject([{ cancelled: true }]);
+    const again = await rejectionOf(stripe.paymentIntents.cancel(id, {}, { idempotencyKey: 'key-already-1' }));
+    expect(again).toMatchObject({ statusCode: 400, code: 'payment_intent_unexpected_state', headers: expect.objectContaining({ 'idempotent-replayed': 'true' }) as unknown });
+  });
+
   it('latency with process=before performs on arrival, even when the client gives up', async () => {
     await sandbox.scheduleFault({ op: 'authorize', mode: 'latency', count: 1, latencyMs: 600, process: 'before' });
     const err = await rejectionOf(authorize('att_slow_before', stripeFor(sandbox, { timeout: 200 })));

@@ -22,6 +22,7 @@ const outcomeArb: fc.Arbitrary<(amount: number) => CallOutcome> = fc.oneof(
     () => ({ kind: 'declined', class: 'hard', retryElsewhere: false, code: 'authentication_required', providerCode: 'authentication_required' }),
     () => ({ kind: 'unknown', reason: 'timeout' }),
     () => ({ kind: 'unknown', reason: 'not_found' }),
+    () => ({ kind: 'unknown', reason: 'already_done' }),
   ),
 );
 
@@ -71,6 +72,10 @@ function toInput(s: Sim, a: Action, history: PaymentInput[]): PaymentInput | nul
           return { type: 'call_result', ref: { op: 'void' }, outcome };
         case 'authorize':
           return { type: 'call_result', ref: { op: 'authorize', attemptId: call.attemptId, sendNo: call.sendNo! }, outcome };
+        case 'lookup': {
+          const { n, ...about } = call.lookup!;
+          return { type: 'call_result', ref: { op: 'lookup', about, n }, outcome };
+        }
         default:
           return { type: 'call_result', ref: { op: call.op, attemptId: call.attemptId }, outcome };
       }
@@ -161,6 +166,8 @@ function checkRun(scn: Scenario): void {
       }
       if (input.ref.op === 'fence' && o.kind === 'succeeded') t.fenced = true;
     }
+    // A lookup of a fence answered "already canceled" that finds the object cancelled confirms the fence.
+    if (input.type === 'call_result' && input.ref.op === 'lookup' && input.ref.about.op === 'fence' && input.outcome.kind === 'succeeded') tell(input.ref.about.attemptId).fenced = true;
     if (input.type === 'provider_fact' && input.fact.fact === 'authorization') {
       const t = tell(input.fact.attemptId);
       if (input.fact.outcome.kind === 'declined' && input.fact.outcome.stillOpen !== true) t.declined = true;

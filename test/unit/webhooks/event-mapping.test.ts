@@ -37,6 +37,16 @@ describe('actionForEvent', () => {
     expect(factOf(actionForEvent(p, 'adyen_b', ev({ kind: 'void_failed' })))).toEqual({ fact: 'fence_refused', attemptId: 'att_1' });
   });
 
+  it('"already cancelled / captured" is the operation\'s unknown{already_done}, never its failure (issue 41 §4)', () => {
+    const voided = ev({ kind: 'already_done', op: 'void', amount: 5000, currency: 'EUR', modificationRef: 'm2', detail: 'already cancelled' });
+    expect(factOf(actionForEvent(payment({ state: 'voiding' }), 'adyen_b', voided))).toEqual({ fact: 'void_already_done', detail: 'already cancelled' });
+    const captured = ev({ kind: 'already_done', op: 'capture', amount: 2000, currency: 'EUR', modificationRef: 'm2', detail: 'already captured' });
+    expect(factOf(actionForEvent(payment({ state: 'capturing', captures: [capture({})] }), 'adyen_b', captured))).toEqual({ fact: 'capture_already_done', captureId: 'cap_1', detail: 'already captured' });
+    // A fence asks again on its own timer; nothing in flight matches: ignored, never a refusal.
+    expect(actionForEvent(payment({ state: 'auth_unknown', attempts: [attempt({ status: 'fencing' })] }), 'adyen_b', voided)).toMatchObject({ kind: 'ignore' });
+    expect(actionForEvent(payment({ state: 'captured' }), 'adyen_b', captured)).toMatchObject({ kind: 'ignore' });
+  });
+
   it('finds the attempt by provider reference when the event names no attempt', () => {
     const a = actionForEvent(payment(), 'adyen_b', ev({ kind: 'authorization', attemptId: null, outcome: { kind: 'succeeded', providerRef: 'psp_1', amount: 5000 } }));
     expect(factOf(a)).toMatchObject({ fact: 'authorization', attemptId: 'att_1' });

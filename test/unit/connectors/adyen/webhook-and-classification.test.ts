@@ -70,6 +70,19 @@ describe('adyen notifications', () => {
     expect(kinds('REPORT_AVAILABLE', 'true')).toBe('ignored');
   });
 
+  it('a CAPTURE or CANCELLATION refused as already done is unknown{already_done}, by its exact reason per event code (issue 41 §4)', () => {
+    const event = (code: string, reason: string) => {
+      const v = verify([signNotificationItem(item(code, 'false', { reason }), KEY)]);
+      return v.ok ? v.events[0] : undefined;
+    };
+    expect(event('CANCELLATION', 'Payment has already been cancelled')).toMatchObject({ kind: 'already_done', op: 'void', providerRef: 'PAY1', attemptId: 'att_1' });
+    expect(event('CAPTURE', 'Payment has already been captured')).toMatchObject({ kind: 'already_done', op: 'capture', amount: 1000, currency: 'EUR', modificationRef: 'MOD1' });
+    // The same words mean a real refusal under the other code, and other words stay refusals.
+    expect(event('CANCELLATION', 'Payment has already been captured')).toMatchObject({ kind: 'void_failed' });
+    expect(event('CAPTURE', 'Insufficient balance on payment')).toMatchObject({ kind: 'capture_failed' });
+    expect(event('CANCELLATION', 'the payment was already cancelled, we think')).toMatchObject({ kind: 'void_failed' });
+  });
+
   it('a refused AUTHORISATION is declined through the table by its refusal text', () => {
     const v = verify([signNotificationItem(item('AUTHORISATION', 'false', { pspReference: 'PAY1', originalReference: '', reason: 'Not enough balance' }), KEY)]);
     expect(v.ok && v.events[0]).toMatchObject({ kind: 'authorization', attemptId: 'att_1', providerRef: 'PAY1', outcome: { kind: 'declined', code: 'insufficient_funds', providerCode: '12', class: 'soft' } });

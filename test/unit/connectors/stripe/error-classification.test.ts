@@ -63,6 +63,40 @@ describe('Stripe failure classification', () => {
     });
   });
 
+  describe('already done (issue 41 §4): matched on the code and the embedded object, never the message', () => {
+    const unexpectedState = (status: string, message = `This PaymentIntent's cancel could not be performed because it has a status of ${status}.`) =>
+      new E.StripeInvalidRequestError({ type: 'invalid_request_error', message, code: 'payment_intent_unexpected_state', payment_intent: { id: 'pi_1', object: 'payment_intent', status } } as never);
+    const answered: AttemptResult = { kind: 'response', status: 400 };
+
+    it('a cancel refused because the PaymentIntent is canceled is unknown{already_done}, even after a reset', () => {
+      expect(outcomeForFailure(unexpectedState('canceled'), [answered], { ...ctx, operation: 'cancel' })).toMatchObject({ kind: 'unknown', reason: 'already_done', providerRef: 'pi_1' });
+      expect(outcomeForFailure(unexpectedState('canceled'), [reset, answered], { ...ctx, operation: 'cancel' })).toMatchObject({ kind: 'unknown', reason: 'already_done' });
+    });
+
+    it('a capture refused because the PaymentIntent has succeeded is unknown{already_done}', () => {
+      expect(outcomeForFailure(unexpectedState('succeeded'), [answered], { ...ctx, operation: 'capture' })).toMatchObject({ kind: 'unknown', reason: 'already_done' });
+    });
+
+    it('the same code with the object in any other state stays a refusal', () => {
+      expect(outcomeForFailure(unexpectedState('requires_payment_method'), [answered], { ...ctx, operation: 'cancel' })).toMatchObject({ kind: 'not_sent', reason: 'validation' });
+      expect(outcomeForFailure(unexpectedState('succeeded'), [answered], { ...ctx, operation: 'cancel' })).toMatchObject({ kind: 'not_sent', reason: 'validation' });
+      expect(outcomeForFailure(unexpectedState('canceled'), [answered], { ...ctx, operation: 'capture' })).toMatchObject({ kind: 'not_sent', reason: 'validation' });
+      expect(outcomeForFailure(unexpectedState('canceled'), [answered], ctx)).toMatchObject({ kind: 'not_sent', reason: 'validation' });
+    });
+
+    it('the message is never read: another text with the same code and object is the same answer, the text alone is nothing', () => {
+      expect(outcomeForFailure(unexpectedState('canceled', 'anything at all'), [answered], { ...ctx, operation: 'cancel' })).toMatchObject({ kind: 'unknown', reason: 'already_done' });
+      const textOnly = new E.StripeInvalidRequestError({ type: 'invalid_request_error', message: 'it has a status of canceled', code: 'parameter_invalid' } as never);
+      expect(outcomeForFailure(textOnly, [answered], { ...ctx, operation: 'cancel' })).toMatchObject({ kind: 'not_sent', reason: 'validation' });
+    });
+
+    it('charge_already_refunded is already done for a refund only', () => {
+      const e = new E.StripeInvalidRequestError({ type: 'invalid_request_error', message: 'Charge ch_1 has already been refunded.', code: 'charge_already_refunded' } as never);
+      expect(outcomeForFailure(e, [answered], { ...ctx, operation: 'refund' })).toMatchObject({ kind: 'unknown', reason: 'already_done' });
+      expect(outcomeForFailure(e, [answered], { ...ctx, operation: 'capture' })).toMatchObject({ kind: 'not_sent', reason: 'validation' });
+    });
+  });
+
   it('the table names every row once', () => {
     const situations = STRIPE_ERROR_CLASSIFICATION.map((r) => r.situation);
     expect(new Set(situations).size).toBe(situations.length);
