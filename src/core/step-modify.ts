@@ -160,7 +160,11 @@ export function onCaptureOutcome(d: Draft, captureId: string, o: CallOutcome): S
         captureFailed(d, c, `not sent: ${o.reason}`, notSentFailure(o));
         return null;
       }
-      captureUnresolved(d, c, attempt, `after ${c.calls} calls`);
+      // Resends spent or the key past retention: the provider's object says what happened. Only
+      // lookups that stay inconclusive past their bound park it (step-lookup.ts: captureUnresolved).
+      d.updateCapture(c.id, { status: 'pending' });
+      emitLookup(d, attempt, { op: 'capture', captureId: c.id }, 1, c.amount);
+      d.note(`capture ${c.no} unknown after ${c.calls} calls${resendable ? '' : ' (key past retention)'}: looking it up`);
       return null;
     }
   }
@@ -297,7 +301,11 @@ export function onVoidOutcome(d: Draft, o: CallOutcome, n?: number): StepResult 
       if (o.kind === 'not_sent' && v.maybeReached !== true) {
         d.setVoidOp({ ...v, failure: notSentFailure(o) });
         d.setState('authorized', `void never sent: ${o.reason}`);
-      } else voidUnresolved(d);
+        return null;
+      }
+      // The PaymentIntent (an Adyen event) says whether it was cancelled; parked only if that stays unknown.
+      emitLookup(d, attempt, { op: 'void', key: v.providerKey }, 1, d.p.amountAuthorized);
+      d.note(`void ${v.no} unknown after ${v.calls} calls: looking it up`);
       return null;
   }
 }
@@ -400,7 +408,10 @@ export function onRefundOutcome(d: Draft, refundId: string, o: CallOutcome): Ste
         refundFailed(d, r, notSentFailure(o));
         return null;
       }
-      refundUnresolved(d, r, attempt, `after ${r.calls} calls`);
+      // As for captures: looked up before it is handed to reconciliation (step-lookup.ts: refundUnresolved).
+      d.updateRefund(r.id, { status: 'pending' });
+      emitLookup(d, attempt, { op: 'refund', refundId: r.id }, 1, r.amount);
+      d.note(`refund ${r.no} unknown after ${r.calls} calls${resendable ? '' : ' (key past retention)'}: looking it up`);
       return null;
     }
   }

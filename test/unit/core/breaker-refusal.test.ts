@@ -222,6 +222,8 @@ describe('capture', () => {
     s.advance(71 * HOUR + 55 * 60_000);
     const waits = refuseUntilDone(s, 'capture', () => s.payment.captures[0]!.calls);
     expect(waits.length).toBeGreaterThan(0);
+    // Looked up before it parks (issue 41 §6): parked once the lookups find nothing.
+    s.lookupsFindNothing();
     expect(s.state).toBe('needs_review');
     expect(s.effects.some((e) => e.type === 'discrepancy' && e.kind === 'capture_unresolved')).toBe(true);
     for (const at of waits) expect(at - requested).toBeLessThan(DEFAULT_CORE_POLICY.maxLifetimeMs);
@@ -275,6 +277,7 @@ describe('refund', () => {
     s.advance(22 * HOUR + 55 * 60_000);
     const waits = refuseUntilDone(s, 'refund', () => s.payment.refunds[0]!.calls);
     expect(waits.length).toBeGreaterThan(0);
+    s.lookupsFindNothing();
     expect(s.payment.refunds[0]!.status).toBe('pending');
     expect(s.effects.some((e) => e.type === 'discrepancy' && e.kind === 'refund_unresolved')).toBe(true);
     for (const at of waits) expect(at - requested).toBeLessThan(23 * HOUR);
@@ -320,6 +323,7 @@ describe('void', () => {
     t.advance(22 * HOUR + 55 * 60_000);
     const waits = refuseUntilDone(t, 'void', () => t.payment.voidOp!.calls);
     expect(waits.length).toBeGreaterThan(0);
+    t.lookupsFindNothing();
     expect(t.state).toBe('needs_review');
     for (const at of waits) expect(at - requested).toBeLessThan(23 * HOUR);
   });

@@ -112,6 +112,25 @@ export class Sim {
     return this.effects.filter((e): e is ProviderCallEffect => e.type === 'provider_call' && (op === undefined || e.op === op));
   }
 
+  /**
+   * Answers every lookup the core writes "nothing found" until it writes no more (it parks the
+   * operation past its bound): an operation whose outcome stays unknown is looked up before it parks.
+   */
+  lookupsFindNothing(): void {
+    for (let input = this.nextLookupFindsNothing(); input !== null; input = this.nextLookupFindsNothing()) this.apply(input);
+  }
+
+  /** The answer "nothing found" to the latest lookup not answered yet (null: none), for a test to apply. */
+  nextLookupFindsNothing(): PaymentInput | null {
+    const last = this.calls('lookup').at(-1);
+    if (last === undefined || last.lookup === undefined || this.answeredLookups.has(last)) return null;
+    this.answeredLookups.add(last);
+    const { n, ...about } = last.lookup;
+    return { type: 'call_result', ref: { op: 'lookup', about, n }, outcome: { kind: 'unknown', reason: 'not_found', detail: 'nothing found' } };
+  }
+
+  private readonly answeredLookups = new Set<ProviderCallEffect>();
+
   /** Answers the attempt's preparatory call, if the connector needs one. */
   prepared(ref = 'pi_1'): void {
     if (this.attempt.status === 'preparing') this.apply({ type: 'call_result', ref: { op: 'prepare', attemptId: this.attempt.id }, outcome: { kind: 'succeeded', providerRef: ref, amount: 0 } });

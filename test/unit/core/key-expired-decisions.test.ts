@@ -32,6 +32,9 @@ describe('unknown{key_expired}', () => {
     s.apply({ type: 'call_result', ref: { op: 'capture', captureId: 'cap_1' }, outcome: expired });
     expect(s.calls('capture')).toHaveLength(1);
     expect(s.payment.captures[0]!.status).not.toBe('failed');
+    // Looked up first (issue 41 §6); parked once the lookups find nothing.
+    s.lookupsFindNothing();
+    expect(s.payment.captures[0]!.status).not.toBe('failed');
     expect(s.state).toBe('needs_review');
   });
 

@@ -1,6 +1,6 @@
 // One walk per legal edge: the table in states.ts has no dead edges, and step() takes each one.
 import { describe, expect, it } from 'vitest';
-import { legalEdgeList } from '../../../src/core/index.ts';
+import { DEFAULT_CORE_POLICY, legalEdgeList } from '../../../src/core/index.ts';
 import type { PaymentInput, PaymentState } from '../../../src/core/index.ts';
 import { approved, challenge, declined, makeEnv, notSent, Sim, unknown, withReturnUrl } from './fixtures.ts';
 
@@ -56,6 +56,16 @@ function parked(over = {}): Sim {
   expect(s.state).toBe('needs_review');
   return s;
 }
+/** Lookups answered "nothing found" but the last, returned: the one that parks an operation whose outcome stayed unknown. */
+function lastLookupFindsNothing(s: Sim): PaymentInput {
+  for (;;) {
+    const input = s.nextLookupFindsNothing();
+    if (input === null) throw new Error('no lookup to answer');
+    if (s.calls('lookup').at(-1)?.lookup?.n === DEFAULT_CORE_POLICY.maxQueries) return input;
+    s.apply(input);
+  }
+}
+
 function repeat(s: Sim, n: number, input: () => PaymentInput): PaymentInput {
   for (let i = 0; i < n - 1; i++) s.apply(input());
   return input();
@@ -123,7 +133,7 @@ const WALKS: Record<string, Walk> = {
   'authorized>expired': () => ({ sim: authorized(), input: { type: 'provider_fact', fact: { fact: 'authorization_expired' } } }),
   'capturing>captured': () => ({ sim: capturing(), input: { type: 'call_result', ref: { op: 'capture', captureId: 'cap_1' }, outcome: approved() } }),
   'capturing>authorized': () => ({ sim: capturing(), input: { type: 'call_result', ref: { op: 'capture', captureId: 'cap_1' }, outcome: declined('hard', false) } }),
-  'capturing>needs_review': () => { const s = capturing(); return { sim: s, input: repeat(s, 4, () => ({ type: 'call_result', ref: { op: 'capture', captureId: 'cap_1' }, outcome: unknown() })) }; },
+  'capturing>needs_review': () => { const s = capturing(); repeat(s, 5, () => ({ type: 'call_result', ref: { op: 'capture', captureId: 'cap_1' }, outcome: unknown() })); return { sim: s, input: lastLookupFindsNothing(s) }; },
   'captured>capturing': () => ({ sim: captured(false), input: { type: 'capture_requested', captureId: 'cap_2', amount: 600, final: true } }),
   'captured>failed': () => ({ sim: captured(), input: { type: 'provider_fact', fact: { fact: 'capture_reversed', captureId: 'cap_1' } } }),
   'captured>needs_review': () => {
@@ -134,7 +144,7 @@ const WALKS: Record<string, Walk> = {
   },
   'voiding>voided': () => ({ sim: voiding(), input: { type: 'call_result', ref: { op: 'void' }, outcome: approved(0) } }),
   'voiding>authorized': () => ({ sim: voiding(), input: { type: 'call_result', ref: { op: 'void' }, outcome: declined('hard', false) } }),
-  'voiding>needs_review': () => { const s = voiding(); return { sim: s, input: repeat(s, 4, () => ({ type: 'call_result', ref: { op: 'void' }, outcome: unknown() })) }; },
+  'voiding>needs_review': () => { const s = voiding(); repeat(s, 5, () => ({ type: 'call_result', ref: { op: 'void' }, outcome: unknown() })); return { sim: s, input: lastLookupFindsNothing(s) }; },
   'authorized>needs_review': () => { const s = failedOverAuthorized(); return { sim: s, input: lateApprovalReleaseFails(s, s.payment.attempts[0]!.id, 3) }; },
   'voided>needs_review': () => {
     const s = failedOverAuthorized();

@@ -81,6 +81,7 @@ describe('captures', () => {
     const keys = s.calls('capture').map((c) => c.providerKey);
     expect(new Set(keys).size).toBe(1);
     expect(keys).toHaveLength(4);
+    s.lookupsFindNothing();
     expect(s.state).toBe('needs_review');
   });
 
@@ -89,6 +90,7 @@ describe('captures', () => {
     capture(s, 'cap_1', 1000);
     captureResult(s, 'cap_1', unknown());
     for (let i = 0; i < 5; i++) captureResult(s, 'cap_1', notSent());
+    s.lookupsFindNothing();
     expect(s.payment.captures[0]!.status).not.toBe('failed');
     expect(s.state).toBe('needs_review');
   });
@@ -141,6 +143,7 @@ describe('voids and expiry', () => {
     s.apply({ type: 'void_requested' });
     expect(s.payment.voidOp!.no).toBe(2);
     for (let i = 0; i < 5; i++) s.apply({ type: 'call_result', ref: { op: 'void' }, outcome: unknown() });
+    s.lookupsFindNothing();
     expect(s.state).toBe('needs_review');
     s.apply({ type: 'provider_fact', fact: { fact: 'void_succeeded' } });
     expect(s.state).toBe('voided');
@@ -172,6 +175,7 @@ describe('voids and expiry', () => {
     s.apply({ type: 'void_requested' });
     s.apply({ type: 'call_result', ref: { op: 'void' }, outcome: unknown() });
     for (let i = 0; i < 5; i++) s.apply({ type: 'call_result', ref: { op: 'void' }, outcome: notSent() });
+    s.lookupsFindNothing();
     expect(s.state).toBe('needs_review');
   });
 

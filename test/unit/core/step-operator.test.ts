@@ -11,6 +11,7 @@ function captureParked(): Sim {
   s.apply({ type: 'call_result', ref: { op: 'capture', captureId: 'cap_1' }, outcome: approved(400) });
   s.apply({ type: 'capture_requested', captureId: 'cap_2', amount: 600, final: true });
   for (let i = 0; i < 4; i++) s.apply({ type: 'call_result', ref: { op: 'capture', captureId: 'cap_2' }, outcome: unknown() });
+  s.lookupsFindNothing();
   expect(s.state).toBe('needs_review');
   expect(s.payment.amountCaptured).toBe(400);
   return s;
