@@ -12,6 +12,13 @@ import type { CallOutcome, Unknown } from './outcome.ts';
 import type { Attempt } from './payment.ts';
 import { backoffDelayMs } from './keys.ts';
 
+/**
+ * A lookup is a read: the next one waits at most this long, so the lookups of an operation whose
+ * outcome stays unknown end (and it parks) within about a minute, not the many minutes a resend's
+ * backoff grows to.
+ */
+export const LOOKUP_BACKOFF_CAP_MS = 10_000;
+
 export function isAlreadyDone(o: CallOutcome): o is Unknown {
   return o.kind === 'unknown' && o.reason === 'already_done';
 }
@@ -35,7 +42,8 @@ function seedOf(about: LookupSubject): string {
  * `refundId`: the provider-side id of a refund (a merchant refund's, or a release refund's round id).
  */
 export function emitLookup(d: Draft, attempt: Attempt, about: LookupSubject, n: number, amount: number, refundId?: string): void {
-  const runAt = n <= 1 ? undefined : d.at(backoffDelayMs(n, d.env.core.backoffBaseMs, d.env.core.backoffCapMs, `${seedOf(about)}:lookup`));
+  const cap = Math.min(d.env.core.backoffCapMs, LOOKUP_BACKOFF_CAP_MS);
+  const runAt = n <= 1 ? undefined : d.at(backoffDelayMs(n, d.env.core.backoffBaseMs, cap, `${seedOf(about)}:lookup`));
   d.emit({
     type: 'provider_call', op: 'lookup', connector: attempt.connector, attemptId: attempt.id, providerKey: null, amount, currency: d.p.currency,
     ...(about.op === 'capture' ? { captureId: about.captureId } : {}),

@@ -22,6 +22,12 @@ export interface ConnectorCapabilities {
    * proof only once a cancel is confirmed. Absent: false.
    */
   readonly declineAfterAuthenticationLeavesOpen?: boolean;
+  /**
+   * The provider's object of a capture, void or refund can be read back (op `lookup`; Stripe: the
+   * PaymentIntent and its charge's refunds). An operation whose outcome stays unknown is then looked
+   * up before it parks. Absent: false (Adyen: its notifications and reports settle it instead).
+   */
+  readonly looksUpOperations?: boolean;
 }
 
 export interface ConnectorPolicy {

@@ -162,6 +162,10 @@ export function onCaptureOutcome(d: Draft, captureId: string, o: CallOutcome): S
       }
       // Resends spent or the key past retention: the provider's object says what happened. Only
       // lookups that stay inconclusive past their bound park it (step-lookup.ts: captureUnresolved).
+      if (policy.capabilities.looksUpOperations !== true) {
+        captureUnresolved(d, c, attempt, `after ${c.calls} calls`);
+        return null;
+      }
       d.updateCapture(c.id, { status: 'pending' });
       emitLookup(d, attempt, { op: 'capture', captureId: c.id }, 1, c.amount);
       d.note(`capture ${c.no} unknown after ${c.calls} calls${resendable ? '' : ' (key past retention)'}: looking it up`);
@@ -303,7 +307,11 @@ export function onVoidOutcome(d: Draft, o: CallOutcome, n?: number): StepResult 
         d.setState('authorized', `void never sent: ${o.reason}`);
         return null;
       }
-      // The PaymentIntent (an Adyen event) says whether it was cancelled; parked only if that stays unknown.
+      // The PaymentIntent says whether it was cancelled; parked only if that stays unknown.
+      if (d.policy(attempt.connector).capabilities.looksUpOperations !== true) {
+        voidUnresolved(d);
+        return null;
+      }
       emitLookup(d, attempt, { op: 'void', key: v.providerKey }, 1, d.p.amountAuthorized);
       d.note(`void ${v.no} unknown after ${v.calls} calls: looking it up`);
       return null;
@@ -409,6 +417,10 @@ export function onRefundOutcome(d: Draft, refundId: string, o: CallOutcome): Ste
         return null;
       }
       // As for captures: looked up before it is handed to reconciliation (step-lookup.ts: refundUnresolved).
+      if (policy.capabilities.looksUpOperations !== true) {
+        refundUnresolved(d, r, attempt, `after ${r.calls} calls`);
+        return null;
+      }
       d.updateRefund(r.id, { status: 'pending' });
       emitLookup(d, attempt, { op: 'refund', refundId: r.id }, 1, r.amount);
       d.note(`refund ${r.no} unknown after ${r.calls} calls${resendable ? '' : ' (key past retention)'}: looking it up`);

@@ -22,6 +22,8 @@ export const STRIPE_CAPABILITIES: ConnectorCapabilities = Object.freeze({
   asyncModifications: false,
   // After a failed (or declined) authentication the PaymentIntent is requires_payment_method: cancel it first.
   declineAfterAuthenticationLeavesOpen: true,
+  // The PaymentIntent and its charge's refunds say what a capture, cancel or refund did (operation-lookup.ts).
+  looksUpOperations: true,
 });
 
 const HOUR = 60 * 60 * 1000;

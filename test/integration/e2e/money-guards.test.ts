@@ -63,7 +63,8 @@ routing:
     webhooks: { inboundRetryBaseMs: 100 },
     aroundCall: async (effect, call) => {
       const outcome = await call();
-      if (effect.op === 'capture' && effect.captureId !== undefined && lostCapture.has(effect.captureId)) return { kind: 'unknown', reason: 'timeout' } satisfies CallOutcome;
+      // Its lookups (issue 41 §6) lost too: the payment parks, as these guards need.
+      if ((effect.op === 'capture' || effect.op === 'lookup') && effect.captureId !== undefined && lostCapture.has(effect.captureId)) return { kind: 'unknown', reason: 'timeout' } satisfies CallOutcome;
       if (effect.op === 'authorize' && lostAnswer.has(effect.attemptId)) return { kind: 'not_sent', reason: 'connection_refused', detail: 'lost by the test' } satisfies CallOutcome;
       return outcome;
     },

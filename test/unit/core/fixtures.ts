@@ -11,6 +11,7 @@ export const STRIPE_LIKE: ConnectorPolicy = {
   capabilities: {
     manualCapture: true, partialCapture: true, multicapture: true, partialRefund: true,
     queryByReference: true, queryByMerchantReference: false, cancelByMerchantReference: false, preparesAuthorization: true, asyncModifications: false,
+    looksUpOperations: true,
   },
 };
 

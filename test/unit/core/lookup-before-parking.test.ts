@@ -3,6 +3,7 @@
 // what happened, and only lookups that stay inconclusive past their bound park it for a person.
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CORE_POLICY } from '../../../src/core/index.ts';
+import { LOOKUP_BACKOFF_CAP_MS } from '../../../src/core/lookup-effect.ts';
 import type { CallOutcome, PaymentInput, ProviderCallEffect } from '../../../src/core/index.ts';
 import { approved, makeEnv, Sim, unknown } from './fixtures.ts';
 
@@ -43,6 +44,24 @@ describe('an operation whose outcome stays unknown is looked up before it parks'
     s.apply(lookupAnswer(lastLookup(s), unknown('not_found')));
     expect(s.state).toBe('needs_review');
     expect(s.effects).toContainEqual(expect.objectContaining({ type: 'discrepancy', kind: 'capture_unresolved' }));
+  });
+
+  it('a connector that cannot look operations up (Adyen: its notifications settle them) parks as before', () => {
+    const s = new Sim(makeEnv(), { routing: { snapshot: 'v', rule: 'r', candidates: ['adyen_b'], skipped: [] } });
+    s.authorize(approved(1000, 'psp_1'));
+    s.apply({ type: 'capture_requested', captureId: 'cap_1', amount: 1000, final: true });
+    for (let i = 0; i <= DEFAULT_CORE_POLICY.maxResends; i++) s.apply({ type: 'call_result', ref: { op: 'capture', captureId: 'cap_1' }, outcome: unknown() });
+    expect(s.calls('lookup')).toHaveLength(0);
+    expect(s.state).toBe('needs_review');
+  });
+
+  it('lookups wait at most LOOKUP_BACKOFF_CAP_MS between them: an unknown outcome parks within about a minute', () => {
+    const s = authorizedSim();
+    s.apply({ type: 'capture_requested', captureId: 'cap_1', amount: 1000, final: true });
+    s.apply({ type: 'call_result', ref: { op: 'capture', captureId: 'cap_1' }, outcome: keyExpired });
+    s.lookupsFindNothing();
+    const waits = s.calls('lookup').slice(1).map((e) => Date.parse(e.runAt!) - s.now.getTime());
+    expect(Math.max(...waits)).toBeLessThanOrEqual(LOOKUP_BACKOFF_CAP_MS);
   });
 
   it('a void: looked up after its resends; voided by the PaymentIntent canceled', () => {
