@@ -82,7 +82,8 @@ export interface ProviderView {
 }
 
 /** authentication_expiry: the customer's time at the authentication page is over (Attempt.authentication.expiresAt). */
-export type TimerKind = 'resend' | 'query' | 'fence_retry' | 'hold_expiry' | 'max_lifetime' | 'authentication_expiry' | 'resume_retry';
+/** parked_recheck: the recovery sweeper asks the provider again about a payment parked for review (step-parked.ts). */
+export type TimerKind = 'resend' | 'query' | 'fence_retry' | 'hold_expiry' | 'max_lifetime' | 'authentication_expiry' | 'resume_retry' | 'parked_recheck';
 
 export type PaymentInput =
   | { readonly type: 'submit' }

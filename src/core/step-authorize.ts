@@ -62,6 +62,19 @@ export function startAttempt(d: Draft, connector: string, forceAuthentication = 
   }
 }
 
+/**
+ * Asks the provider again about an attempt parked for review whose authorization stayed unknown
+ * (the recovery sweeper's recheck): a query, whose answer step() applies to a parked attempt as to
+ * any; false when this connector cannot query it (no reference to query by).
+ */
+export function queryParkedAttempt(d: Draft, attempt: Attempt): boolean {
+  const caps = d.policy(attempt.connector).capabilities;
+  const queryable = attempt.providerRef !== null ? caps.queryByReference : caps.queryByMerchantReference;
+  if (!queryable) return false;
+  emitCall(d, attempt, 'query', null);
+  return true;
+}
+
 function emitCall(d: Draft, attempt: Attempt, op: 'prepare' | 'authorize' | 'query' | 'fence', key: string | null, runAt?: string): void {
   d.emit({
     type: 'provider_call',

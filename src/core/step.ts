@@ -16,6 +16,7 @@ import { onEarlierReleaseOutcome, onReleaseEvent, onReleaseOutcome } from './ste
 import { onLookupOutcome } from './step-lookup.ts';
 import { emitLookup, isAlreadyDone } from './lookup-effect.ts';
 import { onOperator } from './step-operator.ts';
+import { onParkedRecheck } from './step-parked.ts';
 import { abandonAuthentication, onAuthenticationExpiry, onCustomerReturned, onResumeOutcome, onResumeRetry } from './step-authenticate.ts';
 import { assertNever, isLegalEdge } from './states.ts';
 import type { OperationRef, PaymentInput, ProviderFact, TimerKind } from './inputs.ts';
@@ -259,6 +260,8 @@ function onTimer(d: Draft, timer: TimerKind, attemptId: string | undefined): Ste
       return onAuthenticationExpiry(d, attemptId);
     case 'resume_retry':
       return onResumeRetry(d, attemptId);
+    case 'parked_recheck':
+      return onParkedRecheck(d);
     default:
       return assertNever(timer, 'timer');
   }

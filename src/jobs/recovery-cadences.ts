@@ -4,7 +4,8 @@
 // untouched for its state's interval, and that interval grows with the item's age (a quarter of
 // it), between the state's base and its cap: a young stall is nudged soon, an old one rarely.
 
-export type SweptKind = 'authorization' | 'capture' | 'refund' | 'void' | 'release';
+/** parked: a payment in needs_review, asked about again (core/step-parked.ts), not nudged as stalled. */
+export type SweptKind = 'authorization' | 'capture' | 'refund' | 'void' | 'release' | 'parked';
 
 export interface Cadence {
   readonly kind: SweptKind;
@@ -26,6 +27,8 @@ export function sweeperCadences(authorizationMs: number): readonly Cadence[] {
     { kind: 'refund', states: ['pending'], baseMs: 2 * HOUR, capMs: 24 * HOUR },
     { kind: 'void', states: ['voiding'], baseMs: 10 * MIN, capMs: 6 * HOUR },
     { kind: 'release', states: ['releasing'], baseMs: 10 * MIN, capMs: 6 * HOUR },
+    // A parked payment whose provider may since have answered: soon at first, then ever more rarely.
+    { kind: 'parked', states: ['needs_review'], baseMs: authorizationMs, capMs: 6 * HOUR },
   ];
 }
 

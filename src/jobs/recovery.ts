@@ -5,6 +5,9 @@
 // restart after an incident does not flood a provider. A nudge is an `unknown{stalled}` answer (or,
 // for an authorization, a query timer): silence is resolved like any unknown — look it up, resend
 // with the same key inside retention (the worker checks retention again when it sends), fence or park.
+// A payment parked for review is not stalled but waiting for a person: it is asked about again
+// (`parked_recheck`, core/step-parked.ts) on the same growing interval, so a provider that answers
+// later un-parks it without anyone's time (issue 41 §6).
 
 import { sql } from 'drizzle-orm';
 import type { SQL } from 'drizzle-orm';
@@ -62,6 +65,7 @@ function query(c: Cadence, now: Date, limit: number): SQL {
   switch (c.kind) {
     case 'authorization':
     case 'void':
+    case 'parked':
       return sql`SELECT p.id, p.routing_snapshot, a.id AS attempt_id, a.connector, NULL::text AS item_id, p.created_at FROM payments p ${LATEST_ATTEMPT}
         WHERE p.state IN (${states}) AND ${due(c, sql`p.created_at`, now)} AND ${NOTHING_PENDING} ORDER BY p.created_at LIMIT ${limit}`;
     case 'release':
@@ -104,6 +108,8 @@ function nudgeFor(item: StuckItem): PaymentInput {
       return { type: 'call_result', ref: { op: 'void' }, outcome: STALLED };
     case 'release':
       return { type: 'call_result', ref: { op: 'release', attemptId: item.attemptId }, outcome: STALLED };
+    case 'parked':
+      return { type: 'timer_fired', timer: 'parked_recheck' };
   }
 }
 

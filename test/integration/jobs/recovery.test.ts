@@ -4,12 +4,17 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countDeadLetters, listDeadLetters, replayDeadLetter } from '../../../src/jobs/dlq.ts';
 import { sweepStuckPayments } from '../../../src/jobs/recovery.ts';
+import { requestCapture } from '../../../src/app/payment-service.ts';
+import { DEFAULT_CORE_POLICY } from '../../../src/core/policy.ts';
+import type { CallOutcome } from '../../../src/core/outcome.ts';
 import { settled, startTestGateway, twoStripeConfig } from '../helpers/runtime.ts';
 import type { TestGateway } from '../helpers/runtime.ts';
 
 let gw: TestGateway;
 let offset = 0;
 let failAuthorize = false;
+/** Captures whose every answer, and every lookup's, the test loses (issue 41 §6: parked, then asked again). */
+const lostCapture = new Set<string>();
 
 beforeAll(async () => {
   gw = await startTestGateway('jobs_recovery', twoStripeConfig(), {
@@ -17,10 +22,13 @@ beforeAll(async () => {
     jobAttempts: 2,
     jobBackoffMs: 50,
     recoveryIntervalMs: 3_600_000,
+    core: { ...DEFAULT_CORE_POLICY, backoffBaseMs: 20, backoffCapMs: 100 },
     // Test seam: an infrastructure failure inside the worker, before any provider call.
     aroundCall: async (effect, call) => {
       if (failAuthorize && effect.op === 'authorize') throw new Error('simulated worker failure');
-      return call();
+      const outcome = await call();
+      if ((effect.op === 'capture' || effect.op === 'lookup') && effect.captureId !== undefined && lostCapture.has(effect.captureId)) return { kind: 'unknown', reason: 'timeout', detail: 'lost by the test' } satisfies CallOutcome;
+      return outcome;
     },
   });
 });
@@ -62,5 +70,31 @@ describe('dead letters and recovery', () => {
     expect(done.attempts).toHaveLength(1);
     const rows = await gw.rt.database.db.execute<{ origin: string }>(sql`SELECT origin FROM payment_transitions WHERE payment_id = ${created.id} AND origin = 'poll'`);
     expect(rows.rows.length).toBe(1);
+  });
+
+  it('a payment parked for review is asked about again: the capture its lookups could not find is found, and the payment un-parked (issue 41 §6)', async () => {
+    const stripe = gw.rt.sandboxes.find((x) => x.account === 'stripe_a')!;
+    await stripe.configureWebhooks({ enabled: false });
+    try {
+      const p = await gw.waitFor((await gw.pay()).id, settled);
+      const captureId = `cap_parked_${p.id.slice(-8)}`;
+      lostCapture.add(captureId);
+      await requestCapture(gw.rt, gw.merchantId, p, p.amount, true, captureId);
+      const parked = await gw.waitFor(p.id, (x) => x.state === 'needs_review', 20_000);
+      expect(parked.captures[0]).toMatchObject({ id: captureId, status: 'pending' });
+      // The provider can be asked again (the answers stop getting lost); the sweeper's interval grows with the payment's age.
+      lostCapture.delete(captureId);
+      const deps = { db: gw.rt.database.db, envs: gw.rt.envs, kick: () => gw.rt.relay.kick() };
+      const opts = { staleMs: 5 * 60_000, perConnectorPerSweep: 10, now: () => new Date(Date.now() + offset) };
+      expect(await sweepStuckPayments(deps, opts)).toBe(0);
+      offset += 6 * 60_000;
+      expect(await sweepStuckPayments(deps, opts)).toBe(1);
+      const done = await gw.waitFor(p.id, (x) => x.state === 'captured', 10_000);
+      expect(done.amountCaptured).toBe(p.amount);
+      const entry = (await stripe.ledger()).find((e) => e.reference === p.attempts[0]!.id)!;
+      expect(entry.captured).toBe(p.amount);
+    } finally {
+      await stripe.configureWebhooks({ enabled: true });
+    }
   });
 });
