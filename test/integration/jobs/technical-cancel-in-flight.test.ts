@@ -68,46 +68,55 @@ const heldPostings = async (paymentId: string): Promise<{ credited: number; bala
   return { credited: Number(r.rows[0]?.credited ?? 0), balance: Number(r.rows[0]?.balance ?? 0) };
 };
 
-/** An EUR payment whose Adyen /payments is held past the client's timeout: fenced by technical cancel, then failed over to Stripe. */
-async function failedOverWhileHeld(captureMethod: 'manual' | 'automatic', amount: number): Promise<Payment> {
-  await adyen.scheduleFault({ op: 'authorize', mode: 'latency', latencyMs: HOLD_MS, process: 'after', count: 1 });
-  const p0 = await gw.pay({ amount, currency: 'EUR', captureMethod });
-  const p = await gw.waitFor(p0.id, (x) => x.attempts.length === 2 && x.attempts[1]!.status === 'authorized', 15_000);
-  const [first, second] = p.attempts;
-  expect([first!.connector, first!.status, first!.proof, first!.providerRef]).toEqual(['adyen_b', 'abandoned', 'fenced', null]);
-  expect(second!.connector).toBe('stripe_a');
-  return p;
+/**
+ * EUR payments whose Adyen /payments are held past the client's timeout (created together, so each
+ * first send meets one firing before any resend): fenced by technical cancel, then failed over to Stripe.
+ */
+async function failedOverWhileHeld(payments: readonly { captureMethod: 'manual' | 'automatic'; amount: number }[]): Promise<Payment[]> {
+  await adyen.scheduleFault({ op: 'authorize', mode: 'latency', latencyMs: HOLD_MS, process: 'after', count: payments.length });
+  const created = await Promise.all(payments.map((o) => gw.pay({ ...o, currency: 'EUR' })));
+  return Promise.all(created.map(async (p0) => {
+    const p = await gw.waitFor(p0.id, (x) => x.attempts.length === 2 && x.attempts[1]!.status === 'authorized', 15_000);
+    const [first, second] = p.attempts;
+    expect([first!.connector, first!.status, first!.proof, first!.providerRef]).toEqual(['adyen_b', 'abandoned', 'fenced', null]);
+    expect(second!.connector).toBe('stripe_a');
+    return p;
+  }));
+}
+
+/** The late authorization was given back at once, and the provider's own ledger says so. */
+async function releasedAtOnce(p: Payment, captureMethod: 'manual' | 'automatic', amount: number): Promise<void> {
+  const first = p.attempts[0]!.id;
+  const done = await gw.waitFor(p.id, (x) => x.attempts[0]!.status === 'released' || x.state === 'needs_review', 20_000);
+  expect(done.state).toBe(captureMethod === 'manual' ? 'authorized' : 'captured');
+  expect(done.attempts[0]).toMatchObject({ status: 'released', release: { kind: captureMethod === 'manual' ? 'void' : 'refund', round: 1, status: 'succeeded', amount } });
+  // The provider's own ledger: the late authorization was given back; Stripe holds the payment.
+  const late = (await entryOf(adyen, first))!;
+  expect(late.id).toBe(done.attempts[0]!.providerRef);
+  expect(late.authorized).toBe(amount);
+  if (captureMethod === 'manual') expect([late.cancelled, late.captured]).toEqual([true, 0]);
+  else expect([late.captured, late.refunded]).toEqual([amount, amount]);
+  expect((await entryOf(stripe, done.attempts[1]!.id))!.authorized).toBe(amount);
+  expect(await discrepancies(p.id)).toEqual(['late_approval']);
+  // Under automatic capture the late capture was booked held for release, and moved out when the refund was confirmed.
+  expect(await heldPostings(p.id)).toEqual(captureMethod === 'manual' ? { credited: 0, balance: 0 } : { credited: amount, balance: 0 });
 }
 
 describe('an Adyen authorization in flight when its technical cancel is acknowledged', () => {
-  for (const captureMethod of ['manual', 'automatic'] as const) {
-    it(`completes after the failover (${captureMethod} capture): released at once, the Adyen ledger shows it ${captureMethod === 'manual' ? 'cancelled' : 'refunded'}, a late_approval discrepancy`, async () => {
-      await adyen.configureTechnicalCancel!('authorised');
-      try {
-        const amount = captureMethod === 'manual' ? 1500 : 2500;
-        const p = await failedOverWhileHeld(captureMethod, amount);
-        const first = p.attempts[0]!.id;
-        const done = await gw.waitFor(p.id, (x) => x.attempts[0]!.status === 'released' || x.state === 'needs_review', 20_000);
-        expect(done.state).toBe(captureMethod === 'manual' ? 'authorized' : 'captured');
-        expect(done.attempts[0]).toMatchObject({ status: 'released', release: { kind: captureMethod === 'manual' ? 'void' : 'refund', round: 1, status: 'succeeded', amount } });
-        // The provider's own ledger: the late authorization was given back; Stripe holds the payment.
-        const late = (await entryOf(adyen, first))!;
-        expect(late.id).toBe(done.attempts[0]!.providerRef);
-        expect(late.authorized).toBe(amount);
-        if (captureMethod === 'manual') expect([late.cancelled, late.captured]).toEqual([true, 0]);
-        else expect([late.captured, late.refunded]).toEqual([amount, amount]);
-        expect((await entryOf(stripe, done.attempts[1]!.id))!.authorized).toBe(amount);
-        expect(await discrepancies(p.id)).toEqual(['late_approval']);
-        // Under automatic capture the late capture was booked held for release, and moved out when the refund was confirmed.
-        expect(await heldPostings(p.id)).toEqual(captureMethod === 'manual' ? { credited: 0, balance: 0 } : { credited: amount, balance: 0 });
-      } finally {
-        await adyen.configureTechnicalCancel!('cancelled');
-      }
-    });
-  }
+  it('completes after the failover: released at once (manual capture: cancelled; automatic: refunded), the Adyen ledger shows it, a late_approval discrepancy', async () => {
+    await adyen.configureTechnicalCancel!('authorised');
+    try {
+      const plans = [{ captureMethod: 'manual', amount: 1500 }, { captureMethod: 'automatic', amount: 2500 }] as const;
+      const ps = await failedOverWhileHeld(plans);
+      await Promise.all(ps.map((p, i) => releasedAtOnce(p, plans[i]!.captureMethod, plans[i]!.amount)));
+    } finally {
+      await adyen.configureTechnicalCancel!('cancelled');
+    }
+  });
 
   it('in the default behaviour the held /payments is answered Cancelled: nothing to release, no discrepancy', async () => {
-    const p = await failedOverWhileHeld('manual', 1700);
+    const [p] = await failedOverWhileHeld([{ captureMethod: 'manual', amount: 1700 }]);
+    if (p === undefined) throw new Error('no payment');
     const first = p.attempts[0]!.id;
     const late = await until(() => entryOf(adyen, first), (e) => e !== undefined, 'the held /payments to run', 10_000);
     expect(late).toMatchObject({ authorized: 0, status: 'Cancelled' });
