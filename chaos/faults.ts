@@ -29,6 +29,8 @@ export class FaultInjector {
   private readonly background = new Set<Promise<unknown>>();
   private readonly windows: { account: string; knob: WebhookKnob; untilOp: number }[] = [];
   private cursor = 0;
+  /** Adyen accounts authorise_after_cancel switched to completing in-flight authorizations after a technical cancel. */
+  private readonly inFlightAuthorised = new Set<string>();
   kills = 0;
 
   constructor(
@@ -71,6 +73,9 @@ export class FaultInjector {
   async settle(): Promise<void> {
     while (this.background.size > 0) await Promise.allSettled([...this.background]);
     this.windows.length = 0;
+    // Back to the sandbox's default for the next run on a shared topology (this run's held /payments have completed).
+    for (const account of this.inFlightAuthorised) await this.control(`/_sandbox/${account}/technical-cancel`, { in_flight: 'cancelled' });
+    this.inFlightAuthorised.clear();
     for (const account of await this.accounts()) {
       await this.control(`/_sandbox/${account}/outage`, { seconds: 0 });
       await this.webhooks(account, { enabled: true, duplicate: 0, reorder: false, delay_ms: 0 });
@@ -131,6 +136,8 @@ export class FaultInjector {
       case 'release_reversed_first':
         // The next release refunds (keys naming a release): performed, reversed, the answer lost.
         return this.control(`/_sandbox/${account}/faults`, { op: 'release', mode: 'reverse_before_then_drop', count: f.count ?? 1 });
+      case 'authorise_after_cancel':
+        return this.authoriseAfterCancel(account, f.latencyMs ?? 21_500);
       case 'late_reversal':
         return this.control(`/_sandbox/${account}/faults`, { op: f.op ?? 'refund', mode: `reverse_${f.order ?? 'after'}`, count: f.count ?? 1 });
       case 'already_done':
@@ -202,6 +209,40 @@ export class FaultInjector {
       await sleep(20);
     }
     return null;
+  }
+
+  /**
+   * The account completes an authorization in flight when a technical cancel of its reference
+   * arrives; the next /payments is held (its key in flight) for `holdMs`, past the client's timeout
+   * and the resends, so the gateway fences it by reference and fails over meanwhile. Resolves once
+   * the held /payments has run and the gateway holds its AUTHORISATION notification, so the checks
+   * after quiescence see what the gateway made of it.
+   */
+  private async authoriseAfterCancel(account: string, holdMs: number): Promise<string> {
+    const res = await controlFetch(`${this.topology.controlUrl}/_sandbox/${account}/technical-cancel`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ in_flight: 'authorised' }) });
+    if (res.status === 404) return `${account} has no cancel by merchant reference`;
+    if (res.status !== 200) throw new Error(`control technical-cancel: ${res.status} ${await res.text()}`);
+    this.inFlightAuthorised.add(account);
+    const key = await this.faultHit(account, { op: 'authorize', mode: 'latency', count: 1, latency_ms: holdMs, process: 'after' }, 60_000);
+    if (key === null) return 'no authorization hit the hold';
+    const client = new pg.Client({ connectionString: this.databaseUrl, application_name: 'chaos-authorise-after-cancel' });
+    await client.connect();
+    try {
+      const heard = async (): Promise<{ attempt: string | null; event: string | null }> => {
+        const r = await client.query<{ attempt: string | null; event: string | null }>(
+          `SELECT a.id AS attempt,
+                  (SELECT i.event->'outcome'->>'kind' FROM inbound_events i WHERE i.event->>'attemptId' = a.id AND i.event->>'kind' = 'authorization' LIMIT 1) AS event
+             FROM payment_attempts a WHERE a.auth_key = $1`, [key]);
+        return r.rows[0] ?? { attempt: null, event: null };
+      };
+      for (const deadline = Date.now() + holdMs + 30_000; Date.now() < deadline; await sleep(250)) {
+        const h = await heard();
+        if (h.event !== null) return `authorization of attempt ${h.attempt ?? '?'} (key ${key}) held ${holdMs} ms; the gateway heard it ${h.event}`;
+      }
+      return `authorization (key ${key}) held ${holdMs} ms; its notification not heard yet`;
+    } finally {
+      await client.end();
+    }
   }
 
   /**

@@ -79,6 +79,20 @@ export function checkInvariants(data: RunData, driver: DriverFacts, overdue: rea
       if (held.length > 0) v('no_double_charge', p.id, `attempt ${a.no} (${a.connector}) is ${a.status} with release ${a.release.no} ${a.release.status}, but the provider still holds ${held.map((e) => `${e.id} (${e.status}, authorized ${e.authorized}, captured ${e.captured}, refunded ${e.refunded})`).join('; ')}`);
     }
     if (live.length > 1) v('no_double_charge', p.id, `${live.length} live authorizations at the providers: ${live.map((e) => `${e.account} ${e.id} (${e.status}, authorized ${e.authorized}, captured ${e.captured})`).join('; ')}`);
+    // An attempt given up with a proof (failed over from, or declined) and nothing released holds no
+    // money. Money there while another attempt of the payment was authorized is the customer charged
+    // twice, even once the kept one is refunded or the late one is captured (an authorization Adyen
+    // completed after acknowledging our technical cancel, never released: issue 41 §5).
+    else if (!parkedHere) {
+      for (const a of attempts) {
+        if (a.proof === null || a.release !== null) continue;
+        const held = sandbox.filter((e) => e.reference === a.id && charged(e));
+        const other = sandbox.filter((e) => e.reference !== a.id && e.authorized > 0);
+        if (held.length > 0 && other.length > 0) {
+          v('no_double_charge', p.id, `attempt ${a.no} (${a.connector}) was given up with proof ${a.proof}, but the provider holds ${held.map((e) => `${e.id} (${e.status}, authorized ${e.authorized}, captured ${e.captured}, refunded ${e.refunded})`).join('; ')}, while ${other.map((e) => `${e.account} ${e.id}`).join(', ')} authorized the payment too`);
+        }
+      }
+    }
 
     // 2. No attempt n+1 without a not-charged proof for every earlier attempt — recorded, and true at the provider.
     const last = attempts[attempts.length - 1];

@@ -34,6 +34,11 @@ export const FAULT_KINDS = [
   // the same-key resend is refused "already in that state" (Stripe 400 payment_intent_unexpected_state,
   // Adyen a failed CANCELLATION / CAPTURE) instead of replayed (issue 41 §4).
   'already_done',
+  // An Adyen account completes an authorization that is in flight when a technical cancel of its
+  // reference arrives (the sandbox's inFlightAfterCancel: authorised), and its /payments are held
+  // long enough that the gateway fences them (issue 41 §5): a confirmed fence, a failover, then the
+  // approval anyway.
+  'authorise_after_cancel',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -307,7 +312,15 @@ const WEIGHTS: Readonly<Record<FaultKind, number>> = {
   late_reversal: 4,
   release_reversed_first: 3,
   already_done: 4,
+  authorise_after_cancel: 3,
 };
+
+/**
+ * How long authorise_after_cancel holds a /payments: past the client's timeout, the same-key resends
+ * (each answered "in progress", 1-2, 2-4 and 4-8 s apart with the default backoff) and the fence
+ * that follows, so the technical cancel arrives while the authorization is still in flight.
+ */
+export const AUTHORISE_AFTER_CANCEL_HOLD_MS = 20_000;
 
 /**
  * The idempotency-key retention the run's connector accounts declare, and their sandboxes keep keys
@@ -341,6 +354,11 @@ function faultEvent(rng: Rng, atOp: number, kind: FaultKind, o: PlanOptions): Fa
       const aimed = (o.ops ?? ['void', 'capture']).filter((x) => x === 'void' || x === 'capture');
       const op = account.startsWith('adyen') || aimed.length === 0 ? 'void' : rng.pick(aimed);
       return { atOp, kind, account, op, count: 1 };
+    }
+    case 'authorise_after_cancel': {
+      // Only Adyen cancels by merchant reference.
+      const adyen = o.accounts.filter((a) => a.startsWith('adyen'));
+      return { atOp, kind, account: adyen.length > 0 ? adyen[0]! : account, op: 'authorize', count: 1, latencyMs: o.clientTimeoutMs + AUTHORISE_AFTER_CANCEL_HOLD_MS };
     }
     case 'outage':
       return { atOp, kind, account, seconds: rng.int(1, 3) };

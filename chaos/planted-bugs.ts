@@ -17,6 +17,7 @@ export const PLANTED_BUGS = [
   'failover_on_timeout', 'new_key_per_retry', 'stale_webhook', 'skip_version_check', 'refund_without_amount_check', 'adyen_amounts_in_iso_units',
   'retention_not_checked_at_execution', 'superseded_refusal_as_proof', 'accepted_release_is_released', 'not_found_by_list_is_proof',
   'expiry_never_abandons', 'action_required_as_approval', 'abandonment_without_cancel', 'release_events_to_current_round', 'already_done_as_refusal',
+  'fenced_attempt_not_watched',
 ] as const;
 export type PlantedBug = (typeof PLANTED_BUGS)[number];
 
@@ -61,6 +62,10 @@ export const EXPECTED_INVARIANTS: Readonly<Record<PlantedBug, readonly Invariant
   // provider's (no authorization stands; or money captured the gateway books as not). A capture and
   // a void of one payment racing may both come back refused (the driver's legal_edges check).
   already_done_as_refusal: ['amounts', 'legal_edges'],
+  // Issue 41 §5: an authorization Adyen completed after acknowledging our technical cancel, ignored
+  // as "older than the fence" — the customer is held (or charged) at Adyen and at the provider the
+  // payment failed over to.
+  fenced_attempt_not_watched: ['no_double_charge'],
 };
 
 export function isPlantedBug(name: string): name is PlantedBug {
@@ -160,6 +165,22 @@ export function plantedSeams(bug: PlantedBug): GatewaySeams {
           step: (payment, input, now, env) => {
             if (input.type !== 'provider_fact' || (input.fact.fact !== 'release_succeeded' && input.fact.fact !== 'release_failed')) return step(payment, input, now, env);
             return step(payment, { ...input, fact: { fact: input.fact.fact, attemptId: input.fact.attemptId } }, now, env);
+          },
+        },
+      };
+    case 'fenced_attempt_not_watched':
+      // The bug before issue 41 §5: a confirmed fence taken as proof against any later approval, so
+      // an approval of a fenced attempt is ignored as older than the fence — whatever object it names.
+      return {
+        transition: {
+          step: (payment, input, now, env) => {
+            const about = input.type === 'provider_fact' && input.fact.fact === 'authorization' ? { id: input.fact.attemptId, o: input.fact.outcome }
+              : input.type === 'call_result' && (input.ref.op === 'authorize' || input.ref.op === 'query') ? { id: input.ref.attemptId, o: input.outcome } : null;
+            const attempt = payment.attempts.find((a) => a.id === about?.id);
+            if (about?.o.kind === 'succeeded' && attempt?.status === 'abandoned' && attempt.proof === 'fenced' && attempt.authentication === undefined) {
+              return { kind: 'noop', reason: 'planted: approval older than the confirmed fence' };
+            }
+            return step(payment, input, now, env);
           },
         },
       };

@@ -83,6 +83,9 @@ export const PLANTED_PLANS: Readonly<Record<PlantedBug, Aim>> = {
   // One-call Stripe authorizations (USD goes to Stripe first) held by the sandbox past the client's
   // timeout (the key held, the create run later): the lookup runs while nothing is there yet.
   not_found_by_list_is_proof: { keep: (p) => approved(p) && p.currency === 'USD', payments: 16, kinds: ['latency_after'], rate: 0.5, accounts: ['stripe_c'], ops: ['authorize'], seed: 1010 },
+  // Approved EUR payments (Adyen first), either capture method: the next /payments held past the
+  // resends, fenced by technical cancel, failed over to Stripe, then authorised at Adyen after all.
+  fenced_attempt_not_watched: { keep: (p) => approved(p) && p.currency === 'EUR', payments: 4, kinds: ['authorise_after_cancel'], rate: 0.05, accounts: ['adyen_c'], seed: 1081 },
   // Customers who leave the challenge page (or come back after the deadline): no faults needed; the
   // driver waits out each deadline, so a short quiescence wait. Their payments never settle under
   // the bug: the driver stops waiting for them a few seconds after the (8 s) deadline.

@@ -93,7 +93,9 @@ export function registerFaultCases<S extends ConformanceSandbox>(subject: Confor
       expect(q, JSON.stringify(q)).toMatchObject({ kind: 'unknown', reason: 'not_found' });
     });
 
-    it('a fence before the authorization arrives holds: a late authorize never charges and a query proves no charge', async () => {
+    // Assumes what Stripe documents: a canceled PaymentIntent can never be confirmed. (A fence by our
+    // own reference assumes nothing of the kind: the "fence by our reference" cases.)
+    it('a fence (cancel of the prepared object) before the authorization arrives holds: a late authorize never charges and a query proves no charge', async () => {
       const { connector, ledgerOf } = kit();
       if (connector.prepare === undefined) return;
       const req = authorizeRequest(connector);

@@ -256,3 +256,18 @@ export async function settleModification(connector: Connector, outcome: CallOutc
     await new Promise((r) => setTimeout(r, 25));
   }
 }
+
+/** The first event of `kind` about an attempt among the deliveries, verified by the connector itself; null after `timeoutMs`. */
+export async function eventFor(connector: Connector, receiver: WebhookReceiver, attemptId: string, kind: NormalizedEvent['kind'], timeoutMs = 5_000): Promise<NormalizedEvent | null> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    for (const d of receiver.received) {
+      if (!d.rawBody.includes(attemptId)) continue;
+      const v = connector.verifyWebhook(d.rawBody, d.headers, new Date());
+      const e = v.ok ? v.events.find((x) => x.kind === kind && x.attemptId === attemptId) : undefined;
+      if (e !== undefined) return e;
+    }
+    if (Date.now() > until) return null;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

@@ -8,6 +8,7 @@ import { registerAlreadyDoneCases } from './cases-already-done.ts';
 import { registerAuthenticationCases } from './cases-authentication.ts';
 import { registerClassificationCases } from './cases-classification.ts';
 import { registerFaultCases } from './cases-faults.ts';
+import { registerFenceByReferenceCases } from './cases-fence-by-reference.ts';
 import { registerOneCallCases } from './cases-one-call.ts';
 import { registerPaymentCases } from './cases-payments.ts';
 import { registerWebhookCases } from './cases-webhooks.ts';
@@ -21,6 +22,7 @@ export function defineConnectorConformance<S extends ConformanceSandbox>(subject
     registerPaymentCases(subject);
     registerFaultCases(subject);
     registerAlreadyDoneCases(subject);
+    registerFenceByReferenceCases(subject);
     registerOneCallCases(subject);
     registerAuthenticationCases(subject);
     registerClassificationCases(subject);

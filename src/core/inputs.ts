@@ -35,7 +35,12 @@ export type OperationRef =
 /** Facts a provider tells us on its own (webhooks, reports), already verified and normalized. */
 export type ProviderFact =
   | { readonly fact: 'authorization'; readonly attemptId: string; readonly outcome: CallOutcome }
-  | { readonly fact: 'fence_confirmed'; readonly attemptId: string }
+  /**
+   * providerRef: the provider's object the cancel reached (Adyen's originalReference, Stripe's
+   * PaymentIntent); absent when it names none (a technical cancel of a reference Adyen had not seen).
+   * The fence is proof about that object only: an approval of any other is live money.
+   */
+  | { readonly fact: 'fence_confirmed'; readonly attemptId: string; readonly providerRef?: string }
   | { readonly fact: 'fence_refused'; readonly attemptId: string }
   | { readonly fact: 'capture_succeeded'; readonly captureId: string; readonly providerRef?: string }
   | { readonly fact: 'capture_failed'; readonly captureId: string }

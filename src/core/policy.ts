@@ -28,6 +28,14 @@ export interface ConnectorCapabilities {
    * up before it parks. Absent: false (Adyen: its notifications and reports settle it instead).
    */
   readonly looksUpOperations?: boolean;
+  /**
+   * A cancel of a payment the provider has captured is refused, never confirmed (Adyen: CANCELLATION
+   * or TECHNICAL_CANCEL success=false): a confirmed cancel proves nothing was captured, so under
+   * automatic capture an attempt whose outcome stays unknown may be fenced (and failed over) instead
+   * of parked. What it proves nothing about is an authorization still in flight that reaches the
+   * provider after the cancel: the fenced attempt stays watched (issue 41 §5). Absent: false.
+   */
+  readonly cancelRefusedOnceCaptured?: boolean;
 }
 
 export interface ConnectorPolicy {

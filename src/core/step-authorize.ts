@@ -190,11 +190,14 @@ export function resolveUnknown(d: Draft, attempt: Attempt, notFound: boolean, ke
 /**
  * Makes an unknown attempt provably uncharged by cancelling it; only a confirmed fence is proof.
  * Under automatic capture a cancel cannot undo a capture, so there is no fence, except for an
- * attempt the provider holds unauthorised until the customer authenticates (cancelProvesUncharged).
+ * attempt the provider holds unauthorised until the customer authenticates (cancelProvesUncharged),
+ * and on a connector whose cancel is refused once the payment is captured (a confirmed one then
+ * proves nothing was captured; a refused one parks the payment, as here).
  */
 export function fence(d: Draft, attempt: Attempt, why: string): void {
   const policy = d.policy(attempt.connector);
-  if (d.p.captureMethod === 'automatic' && !cancelProvesUncharged(attempt)) return toReview(d, attempt, `${why}; automatic capture has no fence`);
+  const cancelProves = cancelProvesUncharged(attempt) || policy.capabilities.cancelRefusedOnceCaptured === true;
+  if (d.p.captureMethod === 'automatic' && !cancelProves) return toReview(d, attempt, `${why}; automatic capture has no fence`);
   const canFence = attempt.providerRef !== null || policy.capabilities.cancelByMerchantReference;
   if (!canFence) return toReview(d, attempt, `${why}; no way to fence this attempt`);
   if (attempt.fenceCalls >= d.env.core.maxFenceCalls) return toReview(d, attempt, `${why}; fence unconfirmed after ${attempt.fenceCalls} calls`);
@@ -204,12 +207,29 @@ export function fence(d: Draft, attempt: Attempt, why: string): void {
   d.note(`fence ${a.fenceCalls}: ${why}`);
 }
 
-export function onFenceConfirmed(d: Draft, attempt: Attempt): void {
-  if (attempt.status === 'authorized' && attempt.fenceCalls > 0) return fenceAfterApproval(d, attempt);
+/**
+ * The provider confirmed our cancel. `reached`: the provider's object it names (absent: none, as
+ * for Adyen's technical cancel of a reference it had not seen). The proof covers that object only:
+ * an approval of another one (an authorization still in flight when the cancel arrived, which the
+ * provider completed afterwards) is live money — kept when it came while the fence was in flight,
+ * released when it comes after (onAuthorizationOutcome).
+ */
+export function onFenceConfirmed(d: Draft, attempt: Attempt, reached?: string): void {
+  if (attempt.status === 'authorized' && attempt.fenceCalls > 0) return fenceAfterApproval(d, attempt, reached);
   const parked = attempt.status === 'review' && d.p.state === 'needs_review';
   if (attempt.status !== 'fencing' && !parked) {
     d.note(`fence confirmation for attempt in ${attempt.status} ignored`);
     return;
+  }
+  if (approvedWhileFencing(attempt) && reached !== attempt.providerRef) {
+    const o: Succeeded = { kind: 'succeeded', providerRef: attempt.providerRef!, amount: attempt.amountAuthorized };
+    d.note(`fence of attempt ${attempt.no} confirmed ${reached === undefined ? 'naming no payment' : `for ${reached}`}: the approval of ${o.providerRef} stands`);
+    if (isCurrent(d, attempt) && IN_FLIGHT_STATES.has(d.p.state)) return applyApproval(d, attempt, o);
+    return releaseLateApproval(d, attempt, o);
+  }
+  if (reached !== undefined && reached !== '' && attempt.providerRef === null) {
+    // What the cancel reached is this attempt's object: an approval of it is older than the fence.
+    attempt = d.updateAttempt(attempt.id, { providerRef: reached });
   }
   const auth = attempt.authentication;
   if (auth?.stage === 'cancelling' && auth.heldDecline !== null) {
@@ -242,6 +262,24 @@ export function onFenceRefused(d: Draft, attempt: Attempt): void {
 
 function isCurrent(d: Draft, attempt: Attempt): boolean {
   return d.attempts[d.attempts.length - 1]?.id === attempt.id;
+}
+
+/** An approval remembered on an attempt being fenced: the fence's confirmation decides whether it reached it. */
+function approvedWhileFencing(a: Attempt): boolean {
+  return a.lastOutcome === 'succeeded' && a.providerRef !== null && a.amountAuthorized > 0;
+}
+
+/**
+ * An approval while our cancel is in flight. The cancel decides — but only about what it reaches:
+ * the approval is remembered (its object and amount), and the confirmation tells whether it was
+ * that object (cancelled: proof) or not (the approval stands). An approval of another object than
+ * the one the attempt already names is left to the fence, as before.
+ */
+function noteApprovalWhileFencing(d: Draft, attempt: Attempt, o: Succeeded): void {
+  if (attempt.providerRef !== null && attempt.providerRef !== o.providerRef) return d.note(`approval of ${o.providerRef} while a fence of ${attempt.providerRef} is in flight: the fence decides`);
+  if (approvedWhileFencing(attempt)) return d.note('duplicate approval while a fence is in flight');
+  d.updateAttempt(attempt.id, { providerRef: o.providerRef, amountAuthorized: o.amount, lastOutcome: 'succeeded' });
+  d.note(`approval of ${o.providerRef} while a fence is in flight: kept unless the fence confirms it cancelled it`);
 }
 
 /** An approval for an attempt we had given up on is live money: release it and record a discrepancy. */
@@ -301,7 +339,10 @@ function applyDecline(d: Draft, attempt: Attempt, o: Declined): void {
  * AUTHORISATION): ignoring it left a payment `authorized` that no provider held. Nothing captured:
  * the hold is gone, as when it expires. Anything captured meanwhile: reconciliation's to judge.
  */
-function fenceAfterApproval(d: Draft, attempt: Attempt): void {
+function fenceAfterApproval(d: Draft, attempt: Attempt, reached: string | undefined): void {
+  // A cancel that names another payment, or none, did not reach the authorization we hold (Adyen
+  // completed an authorization in flight after acknowledging the cancel): it stands.
+  if (reached !== attempt.providerRef) return d.note(`fence of attempt ${attempt.no} confirmed ${reached === undefined ? 'naming no payment' : `for ${reached}`}: the authorization ${attempt.providerRef ?? ''} stands`);
   if (d.p.state === 'authorized' && d.p.amountCaptured === 0 && isCurrent(d, attempt)) {
     d.updateAttempt(attempt.id, { status: 'released' });
     d.setState('expired', `attempt ${attempt.no}'s authorization was cancelled by our fence (its answers were lost; the provider confirmed it after the approval)`);
@@ -319,10 +360,14 @@ export function onAuthorizationOutcome(d: Draft, attempt: Attempt, o: CallOutcom
       case 'released':
         return d.note('duplicate approval');
       case 'fencing':
-        return d.note('approval while a fence is in flight: the fence decides');
+        return noteApprovalWhileFencing(d, attempt, o);
       case 'abandoned':
         // An authentication completed after its abandonment cancel was confirmed: live money all the same.
-        if (attempt.proof === 'fenced' && attempt.authentication?.stage !== 'abandoned') return d.note('approval older than the confirmed fence');
+        // Otherwise only an approval of the object the confirmed fence cancelled is older than it; any
+        // other (an authorization still in flight when the cancel arrived) is live money.
+        if (attempt.proof === 'fenced' && attempt.authentication?.stage !== 'abandoned' && attempt.providerRef !== null && o.providerRef === attempt.providerRef) {
+          return d.note('approval of the authorization the confirmed fence cancelled: older than the fence');
+        }
         return releaseLateApproval(d, attempt, o);
       case 'declined':
         return releaseLateApproval(d, attempt, o);

@@ -141,7 +141,7 @@ function onFenceOutcome(d: Draft, attempt: NonNullable<ReturnType<Draft['attempt
   if (attempt.status !== 'fencing') return d.note(`fence answer for attempt in ${attempt.status} ignored`);
   switch (o.kind) {
     case 'succeeded':
-      return onFenceConfirmed(d, attempt);
+      return onFenceConfirmed(d, attempt, o.providerRef);
     case 'pending':
       // Accepted (Adyen technical cancel): only the provider's confirmation is proof. Ask again if it stays silent.
       d.emit({ type: 'timer', timer: 'fence_retry', attemptId: attempt.id, runAt: d.at(d.env.core.backoffCapMs) });
@@ -173,7 +173,7 @@ function onFact(d: Draft, fact: ProviderFact): StepResult | null {
     case 'fence_refused': {
       const attempt = d.attempt(fact.attemptId);
       if (attempt === undefined) return noop(`no attempt ${fact.attemptId}`);
-      if (fact.fact === 'fence_confirmed') onFenceConfirmed(d, attempt);
+      if (fact.fact === 'fence_confirmed') onFenceConfirmed(d, attempt, fact.providerRef);
       else onFenceRefused(d, attempt);
       return null;
     }

@@ -42,25 +42,30 @@ const recordLine = (r: ReconciliationRecord): string =>
 /**
  * What the verified notifications we hold say, folded in the order received: approved (captured
  * at once under automatic capture), captured, refunded, cancelled. A later cancellation or a
- * refund of it all means the customer holds nothing any more.
+ * refund of it all means the customer holds nothing any more. A cancellation counts for the payment
+ * it names: a technical cancel of a reference Adyen had not seen names none, and an authorization
+ * that was in flight then may have completed after it (issue 41 §5).
  */
 export function showsOfEvents(events: readonly NormalizedEvent[], captureMethod: Payment['captureMethod']): ProviderView['shows'] {
   let authorized = 0;
   let captured = 0;
   let refunded = 0;
-  let cancelled = false;
+  const cancelledRefs = new Set<string | null>();
+  let approvedRef: string | null = null;
   let declined = false;
   for (const e of events) {
     if (e.kind === 'authorization' && e.outcome.kind === 'succeeded') {
       authorized = Math.max(authorized, e.outcome.amount);
+      approvedRef = e.outcome.providerRef || e.providerRef;
       if (captureMethod === 'automatic') captured = Math.max(captured, e.outcome.amount);
     } else if (e.kind === 'authorization' && e.outcome.kind === 'declined') declined = true;
     else if (e.kind === 'capture_succeeded') captured += e.amount;
     else if (e.kind === 'capture_reversed' || e.kind === 'capture_failed') captured = Math.max(0, captured - e.amount);
     else if (e.kind === 'refund_succeeded') refunded += e.amount;
     else if (e.kind === 'refund_reversed' || e.kind === 'refund_failed') refunded = Math.max(0, refunded - e.amount);
-    else if (e.kind === 'void_succeeded' || e.kind === 'fence_confirmed') cancelled = true;
+    else if (e.kind === 'void_succeeded' || e.kind === 'fence_confirmed') cancelledRefs.add(e.providerRef);
   }
+  const cancelled = cancelledRefs.size > 0 && (approvedRef === null || cancelledRefs.has(approvedRef));
   if (captured - refunded > 0) return 'captured';
   if (captured > 0 || cancelled || declined) return 'not_charged';
   return authorized > 0 ? 'authorized' : 'unknown';

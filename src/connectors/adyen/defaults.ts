@@ -18,6 +18,9 @@ export const ADYEN_CAPABILITIES: ConnectorCapabilities = Object.freeze({
   cancelByMerchantReference: true,
   preparesAuthorization: false,
   asyncModifications: true,
+  // A cancel of a captured payment fails (CANCELLATION / TECHNICAL_CANCEL success=false): under
+  // automatic capture a confirmed technical cancel still proves nothing was captured by then.
+  cancelRefusedOnceCaptured: true,
 });
 
 const DAY = 24 * 60 * 60 * 1000;

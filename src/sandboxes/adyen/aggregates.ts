@@ -22,7 +22,18 @@ export interface AdyenAccountSettings {
   readonly commission?: { fixed: number; bps: number };
   readonly batching?: { maxItems: number; windowMs: number };
   readonly authentication?: AdyenAuthenticationSettings;
+  /** What a technical cancel does to an authorization already in flight for its reference (configureTechnicalCancel). Default: cancelled. */
+  readonly inFlightAfterCancel?: InFlightAfterCancel;
 }
+
+/**
+ * Adyen acknowledges a technical cancel of a reference it has not seen (TECHNICAL_CANCEL success,
+ * no payment named). Whether an authorization already in flight for that reference is then stopped
+ * is not documented: `cancelled` (the default) answers it Cancelled, as any later /payments with the
+ * reference; `authorised` completes it as it would have (Authorised, its AUTHORISATION notification),
+ * and only /payments that arrive after the cancel are Cancelled (issue 41 §5).
+ */
+export type InFlightAfterCancel = 'cancelled' | 'authorised';
 
 export function adyenStateOf(objects: readonly StoredObject[], fences: readonly string[], settings: AdyenAccountSettings): LoadedAdyenState {
   const state = new AdyenSandboxState();

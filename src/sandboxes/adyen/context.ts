@@ -18,6 +18,11 @@ export interface AdyenOperationContext {
   readonly publicUrl?: string;
   /** The account's authentication settings (redirect method, native 3-D Secure). */
   readonly authentication?: AdyenAuthenticationSettings;
+  /**
+   * This /payments was in flight (taken, and held) before any technical cancel of its reference,
+   * and the account completes such an authorization after the cancel (inFlightAfterCancel: authorised).
+   */
+  readonly outrunsFence?: boolean;
 }
 
 export type JsonObject = Readonly<Record<string, unknown>>;

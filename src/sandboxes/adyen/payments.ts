@@ -1,6 +1,7 @@
 // POST /payments: decides the result from the test triggers, records the payment, books an
 // automatic capture, and queues the AUTHORISATION notification. A reference fenced by a technical
-// cancel is answered Cancelled: the fence holds even when the payment arrives after it.
+// cancel is answered Cancelled: the fence holds even when the payment arrives after it — unless the
+// account completes authorizations already in flight when the cancel came (inFlightAfterCancel).
 
 import type { AdyenOperationContext, JsonObject } from './context.ts';
 import { checkMerchantAccount, isObject, requiredAmount, requiredString } from './context.ts';
@@ -41,7 +42,7 @@ export function createPayment(ctx: AdyenOperationContext, body: JsonObject): Pay
   const additionalData = stringMap(body['additionalData']);
   const holderName = typeof pm['holderName'] === 'string' ? pm['holderName'] : undefined;
 
-  const fenced = ctx.state.fencedReferences.has(reference);
+  const fenced = ctx.state.fencedReferences.has(reference) && ctx.outrunsFence !== true;
   const decision: TestDecision = fenced
     ? { resultCode: 'Cancelled' }
     : withAuthentication(testDecision({ holderName, requestedAcquirerCode: additionalData['RequestedTestAcquirerResponseCode'], cardNumber: cardNumberOf(pm) }), ask);

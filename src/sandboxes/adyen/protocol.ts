@@ -127,7 +127,11 @@ export class AdyenProtocol implements ProviderProtocol {
     const { store } = this.deps;
     const claim: KeyClaim | null = key === null ? null : { key, fingerprint: null };
     let held: string | undefined;
+    // A /payments held in flight: was its reference fenced when it arrived? (inFlightAfterCancel)
+    let unfencedOnArrival = false;
     if (options.executionDelayMs > 0) {
+      const reference = route.op === 'authorize' && typeof body['reference'] === 'string' ? body['reference'] : null;
+      if (reference !== null) unfencedOnArrival = (await store.read({ fences: [reference] })).fences.length === 0;
       // Held, committed as in flight, for the whole wait: a same-key request meanwhile gets 704.
       if (claim !== null) {
         const hold = await store.holdKey(claim, options.executionDelayMs);
@@ -142,7 +146,8 @@ export class AdyenProtocol implements ProviderProtocol {
       if (loaded.verdict.kind !== 'execute') return this.replyTo(req, loaded.verdict);
       const settings = unit.account.settings as AdyenAccountSettings;
       const before = adyenStateOf(loaded.objects, loaded.fences, settings);
-      const { answer, queued } = this.execute(route, body, options, before.state, unit.nowMs, settings);
+      const outrunsFence = unfencedOnArrival && settings.inFlightAfterCancel === 'authorised';
+      const { answer, queued } = this.execute(route, body, options, before.state, unit.nowMs, settings, outrunsFence);
       await unit.save({
         ...changesOf(before),
         events: queued.map((item) => this.deps.toEvent(item)),
@@ -189,7 +194,7 @@ export class AdyenProtocol implements ProviderProtocol {
     return this.reply(req, errorAnswer(requestInProgress()));
   }
 
-  private execute(route: Route, body: JsonObject, options: ExecutionOptions, state: AdyenSandboxState, nowMs: number, settings: AdyenAccountSettings): { answer: Answer; queued: NotificationItem[] } {
+  private execute(route: Route, body: JsonObject, options: ExecutionOptions, state: AdyenSandboxState, nowMs: number, settings: AdyenAccountSettings, outrunsFence: boolean): { answer: Answer; queued: NotificationItem[] } {
     const queued: NotificationItem[] = [];
     const ctx: AdyenOperationContext = {
       state,
@@ -200,6 +205,7 @@ export class AdyenProtocol implements ProviderProtocol {
       newPspReference,
       notify: (item) => queued.push(item),
       failModification: options.failModification === true,
+      outrunsFence,
     };
     let answer: Answer;
     try {

@@ -19,7 +19,7 @@ import type { AdyenAuthenticationSettings } from './authentication.ts';
 import { ensureSandboxTlsMaterial } from './certificate.ts';
 import type { AdyenOperationContext } from './context.ts';
 import { adyenStateOf, batchingDelayMs, changesOf } from './aggregates.ts';
-import type { AdyenAccountSettings } from './aggregates.ts';
+import type { AdyenAccountSettings, InFlightAfterCancel } from './aggregates.ts';
 import { chargeback, failCapture, reverseRefund } from './late-events.ts';
 import { runDisputeSteps } from './disputes.ts';
 import type { AdyenDisputeStepSpec } from './disputes.ts';
@@ -70,6 +70,12 @@ export interface AdyenSandbox extends SandboxControl {
   configureNotificationBatching(batching: Partial<NotificationBatching>): Promise<void>;
   /** 3-D Secure answers from now on: the redirect action's method (GET or POST), or threeDS2 actions whatever the request asks (docs/sandbox.md). */
   configureAuthentication(settings: Partial<AdyenAuthenticationSettings>): Promise<void>;
+  /**
+   * What a technical cancel does to a /payments with its reference already in flight (held by a
+   * latency fault) when the cancel arrives: `cancelled` (default) or `authorised` (docs/sandbox.md).
+   * Kept in the account's settings: every process serving the account answers alike.
+   */
+  configureTechnicalCancel(inFlight: InFlightAfterCancel): Promise<void>;
   /** The scheme rejects a capture after it succeeded: CAPTURE_FAILED. */
   failCapture(capturePspReference: string): Promise<void>;
   /** A succeeded refund fails (REFUND_FAILED) or is returned (REFUNDED_REVERSED). */
@@ -188,6 +194,7 @@ export async function startAdyenSandbox(options: AdyenSandboxOptions): Promise<A
       const current = ((await store.refresh()).settings as AdyenAccountSettings).authentication ?? DEFAULT_AUTHENTICATION;
       await store.updateSettings({ authentication: { ...current, ...settings } });
     },
+    configureTechnicalCancel: (inFlight) => store.updateSettings({ inFlightAfterCancel: inFlight }),
     failCapture: (psp) => fromCode({ aliases: [psp] }, (ctx) => failCapture(ctx, psp)),
     reverseRefund: (psp, eventCode = 'REFUNDED_REVERSED') => fromCode({ aliases: [psp] }, (ctx) => reverseRefund(ctx, psp, eventCode)),
     chargeback: (psp, o = {}) => fromCode({ ids: [psp] }, (ctx) => chargeback(ctx, psp, o.reversed === true, o.amount)),

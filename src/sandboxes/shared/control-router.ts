@@ -31,6 +31,7 @@ const webhooksBody = z
   .strict();
 
 const clockBody = z.object({ advance_s: z.number().min(0) }).strict();
+const technicalCancelBody = z.object({ in_flight: z.enum(['cancelled', 'authorised']) }).strict();
 const announceBody = z.object({ except: z.array(z.string().min(1)).optional() }).strict();
 
 /** null: back to the provider's own key lifetime (Stripe 24 h, Adyen 7 days). */
@@ -148,6 +149,18 @@ export function createControlRouter(sandboxes: readonly SandboxControl[]): Route
       return;
     }
     res.json({ announced: await sandbox.announceReports(body.except === undefined ? {} : { except: body.except }) });
+  });
+
+  router.post('/_sandbox/:account/technical-cancel', async (req, res) => {
+    const sandbox = sandboxOf(req, res);
+    if (!sandbox) return;
+    const { in_flight } = parse(technicalCancelBody, req.body);
+    if (sandbox.configureTechnicalCancel === undefined) {
+      res.status(404).json({ error: { message: `sandbox ${sandbox.account} (${sandbox.type}) has no cancel by merchant reference`, field: null } });
+      return;
+    }
+    await sandbox.configureTechnicalCancel(in_flight);
+    res.json({ in_flight });
   });
 
   router.post('/_sandbox/:account/idempotency', async (req, res) => {

@@ -108,6 +108,11 @@ export interface SandboxControl {
   maxInFlight(): number;
   /** PEM of the TLS certificate, for sandboxes that serve HTTPS. */
   readonly caPem?: string;
+  /**
+   * Providers with a cancel by merchant reference (Adyen's technical cancel): whether an
+   * authorization already in flight when the cancel arrives is still `cancelled` or `authorised`.
+   */
+  configureTechnicalCancel?(inFlight: 'cancelled' | 'authorised'): Promise<void>;
   /** Providers that announce reports (Adyen REPORT_AVAILABLE): announces those due; answers the file names. */
   announceReports?(options?: { readonly except?: readonly string[] }): Promise<string[]>;
   close(): Promise<void>;

@@ -134,13 +134,19 @@ export function actionForEvent(p: Payment, account: string, stored: NormalizedEv
     case 'authorization':
       return fact({ fact: 'authorization', attemptId: attempt.id, outcome: e.outcome }, attempt.id);
     case 'fence_confirmed':
+      // The payment the cancel reached (Adyen's originalReference), if it names one: the fence proves nothing about any other.
+      return fact({ fact: 'fence_confirmed', attemptId: attempt.id, ...(e.providerRef === null ? {} : { providerRef: e.providerRef }) }, attempt.id);
     case 'fence_refused':
       return fact({ fact: e.kind, attemptId: attempt.id }, attempt.id);
     case 'void_succeeded':
     case 'void_failed':
       // A cancellation of an attempt we are fencing is the fence's answer, not a merchant void; so is
       // one of an attempt parked because its fence's answer stayed unknown (it un-parks the payment).
-      if (attempt.status === 'fencing' || (attempt.status === 'review' && attempt.fenceCalls > 0)) return fact({ fact: e.kind === 'void_succeeded' ? 'fence_confirmed' : 'fence_refused', attemptId: attempt.id }, attempt.id);
+      // It names the payment it cancelled: the fence proves nothing about any other.
+      if (attempt.status === 'fencing' || (attempt.status === 'review' && attempt.fenceCalls > 0)) {
+        if (e.kind === 'void_failed') return fact({ fact: 'fence_refused', attemptId: attempt.id }, attempt.id);
+        return fact({ fact: 'fence_confirmed', attemptId: attempt.id, ...(e.providerRef === null ? {} : { providerRef: e.providerRef }) }, attempt.id);
+      }
       return fact({ fact: e.kind }, attempt.id);
     case 'already_done': {
       // "Already cancelled / captured" proves neither outcome of our operation: the success event of

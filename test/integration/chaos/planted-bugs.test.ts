@@ -28,7 +28,7 @@ const NOT_IN_CI: readonly PlantedBug[] = [];
 const ORDER: readonly PlantedBug[] = [
   'skip_version_check', 'refund_without_amount_check', 'adyen_amounts_in_iso_units', 'stale_webhook', 'failover_on_timeout', 'new_key_per_retry',
   'superseded_refusal_as_proof', 'accepted_release_is_released', 'release_events_to_current_round', 'not_found_by_list_is_proof',
-  'expiry_never_abandons', 'action_required_as_approval', 'abandonment_without_cancel', 'already_done_as_refusal',
+  'expiry_never_abandons', 'action_required_as_approval', 'abandonment_without_cancel', 'already_done_as_refusal', 'fenced_attempt_not_watched',
   // Last: its accounts keep keys for seconds, which restarts the shared processes once.
   'retention_not_checked_at_execution',
 ];

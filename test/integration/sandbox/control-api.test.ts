@@ -117,6 +117,11 @@ describe('control API', () => {
     expect(await call('POST', '/_sandbox/stripe_eu/reports/announce', { except: 'x' })).toMatchObject({ status: 400, json: { error: { field: 'except' } } });
   });
 
+  it('configures what a technical cancel does to an authorization in flight only for providers that cancel by merchant reference', async () => {
+    expect(await call('POST', '/_sandbox/stripe_eu/technical-cancel', { in_flight: 'authorised' })).toMatchObject({ status: 404, json: { error: { message: 'sandbox stripe_eu (stripe) has no cancel by merchant reference' } } });
+    expect(await call('POST', '/_sandbox/stripe_eu/technical-cancel', { in_flight: 'maybe' })).toMatchObject({ status: 400, json: { error: { field: 'in_flight' } } });
+  });
+
   it('advances the sandbox clock', async () => {
     const before = (await stripe.paymentIntents.create({ amount: 100, currency: 'usd' })).created;
     expect((await call('POST', '/_sandbox/stripe_eu/clock', { advance_s: 3600 })).status).toBe(200);

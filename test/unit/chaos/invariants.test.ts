@@ -28,6 +28,34 @@ describe('no_double_charge and released approvals', () => {
     expect(invariantsOf(run({ refunded: 500 }))).toEqual([]);
   });
 
+  // Issue 41 §5: the Adyen attempt was fenced (a technical cancel acknowledged), the payment failed
+  // over, and the authorization in flight completed at Adyen afterwards and was never released.
+  const fencedThenAuthorised = (adyen: Partial<SandboxEntry>, kept: Partial<SandboxEntry>, state: string): RunData => {
+    const d = run({}, {}, state);
+    return {
+      ...d,
+      payments: [{ ...d.payments[0]!, amount_authorized: 1000, amount_captured: kept.captured ?? 0, amount_refunded: kept.refunded ?? 0 }],
+      attempts: [
+        { id: 'att_1', payment_id: 'pay_1', no: 1, connector: 'adyen_c', status: 'abandoned', proof: 'fenced', release: null, authentication: null },
+        { id: 'att_2', payment_id: 'pay_1', no: 2, connector: 'stripe_c', status: 'authorized', proof: null, release: null, authentication: null },
+      ],
+      sandbox: [
+        { account: 'adyen_c', id: 'psp_late', reference: 'att_1', status: 'Authorised', authorized: 1000, captured: 0, refunded: 0, cancelled: false, ...adyen },
+        { account: 'stripe_c', id: 'pi_2', reference: 'att_2', status: 'requires_capture', authorized: 1000, captured: 0, refunded: 0, cancelled: false, ...kept },
+      ],
+    };
+  };
+
+  it('an authorization completed after a confirmed fence and never released is a double charge, under either capture, even once the kept one is refunded', () => {
+    expect(invariantsOf(fencedThenAuthorised({}, {}, 'authorized'))).toContain('no_double_charge');
+    const automatic = { captured: 1000 };
+    expect(invariantsOf(fencedThenAuthorised(automatic, { ...automatic, status: 'succeeded' }, 'captured'))).toContain('no_double_charge');
+    // The kept attempt fully refunded: one provider holds money, but the customer was charged at two.
+    expect(invariantsOf(fencedThenAuthorised(automatic, { ...automatic, refunded: 1000, status: 'succeeded' }, 'captured'))).toContain('no_double_charge');
+    // Released (cancelled) by the gateway: nothing held there.
+    expect(invariantsOf(fencedThenAuthorised({ cancelled: true }, {}, 'authorized'))).not.toContain('no_double_charge');
+  });
+
   it('a payment parked for a person with its release failed is left to the operator', () => {
     expect(invariantsOf(run({}, { status: 'review', release: { ...release, status: 'review' } }, 'needs_review'))).toEqual([]);
   });

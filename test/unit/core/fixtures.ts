@@ -23,6 +23,7 @@ export const ADYEN_LIKE: ConnectorPolicy = {
   capabilities: {
     manualCapture: true, partialCapture: true, multicapture: false, partialRefund: true,
     queryByReference: false, queryByMerchantReference: false, cancelByMerchantReference: true, preparesAuthorization: false, asyncModifications: true,
+    cancelRefusedOnceCaptured: true,
   },
 };
 

@@ -187,7 +187,8 @@ describe('submit and authorize', () => {
     // The authorization's (delayed) notification arrives first, then the fence's own.
     s.apply({ type: 'provider_fact', fact: { fact: 'authorization', attemptId: s.attempt.id, outcome: approved(1000, 'psp_1') } });
     expect(s.state).toBe('authorized');
-    s.apply({ type: 'provider_fact', fact: { fact: 'fence_confirmed', attemptId: s.attempt.id } });
+    // The technical cancel found the authorised payment and names it (originalReference).
+    s.apply({ type: 'provider_fact', fact: { fact: 'fence_confirmed', attemptId: s.attempt.id, providerRef: 'psp_1' } });
     expect(s.state).toBe('expired');
     expect(s.attempt.status).toBe('released');
     expect(s.payment.amountAuthorized).toBe(1000);

@@ -29,4 +29,12 @@ describe('provider records', () => {
     expect(showsOfEvents([approvedEv, cancelEv], 'manual')).toBe('not_charged');
     expect(showsOfEvents([], 'manual')).toBe('unknown');
   });
+
+  it('a technical cancel cancels only the payment it names: one naming none leaves an approval that came after it standing (issue 41 §5)', () => {
+    const fenced = (providerRef: string | null) => ({ ...base, providerRef, kind: 'fence_confirmed' }) as NormalizedEvent;
+    expect(showsOfEvents([fenced(null), approvedEv], 'manual')).toBe('authorized');
+    expect(showsOfEvents([fenced(null), approvedEv], 'automatic')).toBe('captured');
+    expect(showsOfEvents([approvedEv, fenced('psp_1')], 'manual')).toBe('not_charged');
+    expect(showsOfEvents([fenced(null)], 'manual')).toBe('not_charged');
+  });
 });

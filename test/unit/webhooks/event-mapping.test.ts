@@ -26,14 +26,14 @@ const factOf = (a: ReturnType<typeof actionForEvent>) => (a.kind === 'input' && 
 describe('actionForEvent', () => {
   it('a cancellation of an attempt we are fencing is the fence confirmation, not a void', () => {
     const p = payment({ state: 'auth_unknown', attempts: [attempt({ status: 'fencing' })] });
-    expect(factOf(actionForEvent(p, 'adyen_b', ev({ kind: 'void_succeeded' })))).toEqual({ fact: 'fence_confirmed', attemptId: 'att_1' });
+    expect(factOf(actionForEvent(p, 'adyen_b', ev({ kind: 'void_succeeded' })))).toEqual({ fact: 'fence_confirmed', attemptId: 'att_1', providerRef: 'psp_1' });
     expect(factOf(actionForEvent(p, 'adyen_b', ev({ kind: 'void_failed' })))).toEqual({ fact: 'fence_refused', attemptId: 'att_1' });
     expect(factOf(actionForEvent(payment({ state: 'voiding' }), 'adyen_b', ev({ kind: 'void_succeeded' })))).toEqual({ fact: 'void_succeeded' });
   });
 
   it("a cancellation of an attempt parked because its fence stayed unknown is that fence's answer (issue 41 §6)", () => {
     const p = payment({ state: 'needs_review', attempts: [attempt({ status: 'review', fenceCalls: 3 })] });
-    expect(factOf(actionForEvent(p, 'adyen_b', ev({ kind: 'void_succeeded' })))).toEqual({ fact: 'fence_confirmed', attemptId: 'att_1' });
+    expect(factOf(actionForEvent(p, 'adyen_b', ev({ kind: 'void_succeeded' })))).toEqual({ fact: 'fence_confirmed', attemptId: 'att_1', providerRef: 'psp_1' });
     expect(factOf(actionForEvent(p, 'adyen_b', ev({ kind: 'void_failed' })))).toEqual({ fact: 'fence_refused', attemptId: 'att_1' });
   });
 
@@ -45,6 +45,16 @@ describe('actionForEvent', () => {
     // A fence asks again on its own timer; nothing in flight matches: ignored, never a refusal.
     expect(actionForEvent(payment({ state: 'auth_unknown', attempts: [attempt({ status: 'fencing' })] }), 'adyen_b', voided)).toMatchObject({ kind: 'ignore' });
     expect(actionForEvent(payment({ state: 'captured' }), 'adyen_b', captured)).toMatchObject({ kind: 'ignore' });
+  });
+
+  it("a fence confirmation carries the payment it reached, or none; a fenced attempt without a provider reference still hears its late AUTHORISATION (issue 41 §5)", () => {
+    const fencing = payment({ state: 'auth_unknown', attempts: [attempt({ status: 'fencing', providerRef: null, lastOutcome: 'unknown', amountAuthorized: 0 })] });
+    // TECHNICAL_CANCEL of a reference Adyen had not seen: no originalReference.
+    expect(factOf(actionForEvent(fencing, 'adyen_b', ev({ kind: 'fence_confirmed', providerRef: null })))).toEqual({ fact: 'fence_confirmed', attemptId: 'att_1' });
+    expect(factOf(actionForEvent(fencing, 'adyen_b', ev({ kind: 'fence_confirmed', providerRef: 'psp_9' })))).toEqual({ fact: 'fence_confirmed', attemptId: 'att_1', providerRef: 'psp_9' });
+    const fenced = payment({ state: 'authorized', attempts: [attempt({ status: 'abandoned', proof: 'fenced', providerRef: null, lastOutcome: 'unknown', amountAuthorized: 0 }), attempt({ id: 'att_2', no: 2, connector: 'stripe_a', providerRef: 'pi_2' })] });
+    const late = actionForEvent(fenced, 'adyen_b', ev({ kind: 'authorization', providerRef: 'psp_late', outcome: { kind: 'succeeded', providerRef: 'psp_late', amount: 5000 } }));
+    expect(factOf(late)).toMatchObject({ fact: 'authorization', attemptId: 'att_1', outcome: { kind: 'succeeded', providerRef: 'psp_late' } });
   });
 
   it('finds the attempt by provider reference when the event names no attempt', () => {
