@@ -107,4 +107,18 @@ export interface LedgerEffect {
   readonly refundId?: string;
 }
 
-export type Effect = ProviderCallEffect | TimerEffect | MerchantEventEffect | DiscrepancyEffect | LedgerEffect;
+/**
+ * The provider answered what an open discrepancy asked (issue 41 §6): a capture or refund whose
+ * outcome was unknown (`capture_unresolved`, `refund_unresolved`) is confirmed or failed after all.
+ * The open row with this kind and subject is resolved with what the provider said, so a person is
+ * not asked about a question the provider has answered. Nothing happens when no such row is open.
+ */
+export interface DiscrepancySettledEffect {
+  readonly type: 'discrepancy_settled';
+  readonly kind: 'capture_unresolved' | 'refund_unresolved';
+  readonly attemptId: string;
+  readonly subject: string;
+  readonly resolution: string;
+}
+
+export type Effect = ProviderCallEffect | TimerEffect | MerchantEventEffect | DiscrepancyEffect | DiscrepancySettledEffect | LedgerEffect;

@@ -82,7 +82,18 @@ function emitCaptureCall(d: Draft, attempt: Attempt, c: Capture, runAt?: string)
   });
 }
 
+/**
+ * A capture or refund that was pending (an unknown answer, a lookup, an async provider) is final
+ * now: an open `*_unresolved` discrepancy about it has its answer (none open: nothing happens).
+ */
+function settleUnresolved(d: Draft, kind: 'capture_unresolved' | 'refund_unresolved', op: Capture | Refund, attempt: Attempt, outcome: string): void {
+  if (op.status !== 'pending') return;
+  const what = kind === 'capture_unresolved' ? 'capture' : 'refund';
+  d.emit({ type: 'discrepancy_settled', kind, attemptId: attempt.id, subject: op.id, resolution: `settled by the provider: ${what} ${op.no} ${outcome}` });
+}
+
 function captureSucceeded(d: Draft, c: Capture, attempt: Attempt, providerRef: string | undefined): void {
+  settleUnresolved(d, 'capture_unresolved', c, attempt, 'succeeded');
   d.updateCapture(c.id, { status: 'succeeded', ...(providerRef === undefined ? {} : { providerRef }) });
   d.p.amountCaptured += c.amount;
   d.p.captureOpen = !c.final && d.p.amountCaptured < d.p.amountAuthorized;
@@ -98,6 +109,8 @@ function captureSucceeded(d: Draft, c: Capture, attempt: Attempt, providerRef: s
 }
 
 export function captureFailed(d: Draft, c: Capture, why: string, failure: OperationFailure): void {
+  const attempt = authorizedAttempt(d);
+  if (attempt !== undefined) settleUnresolved(d, 'capture_unresolved', c, attempt, `failed (${why})`);
   d.updateCapture(c.id, { status: 'failed', failure });
   d.event('payment.capture_failed', { captureId: c.id });
   if (capturesInFlight(d) === 0 && d.p.state === 'capturing') d.setState(d.p.amountCaptured > 0 ? 'captured' : 'authorized', `capture ${c.no} failed: ${why}`);
@@ -352,6 +365,7 @@ function emitRefundCall(d: Draft, attempt: Attempt, r: Refund, runAt?: string): 
 }
 
 function refundSucceeded(d: Draft, r: Refund, attempt: Attempt, providerRef: string | undefined): void {
+  settleUnresolved(d, 'refund_unresolved', r, attempt, 'succeeded');
   d.updateRefund(r.id, { status: 'succeeded', ...(providerRef === undefined ? {} : { providerRef }) });
   d.p.amountRefunded += r.amount;
   d.emit({ type: 'ledger', posting: 'refund', amount: r.amount, currency: d.p.currency, connector: attempt.connector, refundId: r.id, attemptId: attempt.id });
@@ -359,6 +373,8 @@ function refundSucceeded(d: Draft, r: Refund, attempt: Attempt, providerRef: str
 }
 
 export function refundFailed(d: Draft, r: Refund, failure: OperationFailure): void {
+  const attempt = authorizedAttempt(d);
+  if (attempt !== undefined) settleUnresolved(d, 'refund_unresolved', r, attempt, `failed (${failure.code})`);
   d.updateRefund(r.id, { status: 'failed', failure });
   d.event('refund.failed', { refundId: r.id });
 }

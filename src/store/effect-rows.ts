@@ -25,7 +25,7 @@ export type OutboxKind = 'provider_call' | 'timer' | 'merchant_event';
 /** The transition row's id: a number once known, or an expression over the statement's log part. */
 type TransitionRef = number | SQL;
 
-function outboxRow(e: Exclude<Effect, { type: 'discrepancy' | 'ledger' | 'merchant_event' }>, payment: Payment, transitionId: TransitionRef, now: Date): OutboxInsert {
+function outboxRow(e: Exclude<Effect, { type: 'discrepancy' | 'discrepancy_settled' | 'ledger' | 'merchant_event' }>, payment: Payment, transitionId: TransitionRef, now: Date): OutboxInsert {
   const base = { paymentId: payment.id, transitionId, kind: e.type satisfies OutboxKind, payload: e, runAt: now };
   switch (e.type) {
     case 'provider_call':
@@ -64,6 +64,15 @@ export function effectParts(
       // Keyed like reconciliation's findings (kind:payment:attempt:subject): one open row per key.
       const dedupeKey = e.subject === undefined ? null : `${e.kind}:${ctx.payment.id}:${e.attemptId ?? '-'}:${e.subject}`;
       found.push({ id: ctx.newId('discrepancy'), paymentId: ctx.payment.id, attemptId: e.attemptId ?? null, kind: e.kind, detail: e.detail, createdAt: ctx.now, dedupeKey });
+    } else if (e.type === 'discrepancy_settled') {
+      // The provider answered what an open *_unresolved row asked: resolved with its answer, by its
+      // resolution row (the audit trail; the trigger derives the status), by 'gateway'. None open: no row.
+      const key = `${e.kind}:${ctx.payment.id}:${e.attemptId}:${e.subject}`;
+      parts.push({
+        name: `${prefix}_dss${i}`,
+        body: sql`INSERT INTO discrepancy_resolutions (discrepancy_id, at, operator, note)
+          SELECT id, ${ctx.now.toISOString()}::timestamptz, 'gateway', ${e.resolution} FROM discrepancies WHERE dedupe_key = ${key} AND status = 'open'`,
+      });
     } else if (e.type === 'merchant_event') {
       // The event describes the payment as it was at this version, not as it is when delivered.
       parts.push(...merchantEventParts(`${prefix}_me${i}`, { ...e, payment: ctx.payment }, ctx.now).parts);

@@ -185,6 +185,14 @@ describe('late activity on old payments', () => {
     }
     const rows = await gw.db.pool.query<{ kind: string; status: string }>(`SELECT kind, status FROM discrepancies WHERE payment_id = $1`, [p.id]);
     expect(rows.rows).toEqual([{ kind: 'refund_unresolved', status: 'open' }]);
+    // The provider answers after all (its REFUND notification): the question the row asked is
+    // answered, so the row is resolved with that answer, not left for a person (issue 41 §6).
+    const now = await gw.waitFor(p.id, () => true);
+    const told = { type: 'provider_fact', fact: { fact: 'refund_succeeded', refundId: r.id, providerRef: 'psp_refund_late' } } as const;
+    await transition(gw.rt.database.db, p.id, told, 'webhook', await gw.rt.envs.forSnapshot(gw.rt.database.db, now.routing.snapshot), { attemptId: now.attempts[0]!.id });
+    const after = await gw.db.pool.query<{ kind: string; status: string; resolution: string | null; resolved_at: Date | null }>(`SELECT kind, status, resolution, resolved_at FROM discrepancies WHERE payment_id = $1`, [p.id]);
+    expect(after.rows.map((x) => [x.kind, x.status, x.resolution, x.resolved_at instanceof Date])).toEqual([['refund_unresolved', 'resolved', 'settled by the provider: refund 1 succeeded', true]]);
+    expect((await gw.waitFor(p.id, () => true)).refunds[0]!.status).toBe('succeeded');
     await adyen.configureWebhooks({ enabled: true });
   });
 });

@@ -32,6 +32,8 @@ describe('a parked payment is asked about again', () => {
     s.apply(lookupAnswer(s.calls('lookup').at(-1)!, approved(1000, 'pi_1')));
     expect(s.state).toBe('captured');
     expect(s.payment.amountCaptured).toBe(1000);
+    // The open capture_unresolved row has its answer: resolved by the gateway, not left for a person.
+    expect(s.effects).toContainEqual({ type: 'discrepancy_settled', kind: 'capture_unresolved', attemptId: s.attempt.id, subject: 'cap_1', resolution: 'settled by the provider: capture 1 succeeded' });
   });
 
   it('a lookup that still finds nothing parks it again', () => {
