@@ -109,13 +109,15 @@ export interface LedgerEffect {
 
 /**
  * The provider answered what an open discrepancy asked (issue 41 §6): a capture or refund whose
- * outcome was unknown (`capture_unresolved`, `refund_unresolved`) is confirmed or failed after all.
+ * outcome was unknown (`capture_unresolved`, `refund_unresolved`) is confirmed or failed after all,
+ * or the live money of a late approval (`late_approval`, `late_authentication`) is given back (its
+ * release confirmed; subject: the attempt).
  * The open row with this kind and subject is resolved with what the provider said, so a person is
  * not asked about a question the provider has answered. Nothing happens when no such row is open.
  */
 export interface DiscrepancySettledEffect {
   readonly type: 'discrepancy_settled';
-  readonly kind: 'capture_unresolved' | 'refund_unresolved';
+  readonly kind: 'capture_unresolved' | 'refund_unresolved' | 'late_approval' | 'late_authentication';
   readonly attemptId: string;
   readonly subject: string;
   readonly resolution: string;

@@ -286,7 +286,8 @@ function noteApprovalWhileFencing(d: Draft, attempt: Attempt, o: Succeeded): voi
 function releaseLateApproval(d: Draft, attempt: Attempt, o: Succeeded): void {
   const a = startRelease(d, attempt, { providerRef: o.providerRef, amountAuthorized: o.amount, lastOutcome: 'succeeded' });
   const kind = attempt.authentication?.stage === 'abandoned' ? 'late_authentication' : 'late_approval';
-  d.emit({ type: 'discrepancy', kind, attemptId: a.id, detail: `approval of ${o.amount} ${d.p.currency} for attempt ${a.no} (${attempt.status}) while payment is ${d.p.state}` });
+  // Its subject is the attempt: the release's confirmation resolves it (step-release.ts), a second approval finds it open.
+  d.emit({ type: 'discrepancy', kind, attemptId: a.id, subject: a.id, detail: `approval of ${o.amount} ${d.p.currency} for attempt ${a.no} (${attempt.status}) while payment is ${d.p.state}` });
   d.note(`late approval on attempt ${a.no}: releasing`);
 }
 

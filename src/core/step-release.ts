@@ -110,6 +110,10 @@ export function releaseConfirmed(d: Draft, attempt: Attempt, providerRef?: strin
   if (r.held !== undefined && r.held > 0) d.emit({ type: 'ledger', posting: 'release_refunded', amount: r.held, currency: d.p.currency, connector: attempt.connector, attemptId: attempt.id });
   const a = setRelease(d, attempt, { status: 'succeeded', ...(providerRef === undefined || providerRef === '' ? {} : { providerRef }), ...(r.held === undefined ? {} : { held: 0 }) }, { status: 'released' });
   d.note(`release ${r.no} of attempt ${a.no} confirmed`);
+  // The live money of a late approval is given back: its open discrepancy has its answer.
+  for (const kind of ['late_approval', 'late_authentication'] as const) {
+    d.emit({ type: 'discrepancy_settled', kind, attemptId: a.id, subject: a.id, resolution: `settled by the provider: release ${r.no} of attempt ${a.no} confirmed, the approval given back` });
+  }
   const back = r.reviewFrom;
   const otherParked = d.attempts.some((x) => x.id !== a.id && x.status === 'review');
   if (d.p.state === 'needs_review' && back !== undefined && !otherParked && isLegalEdge('needs_review', back)) d.setState(back, `release ${r.no} confirmed after review`);
