@@ -39,6 +39,9 @@ describe('a release is done only when the provider confirms it', () => {
     expect(losing().status).toBe('released');
     expect(losing().release?.status).toBe('succeeded');
     expect(s.state).toBe('authorized');
+    // The late approval's discrepancy (subject: the attempt) has its answer: the money is given back.
+    expect(s.effects).toContainEqual(expect.objectContaining({ type: 'discrepancy', kind: 'late_approval', subject: losing().id }));
+    expect(s.effects).toContainEqual(expect.objectContaining({ type: 'discrepancy_settled', kind: 'late_approval', subject: losing().id }));
   });
 
   it('a synchronous success is the provider confirming', () => {
