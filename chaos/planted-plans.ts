@@ -96,5 +96,5 @@ export const PLANTED_PLANS: Readonly<Record<PlantedBug, Aim>> = {
   abandonment_without_cancel: { keep: leavesTheCustomerWaiting, payments: 3, kinds: [], rate: 0, seed: 1011, quiesceMs: 10_000 },
   // Voids and captures on Stripe (USD goes to Stripe first) whose first answer is lost and whose
   // same-key resend (the SDK's own) is refused "already canceled / captured".
-  already_done_as_refusal: { keep: voidedOrCaptured, payments: 8, kinds: ['already_done'], rate: 0.5, accounts: ['stripe_c'], ops: ['void', 'capture'], seed: 1013 },
+  already_done_as_refusal: { keep: voidedOrCaptured, payments: 16, kinds: ['already_done'], rate: 0.8, accounts: ['stripe_c'], ops: ['void', 'capture'], seed: 1013 },
 };
