@@ -15,6 +15,7 @@ import type { ProcessorDeps, ProcessResult } from '../jobs/outbox-processor.ts';
 import { OUTBOX_JOB_OPTIONS, QueueSet, TIMER_QUEUE, callQueueName, redisConnection } from '../jobs/queues.ts';
 import { RecoverySweeper } from '../jobs/recovery.ts';
 import { OutboxRelay } from '../jobs/relay.ts';
+import type { RelaySeams } from '../jobs/relay.ts';
 import { StepEnvFactory } from '../jobs/step-env.ts';
 import { WorkerPool } from '../jobs/workers.ts';
 import { AccountBudget } from '../jobs/account-budget.ts';
@@ -25,7 +26,7 @@ import { PaymentWaits } from './payment-waits.ts';
 import { RELAYED_WEBHOOK_KINDS, webhookQueueFor } from '../webhooks/webhook-jobs.ts';
 import { webhookSettings } from '../webhooks/webhook-services.ts';
 import type { WebhookOptions, WebhookServices } from '../webhooks/webhook-services.ts';
-import { WebhookWorkers } from '../webhooks/webhook-workers.ts';
+import { deadLetterOutboxRow, WebhookWorkers } from '../webhooks/webhook-workers.ts';
 import { loadEndpointKeys } from '../webhooks/outbound/endpoint-keys.ts';
 import { loadSigningKeys } from '../webhooks/outbound/signing-keys.ts';
 import type { Redis } from 'ioredis';
@@ -44,6 +45,8 @@ export interface GatewaySeams {
   readonly mapEvent?: WebhookServices['mapEvent'];
   /** The worker's execution-time checks (key retention, how a refusal is judged against the claim). */
   readonly checks?: ProcessorDeps['checks'];
+  /** How the relay reads the state of a row's BullMQ job. */
+  readonly relay?: RelaySeams;
 }
 
 export type Role = 'api' | 'worker' | 'all';
@@ -207,6 +210,9 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
         ...(opts.relaySweepMs === undefined ? {} : { sweepIntervalMs: opts.relaySweepMs }),
         ...(opts.relayRepublishMs === undefined ? {} : { republishAfterMs: opts.relayRepublishMs }),
         jobOptions: { ...OUTBOX_JOB_OPTIONS, attempts: opts.jobAttempts ?? OUTBOX_JOB_OPTIONS.attempts ?? 8, backoff: { type: 'exponential', delay: opts.jobBackoffMs ?? 500 } },
+        // A failed job's row dead-lettered by the sweep: an inbound event goes to the dead letter with it.
+        deadLetter: (row, reason) => deadLetterOutboxRow(database.db, now(), row, reason),
+        ...(opts.seams?.relay === undefined ? {} : { seams: opts.seams.relay }),
       },
     );
     cleanups.unshift(() => relay.stop());
