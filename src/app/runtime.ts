@@ -16,6 +16,8 @@ import { OUTBOX_JOB_OPTIONS, QueueSet, TIMER_QUEUE, callQueueName, redisConnecti
 import { RecoverySweeper } from '../jobs/recovery.ts';
 import { OutboxRelay } from '../jobs/relay.ts';
 import type { RelaySeams } from '../jobs/relay.ts';
+import { DEFAULT_ORPHAN_GRACE_MS } from '../jobs/unpublishable-rows.ts';
+import type { AccountRows } from '../jobs/unpublishable-rows.ts';
 import { StepEnvFactory } from '../jobs/step-env.ts';
 import { WorkerPool } from '../jobs/workers.ts';
 import { AccountBudget } from '../jobs/account-budget.ts';
@@ -94,6 +96,11 @@ export interface RuntimeOptions {
   readonly seams?: GatewaySeams;
   /** Daily and weekly reconciliation jobs (worker role; src/reconcile/schedule.ts); false: none. */
   readonly reconcileSchedule?: ReconcileScheduleOptions | false;
+  /**
+   * How long a connector account may be absent from the config before its outbox rows are
+   * dead-lettered (account_not_configured); SWITCHYARD_ORPHAN_GRACE, default 15 min.
+   */
+  readonly orphanGraceMs?: number;
 }
 
 export interface Runtime {
@@ -124,6 +131,10 @@ export interface Runtime {
   readonly publicUrl: string | null;
   /** The queue an outbox row of this kind and connector goes to (null: no consumer). */
   queueFor(kind: string, connector: string | null): string | null;
+  /** Outbox rows that go to their account's queue, and the accounts this process has (the others' rows cannot be published). */
+  readonly outboxAccounts: AccountRows;
+  /** RuntimeOptions.orphanGraceMs as applied. */
+  readonly orphanGraceMs: number;
   stop(): Promise<void>;
 }
 
@@ -193,8 +204,12 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     breakerBoard.start();
     openBreakers = () => breakerBoard.openAccounts(breakers.openAccounts(), (a) => breakers.windowMs(a));
     cleanups.unshift(() => breakerBoard.stop());
+    // Provider calls go to their account's queue: those of an account not in this config cannot be published.
+    const outboxAccounts: AccountRows = { kinds: ['provider_call'], configured: [...accounts] };
+    const orphanGraceMs = opts.orphanGraceMs ?? DEFAULT_ORPHAN_GRACE_MS;
     const observability = startObservability(logger, {
       db: database.db, now, queueNames: () => queueNames, queue: (n) => queues.get(n), breakers: () => breakers.states(), fleetBreakers: () => breakerBoard.read(),
+      accountRows: outboxAccounts,
     });
     cleanups.push(() => Promise.resolve(observability.stop()));
     const metrics = observability.metrics;
@@ -213,6 +228,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
         // A failed job's row dead-lettered by the sweep: an inbound event goes to the dead letter with it.
         deadLetter: (row, reason) => deadLetterOutboxRow(database.db, now(), row, reason),
         ...(opts.seams?.relay === undefined ? {} : { seams: opts.seams.relay }),
+        accountRows: outboxAccounts, orphanGraceMs,
       },
     );
     cleanups.unshift(() => relay.stop());
@@ -276,7 +292,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     let stopped = false;
     return {
       role: opts.role, database, config: holder, connectors: set.connectors, sandboxes: set.sandboxes, breakers, envs, snapshots, relay, waits, queues, workers, webhooks, metrics, logger, now, queueFor,
-      dispatch: kick, dispatcher, budget,
+      dispatch: kick, dispatcher, budget, outboxAccounts, orphanGraceMs,
       publicUrl: publicUrl ?? null,
       async stop() {
         if (stopped) return;
