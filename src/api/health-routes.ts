@@ -1,11 +1,14 @@
 // Liveness and readiness, without authentication: /healthz says the process answers; /readyz
-// says it can serve (Postgres, Redis and a loaded config).
+// says it can serve (Postgres, Redis and a loaded config). It also reports outbox rows no worker
+// can take (their connector account is not in the config) without going not-ready: the process
+// serves every other account, and taking it out of rotation would not bring the account back.
 
 import express from 'express';
 import type { Router } from 'express';
 import { sql } from 'drizzle-orm';
 import type { Runtime } from '../app/runtime.ts';
 import { TIMER_QUEUE } from '../jobs/queues.ts';
+import { describeUnpublishable, unpublishableRows } from '../jobs/unpublishable-rows.ts';
 
 const CHECK_TIMEOUT_MS = 2000;
 
@@ -38,14 +41,19 @@ export function healthRoutes(rt: Runtime | (() => Runtime | null)): Router {
       res.status(503).json({ status: 'starting', checks: {} });
       return;
     }
-    const [postgres, redis] = await Promise.all([
+    const [postgres, redis, outbox] = await Promise.all([
       check('postgres', () => current.database.db.execute(sql`SELECT 1`)),
       // A count is one round trip to Redis through the producer connection the API enqueues with.
       check('redis', () => current.queues.get(TIMER_QUEUE).count()),
+      // Reported, never a reason to be not ready.
+      within(unpublishableRows(current.database.db, current.outboxAccounts), 'outbox').then(
+        (rows) => describeUnpublishable(rows, current.orphanGraceMs),
+        (err: unknown) => `not read: ${(err as Error).message}`,
+      ),
     ]);
     const config = current.config.current().snapshot.version;
     const ready = postgres === 'ok' && redis === 'ok';
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks: { postgres, redis, config } });
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks: { postgres, redis, config, outbox } });
   });
   return router;
 }

@@ -15,6 +15,9 @@ import type { ProcessorDeps, ProcessResult } from '../jobs/outbox-processor.ts';
 import { OUTBOX_JOB_OPTIONS, QueueSet, TIMER_QUEUE, callQueueName, redisConnection } from '../jobs/queues.ts';
 import { RecoverySweeper } from '../jobs/recovery.ts';
 import { OutboxRelay } from '../jobs/relay.ts';
+import type { RelaySeams } from '../jobs/relay.ts';
+import { DEFAULT_ORPHAN_GRACE_MS } from '../jobs/unpublishable-rows.ts';
+import type { AccountRows } from '../jobs/unpublishable-rows.ts';
 import { StepEnvFactory } from '../jobs/step-env.ts';
 import { WorkerPool } from '../jobs/workers.ts';
 import { AccountBudget } from '../jobs/account-budget.ts';
@@ -25,7 +28,7 @@ import { PaymentWaits } from './payment-waits.ts';
 import { RELAYED_WEBHOOK_KINDS, webhookQueueFor } from '../webhooks/webhook-jobs.ts';
 import { webhookSettings } from '../webhooks/webhook-services.ts';
 import type { WebhookOptions, WebhookServices } from '../webhooks/webhook-services.ts';
-import { WebhookWorkers } from '../webhooks/webhook-workers.ts';
+import { deadLetterOutboxRow, WebhookWorkers } from '../webhooks/webhook-workers.ts';
 import { loadEndpointKeys } from '../webhooks/outbound/endpoint-keys.ts';
 import { loadSigningKeys } from '../webhooks/outbound/signing-keys.ts';
 import type { Redis } from 'ioredis';
@@ -44,6 +47,8 @@ export interface GatewaySeams {
   readonly mapEvent?: WebhookServices['mapEvent'];
   /** The worker's execution-time checks (key retention, how a refusal is judged against the claim). */
   readonly checks?: ProcessorDeps['checks'];
+  /** How the relay reads the state of a row's BullMQ job. */
+  readonly relay?: RelaySeams;
 }
 
 export type Role = 'api' | 'worker' | 'all';
@@ -91,6 +96,11 @@ export interface RuntimeOptions {
   readonly seams?: GatewaySeams;
   /** Daily and weekly reconciliation jobs (worker role; src/reconcile/schedule.ts); false: none. */
   readonly reconcileSchedule?: ReconcileScheduleOptions | false;
+  /**
+   * How long a connector account may be absent from the config before its outbox rows are
+   * dead-lettered (account_not_configured); SWITCHYARD_ORPHAN_GRACE, default 15 min.
+   */
+  readonly orphanGraceMs?: number;
 }
 
 export interface Runtime {
@@ -121,6 +131,10 @@ export interface Runtime {
   readonly publicUrl: string | null;
   /** The queue an outbox row of this kind and connector goes to (null: no consumer). */
   queueFor(kind: string, connector: string | null): string | null;
+  /** Outbox rows that go to their account's queue, and the accounts this process has (the others' rows cannot be published). */
+  readonly outboxAccounts: AccountRows;
+  /** RuntimeOptions.orphanGraceMs as applied. */
+  readonly orphanGraceMs: number;
   stop(): Promise<void>;
 }
 
@@ -190,8 +204,12 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     breakerBoard.start();
     openBreakers = () => breakerBoard.openAccounts(breakers.openAccounts(), (a) => breakers.windowMs(a));
     cleanups.unshift(() => breakerBoard.stop());
+    // Provider calls go to their account's queue: those of an account not in this config cannot be published.
+    const outboxAccounts: AccountRows = { kinds: ['provider_call'], configured: [...accounts] };
+    const orphanGraceMs = opts.orphanGraceMs ?? DEFAULT_ORPHAN_GRACE_MS;
     const observability = startObservability(logger, {
       db: database.db, now, queueNames: () => queueNames, queue: (n) => queues.get(n), breakers: () => breakers.states(), fleetBreakers: () => breakerBoard.read(),
+      accountRows: outboxAccounts,
     });
     cleanups.push(() => Promise.resolve(observability.stop()));
     const metrics = observability.metrics;
@@ -207,6 +225,10 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
         ...(opts.relaySweepMs === undefined ? {} : { sweepIntervalMs: opts.relaySweepMs }),
         ...(opts.relayRepublishMs === undefined ? {} : { republishAfterMs: opts.relayRepublishMs }),
         jobOptions: { ...OUTBOX_JOB_OPTIONS, attempts: opts.jobAttempts ?? OUTBOX_JOB_OPTIONS.attempts ?? 8, backoff: { type: 'exponential', delay: opts.jobBackoffMs ?? 500 } },
+        // A failed job's row dead-lettered by the sweep: an inbound event goes to the dead letter with it.
+        deadLetter: (row, reason) => deadLetterOutboxRow(database.db, now(), row, reason),
+        ...(opts.seams?.relay === undefined ? {} : { seams: opts.seams.relay }),
+        accountRows: outboxAccounts, orphanGraceMs,
       },
     );
     cleanups.unshift(() => relay.stop());
@@ -270,7 +292,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     let stopped = false;
     return {
       role: opts.role, database, config: holder, connectors: set.connectors, sandboxes: set.sandboxes, breakers, envs, snapshots, relay, waits, queues, workers, webhooks, metrics, logger, now, queueFor,
-      dispatch: kick, dispatcher, budget,
+      dispatch: kick, dispatcher, budget, outboxAccounts, orphanGraceMs,
       publicUrl: publicUrl ?? null,
       async stop() {
         if (stopped) return;

@@ -78,7 +78,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     // The runtime's own start (snapshot, queues, signing keys, workers) talks to both; a blip there
     // tears down what it opened and starts it again.
     rt = await retryStart('PostgreSQL or Redis', () => startRuntime({
-      role: o.role, databaseUrl: o.databaseUrl, redisUrl: o.redisUrl, configFile: o.configFile, log, logger,
+      role: o.role, databaseUrl: o.databaseUrl, redisUrl: o.redisUrl, configFile: o.configFile, log, logger, orphanGraceMs: o.orphanGraceMs,
       ...(o.seams === undefined ? {} : { seams: o.seams }),
       ...(server === null ? {} : { webhookBaseUrl: `http://127.0.0.1:${server.port}` }),
     }), retry);

@@ -4,6 +4,7 @@ import { DEFAULT_IDEMPOTENCY_RETENTION_MS, DEFAULT_MAX_IN_FLIGHT, DEFAULT_WAIT_M
 import { databaseUrlFromEnv } from '../store/database-url.ts';
 import { configPath } from '../routing/config-loader.ts';
 import { parseDuration } from '../routing/duration.ts';
+import { DEFAULT_ORPHAN_GRACE_MS } from '../jobs/unpublishable-rows.ts';
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 export const DEFAULT_PORT = 8080;
@@ -20,6 +21,8 @@ export interface GatewaySettings {
   readonly maxInFlight: number;
   /** How long `start` waits out an unreachable or blipping PostgreSQL or Redis before giving up. */
   readonly startTimeoutMs: number;
+  /** SWITCHYARD_ORPHAN_GRACE: how long a connector account may be absent from the config before its outbox rows are dead-lettered. */
+  readonly orphanGraceMs: number;
   /** SWITCHYARD_METRICS_PORT: /metrics on its own listener (null: on the main port); SWITCHYARD_METRICS_TOKEN: a bearer token it requires (null: none). */
   readonly metrics: { readonly port: number | null; readonly token: string | null };
 }
@@ -67,6 +70,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewaySe
     idempotencyRetentionMs: duration(env, 'SWITCHYARD_IDEMPOTENCY_RETENTION', DEFAULT_IDEMPOTENCY_RETENTION_MS),
     maxInFlight: positiveInteger(env, 'SWITCHYARD_API_MAX_IN_FLIGHT', DEFAULT_MAX_IN_FLIGHT),
     startTimeoutMs: duration(env, 'SWITCHYARD_START_TIMEOUT', DEFAULT_START_TIMEOUT_MS),
+    orphanGraceMs: duration(env, 'SWITCHYARD_ORPHAN_GRACE', DEFAULT_ORPHAN_GRACE_MS),
     metrics: metricsSettings(env),
   };
 }

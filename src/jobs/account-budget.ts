@@ -2,8 +2,14 @@
 // made (the process that committed it, and a BullMQ worker): at most `concurrency` calls in flight
 // and `ratePerS` started per second, fleet-wide. Kept in Redis as a sorted set of slot holders
 // scored by when their lease ends (a process killed mid-call frees its slot when the lease ends),
-// and a counter per second. One Lua script takes a slot atomically. The lease is short and renewed
-// while the call runs (as outbox claims are), so a killed process's slots are free within one lease.
+// and a counter for the current second. One Lua script takes a slot atomically. The lease is short
+// and renewed while the call runs (as outbox claims are), so a killed process's slots are free
+// within one lease.
+//
+// Every score and every second is Redis's clock (`TIME`, read inside the scripts), never a
+// process's own: a process whose clock ran ahead would otherwise evict every other holder as
+// expired and take their slots, one whose clock lagged would hold slots others take as long gone,
+// and each would count its starts in a second of its own (issue 41).
 //
 // BullMQ's own limiter only governs jobs taken from its queue; calls made at commit would bypass it.
 
@@ -15,23 +21,55 @@ export interface AccountLimits {
   readonly ratePerS: number;
 }
 
-// KEYS[1] holders (zset: holder -> lease end ms), KEYS[2] this second's counter.
-// ARGV: now ms, lease ms, concurrency, rate per s, holder id. Returns 1 taken, 0 no slot, -1 rate reached.
-const TAKE = `
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
-local n = redis.call('INCR', KEYS[2])
-if n == 1 then redis.call('PEXPIRE', KEYS[2], 2000) end
-if n > tonumber(ARGV[4]) then return -1 end
-redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]), ARGV[5])
-redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 2)
-return 1`;
+// Redis's clock in milliseconds: TIME is whole seconds and microseconds.
+const REDIS_NOW = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
-export type TakeResult = { readonly ok: true; readonly release: () => Promise<void> } | { readonly ok: false; readonly reason: 'concurrency' | 'rate' };
+// KEYS[1] holders (zset: holder -> lease end, Redis ms), KEYS[2] this second's count ("<second>:<n>").
+// ARGV: lease ms, concurrency, rate per s, holder id. Returns {1, 0} taken, {0, 0} no slot,
+// {-1, ms until the next second} rate reached.
+const TAKE = `${REDIS_NOW}
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return {0, 0} end
+local second = math.floor(now / 1000)
+local n = 1
+local counted = redis.call('GET', KEYS[2])
+if counted then
+  local s, c = string.match(counted, '^(%d+):(%d+)$')
+  if tonumber(s) == second then n = tonumber(c) + 1 end
+end
+if n > tonumber(ARGV[3]) then return {-1, 1000 - (now % 1000)} end
+redis.call('SET', KEYS[2], string.format('%d:%d', second, n), 'PX', 2000)
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[1]), ARGV[4])
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[1]) * 2)
+return {1, 0}`;
+
+// KEYS[1] holders; ARGV: lease ms, holder id. XX: only a slot still held is extended (a released or expired one is not taken back).
+const RENEW = `${REDIS_NOW}
+local renewed = redis.call('ZADD', KEYS[1], 'XX', 'CH', now + tonumber(ARGV[1]), ARGV[2])
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[1]) * 2)
+return renewed`;
+
+// KEYS[1] holders: the slots held now.
+const HELD = `${REDIS_NOW}
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+return redis.call('ZCARD', KEYS[1])`;
+
+interface BudgetCommands {
+  syBudgetTake(holders: string, second: string, leaseMs: number, concurrency: number, ratePerS: number, holder: string): Promise<[number, number]>;
+  syBudgetRenew(holders: string, leaseMs: number, holder: string): Promise<number>;
+  syBudgetHeld(holders: string): Promise<number>;
+}
+
+export type TakeResult =
+  | { readonly ok: true; readonly release: () => Promise<void> }
+  | { readonly ok: false; readonly reason: 'concurrency' }
+  | { readonly ok: false; readonly reason: 'rate'; readonly retryInMs: number };
 
 export interface AccountBudgetOptions {
   /** How long a slot outlives its holder: renewed every third of it while held. Default 10 s. */
   readonly leaseMs?: number;
+  /** This process's clock: only for how long take() waits (slots are scored on Redis's clock). */
   readonly now?: () => number;
 }
 
@@ -48,21 +86,25 @@ export class AccountBudget {
     this.leaseMs = o.leaseMs ?? 10_000;
     this.now = o.now ?? Date.now;
     redis.defineCommand('syBudgetTake', { numberOfKeys: 2, lua: TAKE });
+    redis.defineCommand('syBudgetRenew', { numberOfKeys: 1, lua: RENEW });
+    redis.defineCommand('syBudgetHeld', { numberOfKeys: 1, lua: HELD });
   }
 
-  /** A slot for one call to `account` now, or why not. Accounts without limits always get one. */
+  private get commands(): BudgetCommands {
+    return this.redis as unknown as BudgetCommands;
+  }
+
+  /** A slot for one call to `account` now, or why not (with a rate refusal, how long until the next second). */
   async tryTake(account: string): Promise<TakeResult> {
     const limits = this.limits[account];
     if (limits === undefined) return { ok: true, release: () => Promise.resolve() };
-    const now = this.now();
     const holder = `${randomUUID()}`;
     const holders = `${this.prefix}:budget:${account}:holders`;
-    const second = `${this.prefix}:budget:${account}:rate:${Math.floor(now / 1000)}`;
-    const r = await (this.redis as unknown as { syBudgetTake(...a: (string | number)[]): Promise<number> }).syBudgetTake(holders, second, now, this.leaseMs, limits.concurrency, limits.ratePerS, holder);
-    if (r !== 1) return { ok: false, reason: r === 0 ? 'concurrency' : 'rate' };
+    const second = `${this.prefix}:budget:${account}:rate`;
+    const [r, waitMs] = await this.commands.syBudgetTake(holders, second, this.leaseMs, limits.concurrency, limits.ratePerS, holder);
+    if (r !== 1) return r === 0 ? { ok: false, reason: 'concurrency' } : { ok: false, reason: 'rate', retryInMs: Number(waitMs) };
     const renew = setInterval(() => {
-      // XX: only a slot still held is extended (a released or expired one is not taken back).
-      void this.redis.zadd(holders, 'XX', this.now() + this.leaseMs, holder).catch(() => undefined);
+      void this.commands.syBudgetRenew(holders, this.leaseMs, holder).catch(() => undefined);
     }, Math.max(50, Math.floor(this.leaseMs / 3)));
     renew.unref();
     return {
@@ -84,15 +126,13 @@ export class AccountBudget {
       const t = await this.tryTake(account);
       if (t.ok) return t.release;
       if (this.now() >= deadline || signal?.stopped === true) return null;
-      // A rate refusal frees at the next second; a slot when any call ends.
-      await new Promise((r) => setTimeout(r, t.reason === 'rate' ? Math.max(5, 1000 - (this.now() % 1000)) : pause + Math.random() * pause));
+      // A rate refusal frees at the next second (of Redis's clock); a slot when any call ends.
+      await new Promise((r) => setTimeout(r, t.reason === 'rate' ? Math.max(5, t.retryInMs) : pause + Math.random() * pause));
     }
   }
 
   /** Calls in flight now (tests, the dashboard). */
   async inFlight(account: string): Promise<number> {
-    const holders = `${this.prefix}:budget:${account}:holders`;
-    await this.redis.zremrangebyscore(holders, '-inf', this.now());
-    return this.redis.zcard(holders);
+    return this.commands.syBudgetHeld(`${this.prefix}:budget:${account}:holders`);
   }
 }

@@ -1,10 +1,13 @@
 // BullMQ workers over the outbox queues: one per connector account (its own concurrency and rate
-// limit) and one for timers. BullMQ retries cover only our own infrastructure failures; a job that
-// exhausts them marks its outbox row dead, where `switchyard dlq` finds it.
+// limit) and one for timers. BullMQ retries cover only our own infrastructure failures. A job that
+// exhausts them for another reason marks its outbox row dead, where `switchyard dlq` finds it; one
+// that exhausts them on infrastructure (PostgreSQL down) leaves the row to the relay's sweep, which
+// runs it again (job-failure.ts). The sweep also decides when the write here is lost.
 
 import { Worker } from 'bullmq';
 import type { ConnectionOptions, Job } from 'bullmq';
 import type { Db } from '../store/db.ts';
+import { asJobFailure, isInfrastructureFailure } from './job-failure.ts';
 import { markOutboxDead } from './outbox-claims.ts';
 import { processOutboxRow } from './outbox-processor.ts';
 import type { ProcessorDeps, ProcessResult } from './outbox-processor.ts';
@@ -45,8 +48,10 @@ export class WorkerPool {
       w.on('failed', (job, err) => {
         if (job === undefined) return;
         const exhausted = job.attemptsMade >= (job.opts.attempts ?? 1);
-        log(`worker ${w.name}: job ${job.id} failed (try ${job.attemptsMade}): ${err.message}${exhausted ? ' — dead letter' : ''}`);
-        if (exhausted) void markOutboxDead(deps.db, job.data.outboxId, err.message).catch(() => undefined);
+        const infrastructure = isInfrastructureFailure(err);
+        log(`worker ${w.name}: job ${job.id} failed (try ${job.attemptsMade}): ${err.message}${!exhausted ? '' : infrastructure ? ' — left pending, the relay runs it again' : ' — dead letter'}`);
+        // Best effort: if this write is lost, the relay's sweep finds the failed job and decides the same.
+        if (exhausted && !infrastructure) void markOutboxDead(deps.db, job.data.outboxId, err.message).catch(() => undefined);
       });
       w.on('error', (err) => log(`worker ${w.name}: ${err.message}`));
     }
@@ -57,7 +62,12 @@ export class WorkerPool {
     const slot = account === undefined ? undefined : { kind: 'wait' as const, account, maxWaitMs: BUDGET_WAIT_MS };
     const process = async (job: Job<OutboxJobData, ProcessResult>): Promise<ProcessResult> => {
       // The job id names the execution; its claim is a token of its own (a stalled twin carries the same id).
-      const result = await processOutboxRow(this.deps, job.data.outboxId, job.id ?? `job-${job.data.outboxId}`, slot);
+      let result: ProcessResult;
+      try {
+        result = await processOutboxRow(this.deps, job.data.outboxId, job.id ?? `job-${job.data.outboxId}`, slot);
+      } catch (err) {
+        throw asJobFailure(err);
+      }
       this.opts.onProcessed?.(job.data.outboxId, result);
       return result;
     };

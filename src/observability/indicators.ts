@@ -7,6 +7,8 @@
 import { sql } from 'drizzle-orm';
 import type { Queue } from 'bullmq';
 import type { Db } from '../store/db.ts';
+import { unpublishableRows } from '../jobs/unpublishable-rows.ts';
+import type { AccountRows } from '../jobs/unpublishable-rows.ts';
 import type { FleetBreakers } from './breaker-board.ts';
 
 /** The states a payment never leaves (core TERMINAL_STATES), spelled as SQL for the in-flight index. */
@@ -60,6 +62,8 @@ export interface Indicators {
   readonly payments: readonly PaymentGroup[];
   /** Outbox rows due now and not done, by kind: the backlog the workers have not caught up with. */
   readonly outboxDue: Readonly<Record<string, AgedCount>>;
+  /** Pending outbox rows of connector accounts not in the config, by account: no worker can take them. */
+  readonly outboxUnpublishable: Readonly<Record<string, number>>;
   /** Dead letters by kind: outbox rows past their retries, and inbound webhook events ('inbound_event'). */
   readonly deadLetters: Readonly<Record<string, AgedCount>>;
   /** Per endpoint: for the dashboard (behind an operator's token), never for /metrics. */
@@ -84,6 +88,8 @@ export interface IndicatorSources {
   readonly queue: (name: string) => Queue;
   readonly breakers: () => Readonly<Record<string, string>>;
   readonly fleetBreakers?: () => Promise<FleetBreakers>;
+  /** Which outbox rows go to an account's queue, and the accounts configured (absent: none counted). */
+  readonly accountRows?: AccountRows;
 }
 
 interface CountRow extends Record<string, unknown> {
@@ -199,7 +205,7 @@ async function settle<T>(what: string, errors: string[], read: () => Promise<T>,
 export async function readIndicators(s: IndicatorSources): Promise<Indicators> {
   const now = s.now();
   const errors: string[] = [];
-  const [payments, due, dead, dels, ages, disc, queues, fleetBreakers] = await Promise.all([
+  const [payments, due, dead, dels, ages, disc, queues, fleetBreakers, unpublishable] = await Promise.all([
     settle('payments', errors, () => paymentGroups(s.db, now), []),
     settle('outbox', errors, () => outboxDue(s.db, now), {}),
     settle('dead letters', errors, () => deadLetters(s.db, now), {}),
@@ -208,6 +214,7 @@ export async function readIndicators(s: IndicatorSources): Promise<Indicators> {
     settle('discrepancies', errors, () => discrepancies(s.db, now), {}),
     settle('queues', errors, () => Promise.all(s.queueNames().map((n) => queueIndicator(s.queue(n), now))), null),
     s.fleetBreakers === undefined ? Promise.resolve({}) : settle('breakers (fleet)', errors, s.fleetBreakers, null),
+    s.accountRows === undefined ? Promise.resolve({}) : settle('unpublishable outbox rows', errors, () => unpublishableRows(s.db, s.accountRows!), {}),
   ]);
-  return { at: now.toISOString(), payments, outboxDue: due, deadLetters: dead, deliveries: dels, deliveryTotals: deliveryTotals(dels, ages), discrepancies: disc, queues, breakers: s.breakers(), fleetBreakers, errors };
+  return { at: now.toISOString(), payments, outboxDue: due, outboxUnpublishable: unpublishable, deadLetters: dead, deliveries: dels, deliveryTotals: deliveryTotals(dels, ages), discrepancies: disc, queues, breakers: s.breakers(), fleetBreakers, errors };
 }

@@ -124,6 +124,9 @@ export class GatewayMetrics implements WebhookIntakeObserver {
     gauge('switchyard_outbox_oldest_due_age_seconds', 'How long the oldest due outbox row has been due, by kind', ['kind'], (g, s) => {
       for (const [kind, v] of Object.entries(s.outboxDue)) g.set({ kind }, v.oldestAgeSeconds);
     });
+    gauge('switchyard_outbox_unpublishable_rows', 'Pending outbox rows of connector accounts not in the config, by account: no worker takes them; dead-lettered (account_not_configured) after SWITCHYARD_ORPHAN_GRACE', ['connector'], (g, s) => {
+      for (const [connector, n] of Object.entries(s.outboxUnpublishable)) g.set({ connector }, n);
+    });
     gauge('switchyard_dead_letters', 'Dead letters by kind (outbox rows past their retries; inbound_event: webhook events that could not be applied)', ['kind'], (g, s) => {
       for (const [kind, v] of Object.entries(s.deadLetters)) g.set({ kind }, v.count);
     });

@@ -46,6 +46,11 @@ export interface WebhookOptions {
   readonly inboundHoldRecheckMs?: number;
   /** Largest provider webhook body accepted. */
   readonly inboundBodyLimit?: string;
+  /**
+   * The claim on an inbound-event or merchant-event outbox row: renewed every third of it while the
+   * job runs, so a killed worker's row is free within one lease and a slow one keeps it. Default 15 s.
+   */
+  readonly claimLeaseMs?: number;
   readonly random?: () => number;
   /** Which endpoint addresses deliveries may dial (default: SWITCHYARD_WEBHOOK_ALLOW, else no internal address). */
   readonly addressPolicy?: AddressPolicy;
@@ -67,6 +72,7 @@ export interface WebhookSettings {
   readonly inboundHoldMs: number;
   readonly inboundHoldRecheckMs: number;
   readonly inboundBodyLimit: string;
+  readonly claimLeaseMs: number;
   readonly random: () => number;
   readonly addressPolicy: AddressPolicy;
 }
@@ -106,6 +112,7 @@ export function webhookSettings(o: WebhookOptions = {}, env: NodeJS.ProcessEnv =
     inboundHoldMs: o.inboundHoldMs ?? 60 * 60_000,
     inboundHoldRecheckMs: o.inboundHoldRecheckMs ?? 30_000,
     inboundBodyLimit: o.inboundBodyLimit ?? '1mb',
+    claimLeaseMs: o.claimLeaseMs ?? 15_000,
     random: o.random ?? Math.random,
     addressPolicy: o.addressPolicy ?? AddressPolicy.fromEnv(),
   };

@@ -2,12 +2,16 @@
 // delivery dispatcher, which takes deliveries from PostgreSQL itself (delivery-dispatcher.ts: a
 // queue cannot skip a job whose endpoint is busy without holding a slot or writing a new job).
 // As for provider calls, BullMQ retries cover only our own infrastructure failures; a job that
-// exhausts them marks its outbox row dead, and an inbound event goes to the dead letter with it.
+// exhausts them for another reason marks its outbox row dead, and an inbound event goes to the dead
+// letter with it. One that exhausts them on infrastructure is run again by the relay's sweep
+// (src/jobs/job-failure.ts), which also decides when the write here is lost.
 
 import { Worker } from 'bullmq';
 import { sql } from 'drizzle-orm';
 import type { ConnectionOptions, Job } from 'bullmq';
+import { asJobFailure, isInfrastructureFailure } from '../jobs/job-failure.ts';
 import { executionToken, markOutboxDead } from '../jobs/outbox-claims.ts';
+import type { Db } from '../store/db.ts';
 import type { OutboxJobData } from '../jobs/queues.ts';
 import { settleInboundEvent } from './inbound/inbox.ts';
 import { processInboundEvent } from './inbound/inbound-processor.ts';
@@ -50,7 +54,12 @@ export class WebhookWorkers {
     const s = this.services;
     const process = async (job: Job<OutboxJobData>): Promise<unknown> => {
       // Each execution claims with a token of its own: a stalled job's twin carries the same job id.
-      const result = await handler(s, job.data.outboxId, executionToken(job.id ?? `job-${job.data.outboxId}`));
+      let result: unknown;
+      try {
+        result = await handler(s, job.data.outboxId, executionToken(job.id ?? `job-${job.data.outboxId}`));
+      } catch (err) {
+        throw asJobFailure(err);
+      }
       this.opts.onProcessed?.(queue, job.data.outboxId, result);
       return result;
     };
@@ -60,21 +69,14 @@ export class WebhookWorkers {
     w.on('failed', (job, err) => {
       if (job === undefined) return;
       const exhausted = job.attemptsMade >= (job.opts.attempts ?? 1);
-      s.log(`webhooks: ${queue} job ${job.id} failed (try ${job.attemptsMade}): ${err.message}${exhausted ? ' — dead letter' : ''}`);
-      if (!exhausted) return;
-      void this.deadLetter(queue, job.data.outboxId, err.message).catch(() => undefined);
+      const infrastructure = isInfrastructureFailure(err);
+      s.log(`webhooks: ${queue} job ${job.id} failed (try ${job.attemptsMade}): ${err.message}${!exhausted ? '' : infrastructure ? ' — left pending, the relay runs it again' : ' — dead letter'}`);
+      if (!exhausted || infrastructure) return;
+      // Best effort: if this write is lost, the relay's sweep finds the failed job and decides the same.
+      void deadLetterOutboxRow(s.db, s.now(), { id: job.data.outboxId, kind: queue === INBOUND_QUEUE ? 'inbound_event' : 'merchant_event' }, err.message).catch(() => undefined);
     });
     w.on('error', (err) => s.log(`webhooks: ${queue}: ${err.message}`));
     this.workers.push(w);
-  }
-
-  private async deadLetter(queue: string, outboxId: number, error: string): Promise<void> {
-    const s = this.services;
-    await markOutboxDead(s.db, outboxId, error);
-    if (queue !== INBOUND_QUEUE) return;
-    const rows = await s.db.execute<{ payload: InboundJob }>(sql`SELECT payload FROM outbox WHERE id = ${outboxId}`);
-    const inboundId = rows.rows[0]?.payload.inboundEventId;
-    if (inboundId !== undefined) await settleInboundEvent(s.db, inboundId, 'failed', `processing failed: ${error}`, null, s.now());
   }
 
   async waitUntilReady(): Promise<void> {
@@ -84,4 +86,16 @@ export class WebhookWorkers {
   async close(): Promise<void> {
     await Promise.all([...this.workers.map((w) => w.close()), this.deliveries.stop()]);
   }
+}
+
+/**
+ * Marks an outbox row dead; an inbound event's row takes its event to the dead letter with it (the
+ * event is `failed`, replayable). Used by the workers and by the relay's sweep (runtime.ts).
+ */
+export async function deadLetterOutboxRow(db: Db, now: Date, row: { readonly id: number; readonly kind: string }, error: string): Promise<void> {
+  await markOutboxDead(db, row.id, error);
+  if (row.kind !== 'inbound_event') return;
+  const rows = await db.execute<{ payload: InboundJob; status: string }>(sql`SELECT payload, status FROM outbox WHERE id = ${row.id}`);
+  const inboundId = rows.rows[0]?.status === 'dead' ? rows.rows[0].payload.inboundEventId : undefined;
+  if (inboundId !== undefined) await settleInboundEvent(db, inboundId, 'failed', `processing failed: ${error}`, null, now);
 }

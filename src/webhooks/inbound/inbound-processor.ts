@@ -6,7 +6,7 @@
 
 import type { NormalizedEvent } from '../../connectors/contract.ts';
 import { newId } from '../../core/ids.ts';
-import { markOutboxDone, releaseOutboxRow } from '../../jobs/outbox-claims.ts';
+import { keepClaim, markOutboxDone, releaseOutboxRow } from '../../jobs/outbox-claims.ts';
 import type { DbOrTx } from '../../store/db.ts';
 import type { Payment } from '../../core/payment.ts';
 import { loadAggregate, loadAggregateByAttempt } from '../../store/payment-load.ts';
@@ -24,8 +24,6 @@ export type InboundResult =
   | { readonly kind: 'skipped'; readonly reason: string }
   | { readonly kind: 'applied' | 'ignored' | 'retry' | 'failed'; readonly reason: string };
 
-const LEASE_MS = 60_000;
-
 /** The payment an event is about, by our attempt id (one statement), else by the provider's reference. */
 async function findPayment(db: DbOrTx, account: string, e: NormalizedEvent): Promise<Payment | null> {
   if (e.attemptId !== null) {
@@ -39,13 +37,20 @@ async function findPayment(db: DbOrTx, account: string, e: NormalizedEvent): Pro
 
 export async function processInboundEvent(s: WebhookServices, outboxId: number, claimant: string): Promise<InboundResult> {
   // The claim reads the event in the same statement.
-  const claim = await claimInboundJob(s.db, outboxId, claimant, s.now(), LEASE_MS);
+  const leaseMs = s.settings.claimLeaseMs;
+  const claim = await claimInboundJob(s.db, outboxId, claimant, s.now(), leaseMs);
   if (!claim.ok) return { kind: 'skipped', reason: claim.reason };
+  // Renewed while the event is applied, as a provider call's claim is: a slow apply (a lock wait, a
+  // slow database) keeps its row; a killed worker's row is free within one lease.
+  const stopRenewing = keepClaim(s.db, outboxId, claimant, s.now, leaseMs);
   try {
     return await applyClaimed(s, outboxId, claim.event);
   } catch (err) {
+    stopRenewing();
     await releaseOutboxRow(s.db, outboxId, claimant, (err as Error).message).catch(() => undefined);
     throw err;
+  } finally {
+    stopRenewing();
   }
 }
 
