@@ -59,6 +59,24 @@ describe('no_double_charge and released approvals', () => {
   it('a payment parked for a person with its release failed is left to the operator', () => {
     expect(invariantsOf(run({}, { status: 'review', release: { ...release, status: 'review' } }, 'needs_review'))).toEqual([]);
   });
+
+  // Seen in a 1,000-payment run (seed 4102026): Adyen authorised the fenced attempt after all, the
+  // gateway released it at once, and the provider refused all three release refunds (two
+  // release_failure faults): parked for a person with release_failed — the outcome the design asks
+  // for past the release bound, not a double charge the gateway missed.
+  it('a late approval whose release the provider refused past the bound, parked for a person, is left to the operator', () => {
+    const automatic = { captured: 1000 };
+    const d = fencedThenAuthorised(automatic, { ...automatic, status: 'succeeded' }, 'needs_review');
+    const parked: RunData = {
+      ...d,
+      attempts: d.attempts.map((a) => (a.id === 'att_1' ? { ...a, status: 'review', release: { ...release, no: 3, round: 3, status: 'review' } } : a)),
+      openDiscrepancies: new Set(['pay_1']),
+    };
+    expect(invariantsOf(parked)).toEqual([]);
+    // Not parked (the release left as if done): both checks still see it.
+    const unparked: RunData = { ...parked, payments: [{ ...parked.payments[0]!, state: 'captured' }], openDiscrepancies: new Set() };
+    expect(invariantsOf(unparked)).toEqual(expect.arrayContaining(['no_double_charge', 'failover_proof']));
+  });
 });
 
 describe('captured_after_authentication (issue 27)', () => {
