@@ -27,8 +27,18 @@ export const FAULT_KINDS = [
   // REFUND_FAILED, Stripe refund.failed), its failure event delivered before, after, or twice
   // around the success it reverses.
   'late_reversal',
+  // The gateway's database refuses every connection (ALLOW_CONNECTIONS false, its backends cut) for
+  // longer than the workers' retry budget; the sandboxes' database stays up. Then allowed again.
+  'pg_outage_long',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/**
+ * Kinds added after seeds were chosen for what their schedules meet (the planted plans, the quick
+ * pass): drawn after the others from a fork of their own, so a seed keeps the schedule of every
+ * other kind and only gains these.
+ */
+const APPENDED_KINDS: readonly FaultKind[] = ['pg_outage_long'];
 
 /** resume: the call after the customer's authentication (Stripe: retrieve the PaymentIntent; Adyen: /payments/details). */
 export type ProviderOp = 'create' | 'authorize' | 'capture' | 'refund' | 'void' | 'resume';
@@ -284,7 +294,15 @@ const WEIGHTS: Readonly<Record<FaultKind, number>> = {
   key_expiry: 2,
   release_failure: 4,
   late_reversal: 4,
+  pg_outage_long: 1,
 };
+
+/**
+ * How long a pg_outage_long lasts: longer than the chaos processes' job retry budget
+ * (topology.ts CHAOS_JOB_RETRIES: 4 tries from 200 ms, about 1.4 s), so the jobs that meet it fail
+ * for good, and short enough for a planted-bug run.
+ */
+export const PG_OUTAGE_SECONDS = { min: 3, max: 5 } as const;
 
 /**
  * The idempotency-key retention the run's connector accounts declare, and their sandboxes keep keys
@@ -311,6 +329,8 @@ function faultEvent(rng: Rng, atOp: number, kind: FaultKind, o: PlanOptions): Fa
       return { atOp, kind, account, op: rng.chance(0.5) ? 'capture' : 'refund', count: 1, order: rng.pick(['before', 'after', 'twice'] as const) };
     case 'outage':
       return { atOp, kind, account, seconds: rng.int(1, 3) };
+    case 'pg_outage_long':
+      return { atOp, kind, seconds: rng.int(PG_OUTAGE_SECONDS.min, PG_OUTAGE_SECONDS.max) };
     case 'webhook_duplicate':
     case 'webhook_reorder':
     case 'webhook_delay':
@@ -348,7 +368,8 @@ export function makePlan(o: PlanOptions): ChaosPlan {
   }
   const expectedOps = payments.reduce((n, p) => n + opsOf(p), 0);
 
-  const kinds = (o.kinds ?? FAULT_KINDS).filter((k) => o.kills || (k !== 'kill_api' && k !== 'kill_worker' && k !== 'redis_restart'));
+  const all = (o.kinds ?? FAULT_KINDS).filter((k) => o.kills || (k !== 'kill_api' && k !== 'kill_worker' && k !== 'redis_restart'));
+  const kinds = all.filter((k) => !APPENDED_KINDS.includes(k));
   const weights = Object.fromEntries(kinds.map((k) => [k, WEIGHTS[k]])) as Record<FaultKind, number>;
   const faults: FaultEvent[] = [];
   const total = kinds.length === 0 ? 0 : Math.max(kinds.length, Math.round(expectedOps * o.faultRate));
@@ -359,6 +380,13 @@ export function makePlan(o: PlanOptions): ChaosPlan {
   for (let i = 0; i < total; i++) {
     const kind = i < kinds.length ? kinds[i]! : frng.weighted(weights);
     faults.push(faultEvent(frng, frng.int(1, span), kind, o));
+  }
+  // Appended kinds: their share of the run's faults (at least one each), drawn from a fork of their own.
+  const arng = rng.fork();
+  const allWeight = all.reduce((n, k) => n + WEIGHTS[k], 0);
+  for (const kind of all.filter((k) => APPENDED_KINDS.includes(k))) {
+    const n = Math.max(1, Math.round((expectedOps * o.faultRate * WEIGHTS[kind]) / allWeight));
+    for (let i = 0; i < n; i++) faults.push(faultEvent(arng, arng.int(1, span), kind, o));
   }
   faults.sort((a, b) => a.atOp - b.atOp);
   return { seed: o.seed, payments, faults, expectedOps };

@@ -16,6 +16,7 @@ export const PLANTED_BUGS = [
   'failover_on_timeout', 'new_key_per_retry', 'stale_webhook', 'skip_version_check', 'refund_without_amount_check', 'adyen_amounts_in_iso_units',
   'retention_not_checked_at_execution', 'superseded_refusal_as_proof', 'accepted_release_is_released', 'not_found_by_list_is_proof',
   'expiry_never_abandons', 'action_required_as_approval', 'abandonment_without_cancel',
+  'failed_job_blocks_row',
 ] as const;
 export type PlantedBug = (typeof PLANTED_BUGS)[number];
 
@@ -51,6 +52,9 @@ export const EXPECTED_INVARIANTS: Readonly<Record<PlantedBug, readonly Invariant
   // Issue 27: the deadline taken as proof by itself — the attempt failed authentication_abandoned
   // with no cancel at the provider, where the customer may still complete.
   abandonment_without_cancel: ['failover_proof', 'no_double_charge'],
+  // Issue 41: a job that failed for good during a long database outage keeps its row's id in
+  // BullMQ's failed set, and the relay, blind to it, "republishes" the row into that id for ever.
+  failed_job_blocks_row: ['outbox'],
 };
 
 export function isPlantedBug(name: string): name is PlantedBug {
@@ -195,6 +199,10 @@ export function plantedSeams(bug: PlantedBug): GatewaySeams {
           },
         },
       };
+    case 'failed_job_blocks_row':
+      // The relay before issue 41: it never looks at a published row's job, so it adds a job under
+      // the id a failed one still holds (BullMQ ignores it) and the row waits for ever.
+      return { relay: { jobState: () => Promise.resolve('unknown') } };
     case 'adyen_amounts_in_iso_units':
       // The issue-21 bug: Adyen amounts in ISO minor units, both ways (IDR 12,345.00 goes out as
       // 1,234,500 rupiah, and Adyen's values come back unconverted).

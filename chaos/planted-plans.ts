@@ -82,4 +82,8 @@ export const PLANTED_PLANS: Readonly<Record<PlantedBug, Aim>> = {
   action_required_as_approval: { keep: challengedAndCaptured, payments: 4, kinds: [], rate: 0, seed: 1012, quiesceMs: 10_000 },
   // Customers who leave (their attempts never cancelled) or complete after the deadline.
   abandonment_without_cancel: { keep: leavesTheCustomerWaiting, payments: 3, kinds: [], rate: 0, seed: 1011, quiesceMs: 10_000 },
+  // Issue 41: database outages longer than the workers' retry budget, begun while jobs are in hand
+  // (webhook events being applied, mostly). Under the bug a payment whose job failed never settles:
+  // the driver stops waiting for it soon.
+  failed_job_blocks_row: { keep: approved, payments: 6, kinds: ['pg_outage_long'], rate: 0.08, seed: 1013, quiesceMs: 10_000, settleTimeoutMs: 6_000 },
 };
