@@ -2,9 +2,15 @@
 // actually executed and when (the seed fixes the plan; process timing does not).
 
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import pg from 'pg';
+import { callQueueName, TIMER_QUEUE } from '../src/jobs/queues.ts';
+import { databaseName, withDatabase } from '../src/store/database-url.ts';
+import { INBOUND_QUEUE, MERCHANT_EVENT_QUEUE } from '../src/webhooks/webhook-jobs.ts';
 import type { FaultEvent, FaultKind, ProviderOp } from './plan.ts';
 import type { SecondProcess } from './second-process.ts';
+import { ACCOUNTS, GATEWAY_QUEUE_PREFIX } from './topology.ts';
 import type { Topology } from './topology.ts';
 import { controlFetch } from './control-fetch.ts';
 
@@ -31,6 +37,8 @@ export class FaultInjector {
   private cursor = 0;
   /** Adyen accounts authorise_after_cancel switched to completing in-flight authorizations after a technical cancel. */
   private readonly inFlightAuthorised = new Set<string>();
+  /** Database outages one after the other: the second would end the first (and ALTER DATABASE twice at once fails). */
+  private outages: Promise<unknown> = Promise.resolve();
   kills = 0;
 
   constructor(
@@ -176,6 +184,11 @@ export class FaultInjector {
         return this.duplicateExecution(account, this.sandboxOp(f.op ?? 'authorize'), f.latencyMs ?? 1_000);
       case 'key_expiry':
         return this.keyExpiry(account, f.seconds ?? 30);
+      case 'pg_outage_long': {
+        const outage = this.outages.then(() => this.pgOutage(f.seconds ?? 4));
+        this.outages = outage.catch(() => undefined);
+        return outage;
+      }
       case 'pg_terminate': {
         const client = new pg.Client({ connectionString: this.databaseUrl, application_name: 'chaos-terminator' });
         await client.connect();
@@ -189,6 +202,55 @@ export class FaultInjector {
           await client.end();
         }
       }
+    }
+  }
+
+  /**
+   * The run's database refuses every new connection and its open ones are cut (the harness's own,
+   * `chaos-*`, excepted, as for pg_terminate), for `seconds` — longer than the gateway processes'
+   * job retry budget — then takes connections again. Only this database: the sandboxes' database
+   * on the same server stays up. Issued from a connection to `postgres`, as the refused database
+   * cannot be used to let itself back in.
+   */
+  private async pgOutage(seconds: number): Promise<string> {
+    // Begins while the workers have jobs in hand (or within 5 s): those are what must outlive it.
+    const busy = await this.jobsInHand(5_000);
+    const name = pg.escapeIdentifier(databaseName(this.databaseUrl));
+    const admin = new pg.Client({ connectionString: withDatabase(this.databaseUrl, 'postgres'), application_name: 'chaos-outage' });
+    await admin.connect();
+    try {
+      await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
+      try {
+        const r = await admin.query<{ n: string }>(
+          "SELECT count(pg_terminate_backend(pid))::text AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND application_name NOT LIKE 'chaos-%'",
+          [databaseName(this.databaseUrl)],
+        );
+        await sleep(seconds * 1000);
+        return `database refused connections for ${seconds} s (${r.rows[0]?.n ?? 0} backends terminated; ${busy ? 'jobs were in hand' : 'no job was in hand'})`;
+      } finally {
+        await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
+      }
+    } finally {
+      await admin.end();
+    }
+  }
+
+  /** Waits until a gateway queue (in the run's private Redis) has a job running or waiting; false after `timeoutMs`. */
+  private async jobsInHand(timeoutMs: number): Promise<boolean> {
+    const connection = new Redis(this.topology.redis.url, { maxRetriesPerRequest: 1 });
+    connection.on('error', () => undefined);
+    const queues = [...ACCOUNTS.map(callQueueName), TIMER_QUEUE, INBOUND_QUEUE, MERCHANT_EVENT_QUEUE].map((n) => new Queue(n, { connection, prefix: GATEWAY_QUEUE_PREFIX }));
+    try {
+      for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await sleep(20)) {
+        const counts = await Promise.all(queues.map((q) => q.getJobCounts('active', 'waiting', 'prioritized')));
+        if (counts.some((c) => (c['active'] ?? 0) + (c['waiting'] ?? 0) + (c['prioritized'] ?? 0) > 0)) return true;
+      }
+      return false;
+    } catch {
+      return false; // Redis restarting: begin anyway
+    } finally {
+      await Promise.all(queues.map((q) => q.close().catch(() => undefined)));
+      connection.disconnect();
     }
   }
 

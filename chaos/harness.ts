@@ -20,7 +20,7 @@ import type { PlantedBug } from './planted-bugs.ts';
 import { total, waitForQuiescence } from './quiesce.ts';
 import { loadRunData } from './run-data.ts';
 import { SecondProcess } from './second-process.ts';
-import { ACCOUNTS, MAIN_ACCOUNTS, SHORT_KEYS_ACCOUNT_OF, Topology } from './topology.ts';
+import { ACCOUNTS, GATEWAY_QUEUE_PREFIX, MAIN_ACCOUNTS, SHORT_KEYS_ACCOUNT_OF, Topology } from './topology.ts';
 import { controlFetch } from './control-fetch.ts';
 
 export interface ChaosOptions {
@@ -169,7 +169,7 @@ export async function runChaos(o: ChaosOptions, shared?: Topology): Promise<Chao
     o.onProgress?.({ phase: 'checking', ...progress, faults: injector.executed.length });
     const down = await topology.down();
     if (down.length > 0) log(`not ready at the checks: ${down.join(', ')}`);
-    const data = await loadRunData(o.databaseUrl, merchants.ids, topology.controlUrl, ACCOUNTS);
+    const data = await loadRunData(o.databaseUrl, merchants.ids, topology.controlUrl, ACCOUNTS, new Date(started), { redisUrl: topology.redis.url, prefix: GATEWAY_QUEUE_PREFIX });
     const violations = checkInvariants(data, driven, overdue);
 
     const byKind = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;

@@ -3,7 +3,7 @@
 
 import { isLegalEdge, isPaymentState, REVERSAL_EDGES, RESTING_STATES, TERMINAL_STATES } from '../src/core/states.ts';
 import type { Exchange, Misbehaviour } from './driver.ts';
-import type { ModificationRow, RunData, SandboxEntry } from './run-data.ts';
+import type { ModificationRow, OutboxRow, RunData, SandboxEntry } from './run-data.ts';
 
 export const INVARIANTS = [
   'no_double_charge', 'failover_proof', 'legal_edges', 'amounts', 'termination', 'idempotency', 'outbox', 'webhook_auth', 'captured_after_authentication', 'customer_deadline',
@@ -49,6 +49,19 @@ const sum = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0);
 
 /** Seconds of an ISO time or Date, floored: the Stripe sandbox keeps whole seconds, so both sides are compared as such. */
 const seconds = (t: string | Date): number => Math.floor((typeof t === 'string' ? Date.parse(t) : t.getTime()) / 1000);
+
+/** A row published this long ago with no job in BullMQ has lost it (the relay republishes after 30 s). */
+const JOB_LOST_AFTER_S = 60;
+
+/** Why a pending row has no live job (null: it has one, or none was looked up). */
+function strandedJob(o: OutboxRow): string | null {
+  if (o.job === null) return null;
+  if (o.job.state === 'failed') return `is pending without a live job: its job ob_${o.id} is in BullMQ's failed set (${(o.job.failedReason ?? 'no reason').slice(0, 160)}), and nothing runs it again`;
+  if (o.job.state === 'unknown' && o.published_s_ago !== null && o.published_s_ago > JOB_LOST_AFTER_S) {
+    return `is pending without a live job: published ${Math.round(o.published_s_ago)} s ago and no job holds it`;
+  }
+  return null;
+}
 
 export function checkInvariants(data: RunData, driver: DriverFacts, overdue: readonly OverdueSighting[] = []): Violation[] {
   const out: Violation[] = [];
@@ -221,8 +234,16 @@ export function checkInvariants(data: RunData, driver: DriverFacts, overdue: rea
   }
   for (const [id, detail] of data.ledgerProblems.map((l) => [l.id, l.detail] as const)) v('amounts', id.startsWith('pay_') ? id : null, `ledger: ${detail}`);
 
-  // 7. Every outbox row done.
-  for (const o of data.outbox) if (o.status !== 'done' && !(o.status === 'pending' && o.future)) v('outbox', o.payment_id, `outbox row ${o.id} (${o.kind}) is ${o.status}${o.last_error === null ? '' : `: ${o.last_error.slice(0, 160)}`}`);
+  // 7. Every outbox row of the run's payments done, and no row pending without a live job: a row
+  // whose job is in BullMQ's failed set, or that was published long ago and has no job, waits for
+  // ever unless the relay recognises it (issue 41). Webhook jobs' rows carry no payment: only that.
+  for (const o of data.outbox) {
+    if (o.status === 'done' || (o.status === 'pending' && o.future)) continue;
+    const stranded = o.status === 'pending' ? strandedJob(o) : null;
+    if (o.payment_id === null && stranded === null) continue;
+    const why = stranded ?? `is ${o.status}${o.last_error === null ? '' : `: ${o.last_error.slice(0, 160)}`}`;
+    v('outbox', o.payment_id, `outbox row ${o.id} (${o.kind}) ${why}`);
+  }
 
   // 8. State changes from webhooks only from verified events, each about the object it changed.
   const verified = new Set(data.inbound.filter((i) => i.verified).map((i) => i.provider_event_id));

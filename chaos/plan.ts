@@ -39,8 +39,18 @@ export const FAULT_KINDS = [
   // long enough that the gateway fences them (issue 41 §5): a confirmed fence, a failover, then the
   // approval anyway.
   'authorise_after_cancel',
+  // The gateway's database refuses every connection (ALLOW_CONNECTIONS false, its backends cut) for
+  // longer than the workers' retry budget; the sandboxes' database stays up. Then allowed again.
+  'pg_outage_long',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/**
+ * Kinds added after seeds were chosen for what their schedules meet (the planted plans, the quick
+ * pass): drawn after the others from a fork of their own, so a seed keeps the schedule of every
+ * other kind and only gains these.
+ */
+const APPENDED_KINDS: readonly FaultKind[] = ['pg_outage_long'];
 
 /** resume: the call after the customer's authentication (Stripe: retrieve the PaymentIntent; Adyen: /payments/details). */
 export type ProviderOp = 'create' | 'authorize' | 'capture' | 'refund' | 'void' | 'resume';
@@ -313,6 +323,7 @@ const WEIGHTS: Readonly<Record<FaultKind, number>> = {
   release_reversed_first: 3,
   already_done: 4,
   authorise_after_cancel: 3,
+  pg_outage_long: 1,
 };
 
 /**
@@ -321,6 +332,13 @@ const WEIGHTS: Readonly<Record<FaultKind, number>> = {
  * that follows, so the technical cancel arrives while the authorization is still in flight.
  */
 export const AUTHORISE_AFTER_CANCEL_HOLD_MS = 20_000;
+
+/**
+ * How long a pg_outage_long lasts: longer than the chaos processes' job retry budget
+ * (topology.ts CHAOS_JOB_RETRIES: 4 tries from 200 ms, about 1.4 s), so the jobs that meet it fail
+ * for good, and short enough for a planted-bug run.
+ */
+export const PG_OUTAGE_SECONDS = { min: 3, max: 5 } as const;
 
 /**
  * The idempotency-key retention the run's connector accounts declare, and their sandboxes keep keys
@@ -362,6 +380,8 @@ function faultEvent(rng: Rng, atOp: number, kind: FaultKind, o: PlanOptions): Fa
     }
     case 'outage':
       return { atOp, kind, account, seconds: rng.int(1, 3) };
+    case 'pg_outage_long':
+      return { atOp, kind, seconds: rng.int(PG_OUTAGE_SECONDS.min, PG_OUTAGE_SECONDS.max) };
     case 'webhook_duplicate':
     case 'webhook_reorder':
     case 'webhook_delay':
@@ -400,7 +420,8 @@ export function makePlan(o: PlanOptions): ChaosPlan {
   }
   const expectedOps = payments.reduce((n, p) => n + opsOf(p), 0);
 
-  const kinds = (o.kinds ?? FAULT_KINDS).filter((k) => o.kills || (k !== 'kill_api' && k !== 'kill_worker' && k !== 'redis_restart'));
+  const all = (o.kinds ?? FAULT_KINDS).filter((k) => o.kills || (k !== 'kill_api' && k !== 'kill_worker' && k !== 'redis_restart'));
+  const kinds = all.filter((k) => !APPENDED_KINDS.includes(k));
   const weights = Object.fromEntries(kinds.map((k) => [k, WEIGHTS[k]])) as Record<FaultKind, number>;
   const faults: FaultEvent[] = [];
   const total = kinds.length === 0 ? 0 : Math.max(kinds.length, Math.round(expectedOps * o.faultRate));
@@ -412,10 +433,18 @@ export function makePlan(o: PlanOptions): ChaosPlan {
     const kind = i < kinds.length ? kinds[i]! : frng.weighted(weights);
     faults.push(faultEvent(frng, frng.int(1, span), kind, o));
   }
+  // Appended kinds: their share of the run's faults (at least one each), drawn from a fork of their own.
+  const arng = rng.fork();
+  const allWeight = all.reduce((n, k) => n + WEIGHTS[k], 0);
+  for (const kind of all.filter((k) => APPENDED_KINDS.includes(k))) {
+    const n = Math.max(1, Math.round((expectedOps * o.faultRate * WEIGHTS[kind]) / allWeight));
+    for (let i = 0; i < n; i++) faults.push(faultEvent(arng, arng.int(1, span), kind, o));
+  }
   faults.sort((a, b) => a.atOp - b.atOp);
   // Drawn after the faults (a seed keeps its schedule): the refunds key_expiry faults will meet.
-  const srng = rng.fork();
+  // Each payment's own draw (seed and index), so a kept lifecycle is marked as the full plan marks it.
   const keyExpiry = faults.some((f) => f.kind === 'key_expiry');
-  const marked = payments.map((p) => (keyExpiry && refunds(p) && srng.chance(o.shortKeysShare ?? SHORT_KEYS_SHARE) ? { ...p, shortKeys: true as const } : p));
+  const shortKeys = (p: PaymentPlan): boolean => new Rng(((o.seed ^ 0x5bd1e995) + Math.imul(p.index + 1, 0x9e3779b1)) >>> 0).chance(o.shortKeysShare ?? SHORT_KEYS_SHARE);
+  const marked = payments.map((p) => (keyExpiry && refunds(p) && shortKeys(p) ? { ...p, shortKeys: true as const } : p));
   return { seed: o.seed, payments: marked, faults, expectedOps };
 }

@@ -17,7 +17,7 @@ export const PLANTED_BUGS = [
   'failover_on_timeout', 'new_key_per_retry', 'stale_webhook', 'skip_version_check', 'refund_without_amount_check', 'adyen_amounts_in_iso_units',
   'retention_not_checked_at_execution', 'superseded_refusal_as_proof', 'accepted_release_is_released', 'not_found_by_list_is_proof',
   'expiry_never_abandons', 'action_required_as_approval', 'abandonment_without_cancel', 'release_events_to_current_round', 'already_done_as_refusal',
-  'fenced_attempt_not_watched',
+  'fenced_attempt_not_watched', 'failed_job_blocks_row',
 ] as const;
 export type PlantedBug = (typeof PLANTED_BUGS)[number];
 
@@ -66,6 +66,9 @@ export const EXPECTED_INVARIANTS: Readonly<Record<PlantedBug, readonly Invariant
   // as "older than the fence" — the customer is held (or charged) at Adyen and at the provider the
   // payment failed over to.
   fenced_attempt_not_watched: ['no_double_charge'],
+  // Issue 41: a job that failed for good during a long database outage keeps its row's id in
+  // BullMQ's failed set, and the relay, blind to it, "republishes" the row into that id for ever.
+  failed_job_blocks_row: ['outbox'],
 };
 
 export function isPlantedBug(name: string): name is PlantedBug {
@@ -251,6 +254,10 @@ export function plantedSeams(bug: PlantedBug): GatewaySeams {
           return actionForEvent(p, account, failed);
         },
       };
+    case 'failed_job_blocks_row':
+      // The relay before issue 41: it never looks at a published row's job, so it adds a job under
+      // the id a failed one still holds (BullMQ ignores it) and the row waits for ever.
+      return { relay: { jobState: () => Promise.resolve('unknown') } };
     case 'adyen_amounts_in_iso_units':
       // The issue-21 bug: Adyen amounts in ISO minor units, both ways (IDR 12,345.00 goes out as
       // 1,234,500 rupiah, and Adyen's values come back unconverted).

@@ -97,4 +97,8 @@ export const PLANTED_PLANS: Readonly<Record<PlantedBug, Aim>> = {
   // Voids and captures on Stripe (USD goes to Stripe first) whose first answer is lost and whose
   // same-key resend (the SDK's own) is refused "already canceled / captured".
   already_done_as_refusal: { keep: voidedOrCaptured, payments: 16, kinds: ['already_done'], rate: 0.8, accounts: ['stripe_c'], ops: ['void', 'capture'], seed: 1013 },
+  // Issue 41: database outages longer than the workers' retry budget, begun while jobs are in hand
+  // (webhook events being applied, mostly). Under the bug a payment whose job failed never settles:
+  // the driver stops waiting for it soon.
+  failed_job_blocks_row: { keep: approved, payments: 6, kinds: ['pg_outage_long'], rate: 0.08, seed: 1013, quiesceMs: 10_000, settleTimeoutMs: 6_000 },
 };

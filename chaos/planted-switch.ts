@@ -11,6 +11,7 @@
 import { readFileSync } from 'node:fs';
 import type { GatewaySeams } from '../src/app/runtime.ts';
 import type { ExecutionChecks } from '../src/jobs/outbox-processor.ts';
+import type { RelaySeams } from '../src/jobs/relay.ts';
 import type { TransitionSeams } from '../src/store/transition.ts';
 import { actionForEvent } from '../src/webhooks/inbound/event-mapping.ts';
 import { isPlantedBug, plantedSeams, PLANTED_BUGS } from './planted-bugs.ts';
@@ -56,9 +57,15 @@ export function switchableSeams(current: () => PlantedBug | null): GatewaySeams 
       return now().checks?.judgeAnswer;
     },
   } as ExecutionChecks;
+  const relay = {
+    get jobState() {
+      return now().relay?.jobState;
+    },
+  } as RelaySeams;
   return {
     transition,
     checks,
+    relay,
     aroundCall: (effect, call) => {
       const around = now().aroundCall;
       return around === undefined ? call() : around(effect, call);

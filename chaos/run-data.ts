@@ -2,8 +2,12 @@
 // the run's merchants, and the sandboxes' own ledgers (the providers' ground truth).
 
 import pg from 'pg';
+import { Queue } from 'bullmq';
 import { drizzle } from 'drizzle-orm/node-postgres';
+import { Redis } from 'ioredis';
 import { checkLedger } from '../src/ledger/check.ts';
+import { callQueueName, outboxJobId, TIMER_QUEUE } from '../src/jobs/queues.ts';
+import { webhookQueueFor } from '../src/webhooks/webhook-jobs.ts';
 import * as schema from '../src/store/schema.ts';
 import { controlFetch } from './control-fetch.ts';
 
@@ -68,12 +72,23 @@ export interface TransitionRow {
 
 export interface OutboxRow {
   readonly id: number;
-  readonly payment_id: string;
+  /** Null for a webhook job's row (an inbound event's, a merchant event's) written during the run. */
+  readonly payment_id: string | null;
   readonly kind: string;
   readonly status: string;
   readonly last_error: string | null;
   /** A timer not yet due (hold expiry, max lifetime): pending by design. */
   readonly future: boolean;
+  /** Seconds since the relay (or a process running it at commit) last stamped it; null: never published. */
+  readonly published_s_ago: number | null;
+  /** A due pending row's BullMQ job as read after quiescence; null: not looked up (done, not due, or a row no queue carries). */
+  readonly job: { readonly state: string; readonly failedReason: string | null } | null;
+}
+
+/** Where the gateway's queues live: the run's private Redis and the processes' key prefix. */
+export interface RunQueues {
+  readonly redisUrl: string;
+  readonly prefix: string;
 }
 
 export interface InboundRow {
@@ -127,7 +142,42 @@ const num = <T extends Record<string, unknown>>(rows: T[], fields: (keyof T)[]):
     return out;
   });
 
-export async function loadRunData(databaseUrl: string, merchantIds: readonly string[], controlUrl: string, accounts: readonly string[]): Promise<RunData> {
+/** The BullMQ queue that carries an outbox row (null: none does, e.g. deliveries taken from PostgreSQL). */
+function queueOf(kind: string, connector: string | null): string | null {
+  if (kind === 'timer') return TIMER_QUEUE;
+  if (kind === 'provider_call') return connector === null ? null : callQueueName(connector);
+  return kind === 'event_delivery' ? null : webhookQueueFor(kind);
+}
+
+/** Each due pending row's job: its state in BullMQ, and why it failed if it did. */
+async function jobsOf(rows: readonly (OutboxRow & { connector: string | null })[], where: RunQueues): Promise<Map<number, OutboxRow['job']>> {
+  const out = new Map<number, OutboxRow['job']>();
+  const pending = rows.filter((r) => r.status === 'pending' && !r.future);
+  if (pending.length === 0) return out;
+  const connection = new Redis(where.redisUrl, { maxRetriesPerRequest: 2 });
+  const queues = new Map<string, Queue>();
+  try {
+    for (const r of pending) {
+      const name = queueOf(r.kind, r.connector);
+      if (name === null) continue;
+      let q = queues.get(name);
+      if (q === undefined) queues.set(name, (q = new Queue(name, { connection, prefix: where.prefix })));
+      const state = await q.getJobState(outboxJobId(r.id));
+      const failedReason = state === 'failed' ? ((await q.getJob(outboxJobId(r.id)))?.failedReason ?? null) : null;
+      out.set(r.id, { state, failedReason });
+    }
+  } finally {
+    await Promise.all([...queues.values()].map((q) => q.close()));
+    connection.disconnect();
+  }
+  return out;
+}
+
+/**
+ * `since`: when the run began — webhook jobs' rows (no payment) written from then on are the run's.
+ * `queues`: where to read the jobs of rows still pending (absent: not read).
+ */
+export async function loadRunData(databaseUrl: string, merchantIds: readonly string[], controlUrl: string, accounts: readonly string[], since?: Date, queues?: RunQueues): Promise<RunData> {
   const client = new pg.Client({ connectionString: databaseUrl, application_name: 'chaos-harness' });
   await client.connect();
   try {
@@ -151,7 +201,16 @@ export async function loadRunData(databaseUrl: string, merchantIds: readonly str
       await q<TransitionRow & Record<string, unknown>>(`SELECT id, payment_id, from_state, to_state, outcome, origin, version, input, raw_provider FROM payment_transitions WHERE ${ofRun} ORDER BY id`),
       ['id'],
     );
-    const outbox = num(await q<OutboxRow & Record<string, unknown>>(`SELECT id, payment_id, kind, status, last_error, run_at > now() AS future FROM outbox WHERE ${ofRun}`), ['id']);
+    const rows = num(
+      (await client.query<OutboxRow & { connector: string | null } & Record<string, unknown>>(
+        `SELECT id, payment_id, kind, connector, status, last_error, run_at > now() AS future, extract(epoch FROM now() - published_at)::float8 AS published_s_ago, NULL AS job FROM outbox
+          WHERE ${ofRun} OR (payment_id IS NULL AND kind IN ('inbound_event', 'merchant_event') AND $2::timestamptz IS NOT NULL AND created_at >= $2::timestamptz)`,
+        [merchantIds, since ?? null],
+      )).rows,
+      ['id'],
+    );
+    const jobs = queues === undefined ? new Map<number, OutboxRow['job']>() : await jobsOf(rows, queues);
+    const outbox: OutboxRow[] = rows.map(({ connector: _connector, ...r }) => ({ ...r, published_s_ago: r.published_s_ago === null ? null : Number(r.published_s_ago), job: jobs.get(r.id) ?? null }));
     const open = await q<{ payment_id: string; kind: string }>(`SELECT payment_id, kind FROM discrepancies WHERE status = 'open' AND ${ofRun} ORDER BY created_at, id`);
     const openDiscrepancies = new Set(open.map((r) => r.payment_id));
     const openDiscrepancyKinds = new Map<string, string[]>();

@@ -42,6 +42,17 @@ export const STRIPE_WEBHOOK_SECRET = 'whsec_chaos';
  */
 export const AUTHENTICATION_TIMEOUT_S = 15;
 
+/**
+ * The gateway processes' job retry budget in a run: 4 tries from 200 ms (about 1.4 s; production's
+ * is about a minute), so a pg_outage_long of a few seconds outlasts it and a run stays short; and
+ * the relay looks at a published row's job after 5 s (production: 30 s), so a row whose job failed
+ * during an outage runs again within seconds of its end.
+ */
+export const CHAOS_JOB_RETRIES = { attempts: 4, backoffMs: 200, republishMs: 5_000 } as const;
+
+/** BullMQ's key prefix in the gateway processes (`switchyard start` gives none: the runtime's default). */
+export const GATEWAY_QUEUE_PREFIX = 'sy';
+
 export interface TopologyOptions {
   readonly databaseUrl: string;
   /** API processes and worker processes, K of each. */
@@ -219,6 +230,9 @@ export class Topology {
         SWITCHYARD_API_WAIT: `${this.opts.apiWaitMs}ms`,
         // The customers' browsers reach the gateway's authentication pages through the proxy.
         SWITCHYARD_PUBLIC_URL: this.proxy.url,
+        SWITCHYARD_JOB_ATTEMPTS: String(CHAOS_JOB_RETRIES.attempts),
+        SWITCHYARD_JOB_BACKOFF: `${CHAOS_JOB_RETRIES.backoffMs}ms`,
+        SWITCHYARD_RELAY_REPUBLISH: `${CHAOS_JOB_RETRIES.republishMs}ms`,
         PORT: String(port),
       },
       logFile: join(this.opts.runDir, `${this.opts.switchable === true ? 'switchable' : plant ?? 'gateway'}-${gen}-${role}-${index}.log`),

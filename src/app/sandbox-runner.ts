@@ -30,6 +30,13 @@ export interface RunningSandboxes {
   close(): Promise<void>;
 }
 
+/**
+ * A gateway that does not answer, or answers 5xx, is retried for ~25 s (10 tries, doubling from
+ * 50 ms), as providers keep retrying a receiver that is down: a gateway restarting or waiting out
+ * its database must not lose the events sent meanwhile. A refusal (4xx) keeps the short budget.
+ */
+const WEBHOOK_RETRY = { transientAttempts: 10 } as const;
+
 export async function runSandboxes(config: SwitchyardConfig, opts: SandboxRunnerOptions): Promise<RunningSandboxes> {
   const sandboxes: SandboxControl[] = [];
   const database = await openSandboxDatabase(opts.databaseUrl);
@@ -40,7 +47,7 @@ export async function runSandboxes(config: SwitchyardConfig, opts: SandboxRunner
       const webhookUrl = `${opts.gatewayUrl}/webhooks/${name}`;
       switch (account.type) {
         case 'stripe':
-          sandboxes.push(await startStripeSandbox({ database, account: name, secretKey: account.secret_key, host, port, webhook: { url: webhookUrl, secret: account.webhook_secrets[0]! } }));
+          sandboxes.push(await startStripeSandbox({ database, account: name, secretKey: account.secret_key, host, port, webhook: { url: webhookUrl, secret: account.webhook_secrets[0]! }, webhookRetry: WEBHOOK_RETRY }));
           break;
         case 'adyen':
           sandboxes.push(
@@ -49,6 +56,7 @@ export async function runSandboxes(config: SwitchyardConfig, opts: SandboxRunner
               ...(account.report_time_zone === undefined ? {} : { reportTimeZone: account.report_time_zone }),
               certificateDirectory: account.certificate_dir ?? join(opts.dataDir ?? DEFAULT_DATA_DIR, `${name}-tls`),
               webhook: { url: webhookUrl, hmacKey: account.hmac_keys[0]!, username: account.basic_auth.username, password: account.basic_auth.password },
+              webhookRetry: WEBHOOK_RETRY,
             }),
           );
           break;

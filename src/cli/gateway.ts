@@ -79,6 +79,9 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     // tears down what it opened and starts it again.
     rt = await retryStart('PostgreSQL or Redis', () => startRuntime({
       role: o.role, databaseUrl: o.databaseUrl, redisUrl: o.redisUrl, configFile: o.configFile, log, logger, orphanGraceMs: o.orphanGraceMs,
+      ...(o.jobRetries.attempts === null ? {} : { jobAttempts: o.jobRetries.attempts }),
+      ...(o.jobRetries.backoffMs === null ? {} : { jobBackoffMs: o.jobRetries.backoffMs }),
+      ...(o.relayRepublishMs === null ? {} : { relayRepublishMs: o.relayRepublishMs }),
       ...(o.seams === undefined ? {} : { seams: o.seams }),
       ...(server === null ? {} : { webhookBaseUrl: `http://127.0.0.1:${server.port}` }),
     }), retry);

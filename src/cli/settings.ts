@@ -23,6 +23,13 @@ export interface GatewaySettings {
   readonly startTimeoutMs: number;
   /** SWITCHYARD_ORPHAN_GRACE: how long a connector account may be absent from the config before its outbox rows are dead-lettered. */
   readonly orphanGraceMs: number;
+  /**
+   * SWITCHYARD_JOB_ATTEMPTS, SWITCHYARD_JOB_BACKOFF: a job's infrastructure tries and the first pause
+   * between them (doubling); null: the defaults (8 tries from 500 ms, about a minute).
+   */
+  readonly jobRetries: { readonly attempts: number | null; readonly backoffMs: number | null };
+  /** SWITCHYARD_RELAY_REPUBLISH: a row published this long ago and still pending has its job looked at (null: the default, 30 s). */
+  readonly relayRepublishMs: number | null;
   /** SWITCHYARD_METRICS_PORT: /metrics on its own listener (null: on the main port); SWITCHYARD_METRICS_TOKEN: a bearer token it requires (null: none). */
   readonly metrics: { readonly port: number | null; readonly token: string | null };
 }
@@ -71,6 +78,11 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewaySe
     maxInFlight: positiveInteger(env, 'SWITCHYARD_API_MAX_IN_FLIGHT', DEFAULT_MAX_IN_FLIGHT),
     startTimeoutMs: duration(env, 'SWITCHYARD_START_TIMEOUT', DEFAULT_START_TIMEOUT_MS),
     orphanGraceMs: duration(env, 'SWITCHYARD_ORPHAN_GRACE', DEFAULT_ORPHAN_GRACE_MS),
+    jobRetries: {
+      attempts: env['SWITCHYARD_JOB_ATTEMPTS'] === undefined || env['SWITCHYARD_JOB_ATTEMPTS'] === '' ? null : positiveInteger(env, 'SWITCHYARD_JOB_ATTEMPTS', 8),
+      backoffMs: env['SWITCHYARD_JOB_BACKOFF'] === undefined || env['SWITCHYARD_JOB_BACKOFF'] === '' ? null : duration(env, 'SWITCHYARD_JOB_BACKOFF', 500),
+    },
+    relayRepublishMs: env['SWITCHYARD_RELAY_REPUBLISH'] === undefined || env['SWITCHYARD_RELAY_REPUBLISH'] === '' ? null : duration(env, 'SWITCHYARD_RELAY_REPUBLISH', 30_000),
     metrics: metricsSettings(env),
   };
 }

@@ -45,7 +45,7 @@ export interface AdyenSandboxOptions {
   readonly webhook?: AdyenWebhookEndpoint;
   readonly webhookSettings?: Partial<WebhookSettings>;
   /** Bounded redelivery on non-2xx (defaults: 5 attempts, 50 ms doubling). */
-  readonly webhookRetry?: { readonly maxAttempts?: number; readonly baseMs?: number };
+  readonly webhookRetry?: { readonly maxAttempts?: number; readonly transientAttempts?: number; readonly baseMs?: number };
   readonly notificationBatching?: Partial<NotificationBatching>;
   /** How long an idempotency key is remembered, on the sandbox clock. Default 7 days (Adyen's older documented minimum). */
   readonly keyTtlMs?: number;
@@ -121,6 +121,7 @@ export async function startAdyenSandbox(options: AdyenSandboxOptions): Promise<A
     account: options.account,
     ...(options.webhook && { target: webhookTarget(options.webhook) }),
     ...(options.webhookRetry?.maxAttempts !== undefined && { maxAttempts: options.webhookRetry.maxAttempts }),
+    ...(options.webhookRetry?.transientAttempts !== undefined && { transientAttempts: options.webhookRetry.transientAttempts }),
     ...(options.webhookRetry?.baseMs !== undefined && { retryBaseMs: options.webhookRetry.baseMs }),
     batchSize: (settings) => (settings as AdyenAccountSettings).batching?.maxItems ?? 1,
     render: (events) => outbox!.render(events),

@@ -47,7 +47,13 @@ export interface WebhookDispatcherOptions {
   readonly db: SandboxDatabase;
   readonly account: string;
   readonly target?: WebhookTarget;
+  /** Tries for a delivery the receiver refuses (4xx). Default 5. */
   readonly maxAttempts?: number;
+  /**
+   * Tries for a delivery that got no answer or a 5xx — the receiver down or failing, which providers
+   * keep retrying for days. Default: maxAttempts. With the doubling backoff, 10 tries span ~25 s.
+   */
+  readonly transientAttempts?: number;
   readonly retryBaseMs?: number;
   /** Source of randomness for duplicates; injectable so tests can be exact. */
   readonly random?: () => number;
@@ -231,12 +237,13 @@ export class WebhookDispatcher {
     });
   }
 
-  /** Sends one copy with bounded retries; returns the last status. */
+  /** Sends one copy with bounded retries (a refusal's budget, or the longer one of a receiver down or failing); returns the last status. */
   private async deliver(event: OutgoingEvent, records: DeliveryRecord[]): Promise<number | null> {
-    const maxAttempts = this.options.maxAttempts ?? 5;
+    const refusedAttempts = this.options.maxAttempts ?? 5;
+    const transientAttempts = this.options.transientAttempts ?? refusedAttempts;
     const retryBaseMs = this.options.retryBaseMs ?? 50;
     let status: number | null = null;
-    for (let attempt = 1; attempt <= maxAttempts && !this.closed; attempt++) {
+    for (let attempt = 1; !this.closed; attempt++) {
       const target = this.target;
       if (target === undefined) return status;
       if (attempt > 1) await this.renewLease();
@@ -255,7 +262,9 @@ export class WebhookDispatcher {
       }
       records.push({ eventId: event.id, type: event.type, attempt, status, at: Date.now() });
       if (status !== null && status >= 200 && status < 300) return status;
-      if (attempt < maxAttempts) await sleep(retryBaseMs * 2 ** (attempt - 1));
+      const budget = status === null || status >= 500 ? transientAttempts : refusedAttempts;
+      if (attempt >= budget) return status;
+      await sleep(retryBaseMs * 2 ** (attempt - 1));
     }
     return status;
   }

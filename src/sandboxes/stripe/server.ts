@@ -39,7 +39,7 @@ export interface StripeSandboxOptions {
   readonly webhook?: StripeWebhookEndpoint;
   readonly webhookSettings?: Partial<WebhookSettings>;
   /** Bounded redelivery of webhooks on non-2xx (defaults: 5 attempts, 50 ms doubling). */
-  readonly webhookRetry?: { readonly maxAttempts?: number; readonly baseMs?: number };
+  readonly webhookRetry?: { readonly maxAttempts?: number; readonly transientAttempts?: number; readonly baseMs?: number };
   /** How long an idempotency key is remembered, on the sandbox clock. Default 24 h, as Stripe. */
   readonly keyTtlMs?: number;
   /** How long a new PaymentIntent stays out of search results (search.ts). Default 60 s, Stripe's "less than a minute". */
@@ -92,6 +92,7 @@ export async function startStripeSandbox(options: StripeSandboxOptions): Promise
     account: options.account,
     ...(initialTarget && { target: initialTarget }),
     ...(options.webhookRetry?.maxAttempts !== undefined && { maxAttempts: options.webhookRetry.maxAttempts }),
+    ...(options.webhookRetry?.transientAttempts !== undefined && { transientAttempts: options.webhookRetry.transientAttempts }),
     ...(options.webhookRetry?.baseMs !== undefined && { retryBaseMs: options.webhookRetry.baseMs }),
   });
   let listener: ProviderListener | undefined;

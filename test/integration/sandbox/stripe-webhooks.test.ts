@@ -100,6 +100,23 @@ describe('webhook delivery', () => {
     await sandbox.webhooksIdle();
     expect(receiver.received).toHaveLength(5);
   });
+
+  it('keeps retrying a receiver that fails (5xx) longer than one that refuses (4xx), when told to (switchyard sandbox does)', async () => {
+    const patient = await startSandbox({ webhook: { url: receiver.url, secret: WEBHOOK_SECRET }, webhookRetry: { baseMs: 5, transientAttempts: 8 } });
+    try {
+      const client = stripeFor(patient);
+      receiver.answerWith([500, 503, 500, 502, 500, 500, 500]);
+      await client.paymentIntents.create({ amount: 100, currency: 'usd' });
+      await patient.webhooksIdle();
+      expect((await patient.webhookDeliveries()).map((d) => d.status)).toEqual([500, 503, 500, 502, 500, 500, 500, 200]);
+      receiver.answerWith([400, 400, 400, 400, 400, 400, 400, 400]);
+      await client.paymentIntents.create({ amount: 200, currency: 'usd' });
+      await patient.webhooksIdle();
+      expect((await patient.webhookDeliveries()).slice(8).map((d) => d.status)).toEqual([400, 400, 400, 400, 400]);
+    } finally {
+      await patient.close();
+    }
+  });
 });
 
 describe('webhook settings', () => {

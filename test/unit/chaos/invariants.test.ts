@@ -3,7 +3,7 @@
 // the payment's own amounts are compared with the attempt it kept.
 import { describe, expect, it } from 'vitest';
 import { checkInvariants } from '../../../chaos/invariants.ts';
-import type { AttemptRow, RunData, SandboxEntry } from '../../../chaos/run-data.ts';
+import type { AttemptRow, OutboxRow, RunData, SandboxEntry } from '../../../chaos/run-data.ts';
 
 const noDriver = { exchanges: [], misbehaviours: [], forgedEvents: [] };
 const release = { no: 1, round: 1, status: 'succeeded', kind: 'refund' };
@@ -124,5 +124,32 @@ describe('an abandoned attempt\'s fence proof (issue 27)', () => {
   it('is false when the provider never cancelled the attempt; true once it did', () => {
     expect(invariantsOf(abandoned({}))).toEqual(['failover_proof']);
     expect(invariantsOf(abandoned({ status: 'canceled', cancelled: true }))).toEqual([]);
+  });
+});
+
+describe('outbox: no row pending without a live job (issue 41)', () => {
+  const row = (over: Partial<OutboxRow>): OutboxRow => ({
+    id: 7, payment_id: null, kind: 'inbound_event', status: 'pending', last_error: null, future: false, published_s_ago: 5, job: { state: 'active', failedReason: null }, ...over,
+  });
+  const withRows = (...outbox: OutboxRow[]): RunData => ({ ...run({ refunded: 500 }), outbox });
+  const details = (d: RunData) => checkInvariants(d, noDriver).map((v) => `${v.invariant}: ${v.detail}`);
+
+  it('a row whose job is in BullMQ\'s failed set is a violation, whether or not it names a payment', () => {
+    const failed = { state: 'failed', failedReason: 'infrastructure: database "x" is not currently accepting connections' };
+    expect(details(withRows(row({ job: failed })))).toEqual([
+      'outbox: outbox row 7 (inbound_event) is pending without a live job: its job ob_7 is in BullMQ\'s failed set (infrastructure: database "x" is not currently accepting connections), and nothing runs it again',
+    ]);
+    expect(details(withRows(row({ payment_id: 'pay_1', kind: 'provider_call', job: failed })))).toHaveLength(1);
+  });
+
+  it('a row published long ago whose job is gone is a violation; one republished lately, or with a live job, is not (webhook rows)', () => {
+    expect(details(withRows(row({ published_s_ago: 300, job: { state: 'unknown', failedReason: null } })))).toEqual([
+      'outbox: outbox row 7 (inbound_event) is pending without a live job: published 300 s ago and no job holds it',
+    ]);
+    expect(details(withRows(row({ published_s_ago: 10, job: { state: 'unknown', failedReason: null } }), row({ id: 8 }), row({ id: 9, future: true, job: null })))).toEqual([]);
+  });
+
+  it('a payment\'s due row still pending is a violation even with a live job (every due row done)', () => {
+    expect(details(withRows(row({ payment_id: 'pay_1', kind: 'timer' })))).toEqual(['outbox: outbox row 7 (timer) is pending']);
   });
 });

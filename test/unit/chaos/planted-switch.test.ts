@@ -17,6 +17,7 @@ describe('switchable planted seams', () => {
     expect(s.transition?.writePayment).toBeUndefined();
     expect(s.checks?.keyExpired).toBeUndefined();
     expect(s.checks?.judgeAnswer).toBeUndefined();
+    expect(s.relay?.jobState).toBeUndefined();
     const answer: CallOutcome = { kind: 'unknown', reason: 'timeout', detail: 'x' };
     const effect = { op: 'authorize', providerKey: 'k' } as unknown as Parameters<NonNullable<typeof s.aroundCall>>[0];
     let calledWith: unknown = 'not called';
@@ -38,6 +39,10 @@ describe('switchable planted seams', () => {
     await expect(s.aroundCall!(effect, async () => timeout)).resolves.toMatchObject({ kind: 'not_sent' });
     bug = null;
     await expect(s.aroundCall!(effect, async () => timeout)).resolves.toEqual(timeout);
+    bug = 'failed_job_blocks_row';
+    await expect(s.relay?.jobState?.({} as never, 'ob_1')).resolves.toBe('unknown');
+    bug = null;
+    expect(s.relay?.jobState).toBeUndefined();
   });
 
   it('reads the bug from its file: empty or missing is none, an unknown name is an error', () => {
