@@ -441,7 +441,7 @@ export function makePlan(o: PlanOptions): ChaosPlan {
     for (let i = 0; i < n; i++) faults.push(faultEvent(arng, arng.int(1, span), kind, o));
   }
   faults.sort((a, b) => a.atOp - b.atOp);
-  // Drawn after the faults (a seed keeps its schedule): the refunds key_expiry faults will meet.
+  // Marked after the faults (a seed keeps its schedule): the refunds key_expiry faults will meet.
   // Each payment's own draw (seed and index), so a kept lifecycle is marked as the full plan marks it.
   const keyExpiry = faults.some((f) => f.kind === 'key_expiry');
   const shortKeys = (p: PaymentPlan): boolean => new Rng(((o.seed ^ 0x5bd1e995) + Math.imul(p.index + 1, 0x9e3779b1)) >>> 0).chance(o.shortKeysShare ?? SHORT_KEYS_SHARE);

@@ -4,7 +4,7 @@ import { backoffDelayMs, mayResend, providerIdempotencyKey } from './keys.ts';
 import { decideNext, nextCandidate } from './failover.ts';
 import { breakerRetryAt, isBreakerRefusal } from './breaker-wait.ts';
 import type { Draft } from './draft.ts';
-import { startRelease } from './step-release.ts';
+import { lateApprovalKind, startRelease } from './step-release.ts';
 import type { Attempt } from './payment.ts';
 import type { ActionRequired, CallOutcome, Declined, Succeeded } from './outcome.ts';
 import { authenticationExpiry, cancelProvesUncharged, freshAuthentication, stepUpWanted } from './authentication.ts';
@@ -285,7 +285,7 @@ function noteApprovalWhileFencing(d: Draft, attempt: Attempt, o: Succeeded): voi
 /** An approval for an attempt we had given up on is live money: release it and record a discrepancy. */
 function releaseLateApproval(d: Draft, attempt: Attempt, o: Succeeded): void {
   const a = startRelease(d, attempt, { providerRef: o.providerRef, amountAuthorized: o.amount, lastOutcome: 'succeeded' });
-  const kind = attempt.authentication?.stage === 'abandoned' ? 'late_authentication' : 'late_approval';
+  const kind = lateApprovalKind(attempt);
   // Its subject is the attempt: the release's confirmation resolves it (step-release.ts), a second approval finds it open.
   d.emit({ type: 'discrepancy', kind, attemptId: a.id, subject: a.id, detail: `approval of ${o.amount} ${d.p.currency} for attempt ${a.no} (${attempt.status}) while payment is ${d.p.state}` });
   d.note(`late approval on attempt ${a.no}: releasing`);

@@ -16,6 +16,11 @@ import { emitLookup, isAlreadyDone } from './lookup-effect.ts';
 
 export const DEFAULT_MAX_RELEASES = 3;
 
+/** The discrepancy a late approval of this attempt is recorded as (and its release's confirmation settles). */
+export function lateApprovalKind(attempt: Attempt): 'late_authentication' | 'late_approval' {
+  return attempt.authentication?.stage === 'abandoned' ? 'late_authentication' : 'late_approval';
+}
+
 const maxReleases = (d: Draft): number => d.env.core.maxReleases ?? DEFAULT_MAX_RELEASES;
 
 /**
@@ -110,10 +115,8 @@ export function releaseConfirmed(d: Draft, attempt: Attempt, providerRef?: strin
   if (r.held !== undefined && r.held > 0) d.emit({ type: 'ledger', posting: 'release_refunded', amount: r.held, currency: d.p.currency, connector: attempt.connector, attemptId: attempt.id });
   const a = setRelease(d, attempt, { status: 'succeeded', ...(providerRef === undefined || providerRef === '' ? {} : { providerRef }), ...(r.held === undefined ? {} : { held: 0 }) }, { status: 'released' });
   d.note(`release ${r.no} of attempt ${a.no} confirmed`);
-  // The live money of a late approval is given back: its open discrepancy has its answer.
-  for (const kind of ['late_approval', 'late_authentication'] as const) {
-    d.emit({ type: 'discrepancy_settled', kind, attemptId: a.id, subject: a.id, resolution: `settled by the provider: release ${r.no} of attempt ${a.no} confirmed, the approval given back` });
-  }
+  // The live money of a late approval is given back: its open discrepancy (none for a partial approval) has its answer.
+  d.emit({ type: 'discrepancy_settled', kind: lateApprovalKind(a), attemptId: a.id, subject: a.id, resolution: `settled by the provider: release ${r.no} of attempt ${a.no} confirmed, the approval given back` });
   const back = r.reviewFrom;
   const otherParked = d.attempts.some((x) => x.id !== a.id && x.status === 'review');
   if (d.p.state === 'needs_review' && back !== undefined && !otherParked && isLegalEdge('needs_review', back)) d.setState(back, `release ${r.no} confirmed after review`);

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CORE_POLICY } from '../../../src/core/index.ts';
 import type { Attempt, CallOutcome, PaymentInput, ProviderCallEffect } from '../../../src/core/index.ts';
-import { approved, makeEnv, notSent, Sim, unknown } from './fixtures.ts';
+import { approved, makeEnv, notSent, Sim, unknown, lookupAnswer } from './fixtures.ts';
 
 const HOUR = 3_600_000;
 const alreadyDone: CallOutcome = { kind: 'unknown', reason: 'already_done', detail: 'PaymentIntent already canceled' };
@@ -18,11 +18,7 @@ function authorizedSim(connector: 'stripe_a' | 'adyen_b' = 'stripe_a'): Sim {
   return s;
 }
 
-const lookupAnswer = (e: ProviderCallEffect, outcome: CallOutcome): PaymentInput => {
-  const { n, ...about } = e.lookup!;
-  return { type: 'call_result', ref: { op: 'lookup', about, n }, outcome };
-};
-const lastLookup = (s: Sim): ProviderCallEffect => s.calls('lookup').at(-1)!;
+const lastLookup = (s: Sim): ProviderCallEffect => s.lastLookup();
 const voidAnswer = (outcome: CallOutcome): PaymentInput => ({ type: 'call_result', ref: { op: 'void' }, outcome });
 
 describe('a void answered "already canceled"', () => {

@@ -122,6 +122,11 @@ export class Sim {
     for (let input = this.nextLookupFindsNothing(); input !== null; input = this.nextLookupFindsNothing()) this.apply(input);
   }
 
+  /** The latest lookup call the core wrote. */
+  lastLookup(): ProviderCallEffect {
+    return this.calls('lookup').at(-1)!;
+  }
+
   /** The answer "nothing found" to the latest lookup not answered yet (null: none), for a test to apply. */
   nextLookupFindsNothing(): PaymentInput | null {
     const last = this.calls('lookup').at(-1);
@@ -155,3 +160,9 @@ export const withReturnUrl = { authentication: { mode: 'automatic' as const, ret
 export const challenge = (providerRef = 'pi_1', url = 'https://provider.example/3ds/1'): CallOutcome => ({
   kind: 'action_required', action: 'redirect_to_url', providerRef, redirect: { url, method: 'GET' },
 });
+
+/** The answer `outcome` to the lookup call `e`, as the worker reports it. */
+export function lookupAnswer(e: ProviderCallEffect, outcome: CallOutcome): PaymentInput {
+  const { n, ...about } = e.lookup!;
+  return { type: 'call_result', ref: { op: 'lookup', about, n }, outcome };
+}

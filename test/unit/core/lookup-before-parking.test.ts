@@ -4,19 +4,15 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CORE_POLICY } from '../../../src/core/index.ts';
 import { LOOKUP_BACKOFF_CAP_MS } from '../../../src/core/lookup-effect.ts';
-import type { CallOutcome, PaymentInput, ProviderCallEffect } from '../../../src/core/index.ts';
-import { approved, makeEnv, Sim, unknown } from './fixtures.ts';
+import type { CallOutcome, ProviderCallEffect } from '../../../src/core/index.ts';
+import { approved, makeEnv, Sim, unknown, lookupAnswer } from './fixtures.ts';
 
 function authorizedSim(): Sim {
   const s = new Sim(makeEnv(), { routing: { snapshot: 'v', rule: 'r', candidates: ['stripe_a', 'adyen_b'], skipped: [] } });
   s.authorize(approved());
   return s;
 }
-const lookupAnswer = (e: ProviderCallEffect, outcome: CallOutcome): PaymentInput => {
-  const { n, ...about } = e.lookup!;
-  return { type: 'call_result', ref: { op: 'lookup', about, n }, outcome };
-};
-const lastLookup = (s: Sim): ProviderCallEffect => s.calls('lookup').at(-1)!;
+const lastLookup = (s: Sim): ProviderCallEffect => s.lastLookup();
 const keyExpired: CallOutcome = { kind: 'unknown', reason: 'key_expired', detail: 'past retention' };
 
 describe('an operation whose outcome stays unknown is looked up before it parks', () => {

@@ -3,14 +3,10 @@
 // payment by the same transition rules as any late answer; one that still says nothing parks it again.
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CORE_POLICY } from '../../../src/core/index.ts';
-import type { CallOutcome, PaymentInput, ProviderCallEffect } from '../../../src/core/index.ts';
-import { approved, makeEnv, Sim, unknown } from './fixtures.ts';
+import type { PaymentInput } from '../../../src/core/index.ts';
+import { approved, makeEnv, Sim, unknown, lookupAnswer } from './fixtures.ts';
 
 const recheck: PaymentInput = { type: 'timer_fired', timer: 'parked_recheck' };
-const lookupAnswer = (e: ProviderCallEffect, outcome: CallOutcome): PaymentInput => {
-  const { n, ...about } = e.lookup!;
-  return { type: 'call_result', ref: { op: 'lookup', about, n }, outcome };
-};
 
 function parkedCapture(connector: 'stripe_a' | 'adyen_b' = 'stripe_a'): Sim {
   const s = new Sim(makeEnv(), { routing: { snapshot: 'v', rule: 'r', candidates: [connector], skipped: [] } });
