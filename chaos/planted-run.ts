@@ -47,6 +47,8 @@ export async function catchPlantedBug(bug: PlantedBug, topology: Topology, datab
     const phases = [...began.entries()].map(([phase, at], i, all) => `${phase} ${(((all[i + 1]?.[1] ?? Date.now()) - at) / 1000).toFixed(1)}`).join(', ');
     log(`${bug}: seed ${seed}, ${report.payments} payments, ${report.operations} operations, ${report.faults} faults, ${report.duration_s} s (${phases}; ${((Date.now() - t0) / 1000).toFixed(1)} with the stop): ${seen.length === 0 ? 'no violation' : seen.map(([k, n]) => `${k} ${n}`).join(', ')}`);
     if (report.details.violations.some((v) => EXPECTED_INVARIANTS[bug].includes(v.invariant))) return { bug, report, caught: true, runs: tryNo + 1 };
+    // A miss says what each fault did, so a CI log shows where the aim went wide.
+    for (const f of report.details.executed) log(`  ${f.kind}${f.op === undefined ? '' : ` (${f.op})`} at op ${f.atOp}, ${f.firedAtMs} ms: ${f.result}`);
   }
   return { bug, report: report!, caught: false, runs: tries };
 }

@@ -20,9 +20,6 @@ import type { TestDatabase } from '../helpers/db.ts';
  * docs/reliability.md) until it is fixed. None now.
  */
 const NOT_IN_CI: readonly PlantedBug[] = [
-  // Missed five seeds in .ci/run on 2026-12-02 after issue 41's merges (each run settling for 30 s);
-  // it passed the CI run before pg_outage_long's chaos settings. docs/reliability.md.
-  'superseded_refusal_as_proof',
 ];
 
 // Each bug is its own test, in this order: a cancelled run (`vitest run --bail 1` after another
@@ -34,7 +31,7 @@ const ORDER: readonly PlantedBug[] = [
   'skip_version_check', 'refund_without_amount_check', 'adyen_amounts_in_iso_units', 'stale_webhook', 'failover_on_timeout', 'new_key_per_retry',
   'accepted_release_is_released', 'release_events_to_current_round', 'not_found_by_list_is_proof',
   'expiry_never_abandons', 'action_required_as_approval', 'abandonment_without_cancel', 'already_done_as_refusal', 'fenced_attempt_not_watched',
-  'failed_job_blocks_row',
+  'failed_job_blocks_row', 'superseded_refusal_as_proof',
   // Last: its accounts keep keys for seconds, which restarts the shared processes once.
   'retention_not_checked_at_execution',
 ];
