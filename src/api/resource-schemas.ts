@@ -19,7 +19,7 @@ export const transitionResource = z
     origin: z.enum(['api', 'worker', 'webhook', 'poll', 'timer', 'operator', 'reconcile']),
     input: z.unknown().meta({ description: 'The input the payment received.' }),
     attempt_id: z.string().nullable(),
-    raw_provider: z.unknown().meta({ description: 'The provider status or payload behind this input, when there was one.' }),
+    raw_provider: z.unknown().meta({ description: "The provider status or payload behind this input, when there was one. As history keeps it: client secrets masked, a provider page's URL without its query." }),
     outcome: z.enum(['applied', 'ignored']),
     code: z.string().nullable(),
     reason: z.string(),

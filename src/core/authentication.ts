@@ -10,6 +10,19 @@ export function freshAuthentication(forced: boolean): AttemptAuthentication {
   return { forced, stage: 'requested', action: null, expiresAt: null, returned: null, returnedAt: null, resumeKey: null, resumes: 0, rounds: 0, heldDecline: null };
 }
 
+/**
+ * The provider's page stays on the attempt only while the customer is expected there (authenticating,
+ * awaiting the customer): its URL may carry a provider secret (live Stripe's
+ * payment_intent_client_secret), and once the customer returned, or the wait expired or was given
+ * up, nothing sends a browser there again.
+ */
+export function withoutStalePage(a: Attempt): Attempt {
+  const auth = a.authentication;
+  if (auth === undefined || auth.action === null) return a;
+  if (a.status === 'authenticating' && auth.stage === 'awaiting_customer') return a;
+  return { ...a, authentication: { ...auth, action: null } };
+}
+
 /** When the customer is given up on: the connector's timeout from now, never past the payment's deadline. */
 export function authenticationExpiry(now: Date, policy: ConnectorPolicy, deadlineAt: string): string {
   const at = now.getTime() + (policy.authenticationTimeoutMs ?? DEFAULT_AUTHENTICATION_TIMEOUT_MS);

@@ -1,6 +1,7 @@
 // A mutable working copy of a payment used inside one step(); finalize() turns it back into an
 // immutable aggregate, decides whether anything changed, and bumps the version exactly then.
 
+import { withoutStalePage } from './authentication.ts';
 import { isLegalEdge } from './states.ts';
 import type { PaymentState } from './states.ts';
 import type { Effect, MerchantEventType } from './effects.ts';
@@ -88,7 +89,8 @@ export class Draft {
   updateAttempt(id: string, patch: Partial<Attempt>): Attempt {
     const i = this.attempts.findIndex((a) => a.id === id);
     if (i < 0) throw new Error(`step bug: no attempt ${id}`);
-    const next = { ...this.attempts[i]!, ...patch };
+    // Every change of an attempt passes here, so no path can leave a provider's page behind.
+    const next = withoutStalePage({ ...this.attempts[i]!, ...patch });
     this.attempts[i] = next;
     return next;
   }

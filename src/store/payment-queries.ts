@@ -3,6 +3,7 @@
 
 import { and, asc, desc, eq, lt } from 'drizzle-orm';
 import type { Attempt, Payment } from '../core/payment.ts';
+import { historyCopy } from '../core/secret-mask.ts';
 import type { PaymentState } from '../core/states.ts';
 import type { DbOrTx } from './db.ts';
 import { inSnapshot, loadAggregate, withChildren } from './payment-load.ts';
@@ -67,10 +68,11 @@ export async function loadTimeline(db: DbOrTx, merchantId: string, id: string): 
     id: r.id,
     from: r.fromState as PaymentState,
     to: r.toState as PaymentState,
-    input: r.input,
+    // Rows written before issue 42 may hold a provider page's query: served as history is now written.
+    input: historyCopy(r.input),
     origin: r.origin as TransitionOrigin,
     attemptId: r.attemptId,
-    rawProvider: r.rawProvider,
+    rawProvider: historyCopy(r.rawProvider),
     outcome: r.outcome as 'applied' | 'ignored',
     code: r.code,
     reason: r.reason,

@@ -9,6 +9,7 @@ import type { Effect } from '../core/effects.ts';
 import type { PaymentInput } from '../core/inputs.ts';
 import type { Payment } from '../core/payment.ts';
 import type { PaymentState } from '../core/states.ts';
+import { historyCopy } from '../core/secret-mask.ts';
 import { newPayment, step } from '../core/step.ts';
 import type { NewPaymentRequest, StepEnv, StepResult } from '../core/step.ts';
 import type { Db, DbOrTx } from './db.ts';
@@ -261,12 +262,14 @@ async function attemptOnce(
     await opts.hooks?.afterLoad?.({ tryNo, payment: loaded });
 
     const result = (env.seams?.step ?? step)(loaded, input, now, env);
+    // History is append-only and served (timeline, operator view): it keeps a provider's page
+    // without its query and no client secret; step() saw the whole input.
     const log = {
       paymentId,
-      input,
+      input: historyCopy(input),
       origin,
       attemptId: opts.attemptId ?? attemptIdOf(input),
-      rawProvider: judged.rawProvider ?? opts.rawProvider ?? null,
+      rawProvider: historyCopy(judged.rawProvider ?? opts.rawProvider ?? null),
       at: now,
     };
 

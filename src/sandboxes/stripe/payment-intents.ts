@@ -40,7 +40,8 @@ export function createPaymentIntent(ctx: OperationContext, params: FormParams): 
   const pi: PaymentIntentRecord = {
     id,
     created: ctx.now,
-    clientSecret: `${id}_secret_${stripeId('s').slice(2)}`,
+    // Live's shape (pi_<id>_secret_<25 base62>): what the gateway must never store or serve.
+    clientSecret: `${id}_secret_${stripeId('s', 25).slice(2)}`,
     amount,
     currency,
     captureMethod: readEnum(params, 'capture_method', CAPTURE_METHODS) ?? 'automatic',
@@ -173,10 +174,14 @@ function requireAction(ctx: OperationContext, pi: PaymentIntentRecord, opts: Con
   if (!opts.errorOnRequiresAction) {
     pi.status = 'requires_action';
     if (opts.returnUrl !== undefined && ctx.publicUrl !== undefined) {
-      // Stripe's hosted page (hooks.stripe.com in live): its own token in the URL, never the client secret.
+      // Stripe's hosted page (hooks.stripe.com in live). The page checks its own token; the URL also
+      // carries payment_intent and payment_intent_client_secret as live's does, so the gateway sees
+      // the secret where production puts it.
       const token = stripeId('src').slice(4);
       pi.authenticationToken = token;
-      pi.nextAction = { type: 'redirect_to_url', redirect_to_url: { url: `${ctx.publicUrl}/3ds/authenticate/${pi.id}?token=${token}`, return_url: opts.returnUrl } };
+      const page = new URL(`${ctx.publicUrl}/3ds/authenticate/${pi.id}`);
+      page.search = new URLSearchParams({ token, payment_intent: pi.id, payment_intent_client_secret: pi.clientSecret }).toString();
+      pi.nextAction = { type: 'redirect_to_url', redirect_to_url: { url: page.toString(), return_url: opts.returnUrl } };
       pi.authentication = { askedAt: pi.authentication?.askedAt ?? ctx.now, completedAt: null, outcome: null };
     } else {
       pi.nextAction = { type: 'use_stripe_sdk' };

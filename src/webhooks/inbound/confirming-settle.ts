@@ -14,6 +14,7 @@
 import { sql } from 'drizzle-orm';
 import type { NormalizedEvent } from '../../connectors/contract.ts';
 import type { Payment } from '../../core/payment.ts';
+import { historyCopy } from '../../core/secret-mask.ts';
 import { step } from '../../core/step.ts';
 import { announceTransition } from '../../observability/transition-feed.ts';
 import { loadAggregateByAttempt } from '../../store/payment-load.ts';
@@ -55,7 +56,8 @@ export async function storeConfirmingEvent(
   if (noop === null) return null;
   const { payment } = noop;
   const reason = `${e.rawType}: ${noop.reason}`;
-  const eventJson = JSON.stringify(e);
+  // The intake masked the event already (storable-event.ts); kept as transition() keeps history all the same.
+  const eventJson = JSON.stringify(historyCopy(e));
   // `cur` is the judged version, locked FOR SHARE: a writer holding the row makes us wait, and
   // then the re-check sees its commit (no row: the event goes pending with its job, as today).
   // The transition row is the one transition() writes for an ignored input (origin webhook).
@@ -71,7 +73,7 @@ export async function storeConfirmingEvent(
       RETURNING id, outcome),
     t AS (
       INSERT INTO payment_transitions (payment_id, from_state, to_state, input, origin, attempt_id, raw_provider, outcome, code, reason, version, at)
-      SELECT ${payment.id}::text, ${payment.state}::text, ${payment.state}::text, ${JSON.stringify(noop.input)}::jsonb, 'webhook', ${noop.attemptId}::text, ${eventJson}::jsonb,
+      SELECT ${payment.id}::text, ${payment.state}::text, ${payment.state}::text, ${JSON.stringify(historyCopy(noop.input))}::jsonb, 'webhook', ${noop.attemptId}::text, ${eventJson}::jsonb,
              'ignored', 'noop', ${noop.reason}::text, ${payment.version}::int, ${now}::timestamptz
       FROM ins WHERE ins.outcome = 'ignored'
       RETURNING id),

@@ -132,6 +132,9 @@ export function actionForEvent(p: Payment, account: string, stored: NormalizedEv
   const kept = attempt.status === 'authorized';
   switch (e.kind) {
     case 'authorization':
+      // The inbox keeps a provider's page without its query (storable-event.ts): the page a customer
+      // is sent to comes from the answer to our own call or lookup, never from an event.
+      if (e.outcome.kind === 'action_required') return { kind: 'ignore', reason: `${e.rawType}: asks for customer action; the page comes from the provider's answer to the attempt's call or lookup` };
       return fact({ fact: 'authorization', attemptId: attempt.id, outcome: e.outcome }, attempt.id);
     case 'fence_confirmed':
       // The payment the cancel reached (Adyen's originalReference), if it names one: the fence proves nothing about any other.

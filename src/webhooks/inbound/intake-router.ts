@@ -10,6 +10,7 @@ import type { Request, Response, Router } from 'express';
 import type { WebhookServices } from '../webhook-services.ts';
 import { storeConfirmingEvent } from './confirming-settle.ts';
 import { keptHeaders, storeVerifiedEvents } from './inbox.ts';
+import { storableEvent, storableRawBody } from './storable-event.ts';
 
 const UNKNOWN_ACCOUNT = '(unknown)';
 
@@ -49,16 +50,19 @@ export function createWebhookIntakeRouter(services: WebhookServices): Router {
         res.status(verdict.status).json({ error: verdict.reason });
         return;
       }
+      // Verified: from here on only what may be stored (client secrets masked), on both paths alike.
+      const body = storableRawBody(raw);
+      const events = verdict.events.map(storableEvent);
       // One event that only confirms the payment's current version is settled here, without a
       // job (confirming-settle.ts); anything else, or any doubt, takes the job path.
-      const only = verdict.events.length === 1 ? verdict.events[0] : undefined;
-      const confirmed = only === undefined ? null : await storeConfirmingEvent(services, account, raw, JSON.stringify(keptHeaders(req.headers)), only, now).catch((err: unknown) => {
+      const only = events.length === 1 ? events[0] : undefined;
+      const confirmed = only === undefined ? null : await storeConfirmingEvent(services, account, body, JSON.stringify(keptHeaders(req.headers)), only, now).catch((err: unknown) => {
         // The driver's cause only: drizzle's own message carries the query's parameters (the raw body).
         const cause = (err as { cause?: unknown }).cause;
         log(`webhooks: ${account} confirming settle skipped: ${(err as Error).name}${cause instanceof Error ? `: ${cause.message.slice(0, 200)}` : ''}`);
         return null;
       });
-      const stored = confirmed ?? await storeVerifiedEvents(services.db, account, raw, req.headers, verdict.events, now);
+      const stored = confirmed ?? await storeVerifiedEvents(services.db, account, body, req.headers, events, now);
       services.observe?.webhookIntake(account, null);
       if (stored.outboxIds.length > 0) services.kick(stored.outboxIds);
       sendAck(res, connector.type, stored.inserted, stored.duplicates);

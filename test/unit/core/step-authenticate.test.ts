@@ -59,6 +59,35 @@ describe('customer authentication', () => {
     expect(s.state).toBe('capturing');
   });
 
+  it("keeps the provider's page only while the customer is expected there (issue 42 §2: its URL can carry Stripe's client secret)", () => {
+    const page = (s: Sim) => s.attempt.authentication!.action;
+    // Back from the page: gone; a further challenge in the resume's answer brings its own page.
+    const back = atPage();
+    back.apply(returned(back));
+    expect(back.attempt.authentication!.stage).toBe('resuming');
+    expect(page(back)).toBeNull();
+    back.apply(resume(back, challenge('pi_1', 'https://provider.example/3ds/again')));
+    expect(page(back)).toEqual({ url: 'https://provider.example/3ds/again', method: 'GET' });
+    back.apply(returned(back));
+    back.apply(resume(back, approved(1000, 'pi_1')));
+    expect(back.attempt.authentication!.stage).toBe('completed');
+    expect(page(back)).toBeNull();
+    // Expired: the attempt is cancelled and nobody is sent there again.
+    const away = atPage();
+    away.advance(15 * MIN);
+    away.apply(expiry(away));
+    expect(away.attempt.authentication!.stage).toBe('abandoned');
+    expect(page(away)).toBeNull();
+    // The provider's word while the customer is still away (a webhook): settled, the page dropped.
+    const settled = atPage({ captureMethod: 'automatic' });
+    settled.apply({ type: 'provider_fact', fact: { fact: 'authorization', attemptId: settled.attempt.id, outcome: approved() } });
+    expect(settled.state).toBe('captured');
+    expect(page(settled)).toBeNull();
+    const failed = atPage();
+    failed.apply({ type: 'provider_fact', fact: { fact: 'authorization', attemptId: failed.attempt.id, outcome: authFailed() } });
+    expect(page(failed)).toBeNull();
+  });
+
   it('an unknown resume answer is never a decline: the same key again, then a cancel', () => {
     const s = atPage();
     s.apply(returned(s));

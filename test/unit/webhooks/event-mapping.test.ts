@@ -57,6 +57,17 @@ describe('actionForEvent', () => {
     expect(factOf(late)).toMatchObject({ fact: 'authorization', attemptId: 'att_1', outcome: { kind: 'succeeded', providerRef: 'psp_late' } });
   });
 
+  it('an event asking for customer action never sends a customer anywhere: the page comes from our call or lookup (issue 42 §2)', () => {
+    // Stored without its query (the client secret's place), the page in an event is no page at all.
+    const asks = ev({ connectorType: 'stripe', rawType: 'payment_intent.requires_action', kind: 'authorization', outcome: { kind: 'action_required', action: 'redirect_to_url', providerRef: 'psp_1', redirect: { url: 'https://hooks.stripe.com/3d_secure_2/hosted', method: 'GET' } } });
+    for (const status of ['unknown', 'authorizing', 'authenticating'] as const) {
+      const p = payment({ state: status === 'authenticating' ? 'requires_action' : 'auth_unknown', attempts: [attempt({ status, lastOutcome: null, amountAuthorized: 0 })] });
+      const action = actionForEvent(p, 'adyen_b', asks);
+      expect(action.kind).toBe('ignore');
+      expect(action.kind === 'ignore' && action.reason).toContain('payment_intent.requires_action');
+    }
+  });
+
   it('finds the attempt by provider reference when the event names no attempt', () => {
     const a = actionForEvent(payment(), 'adyen_b', ev({ kind: 'authorization', attemptId: null, outcome: { kind: 'succeeded', providerRef: 'psp_1', amount: 5000 } }));
     expect(factOf(a)).toMatchObject({ fact: 'authorization', attemptId: 'att_1' });
