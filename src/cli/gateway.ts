@@ -60,7 +60,8 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   const loaded = loadConfigFile(o.configFile);
   if (!loaded.ok) throw new ConfigError(formatProblems(loaded));
   const live = liveAccounts(loaded.snapshot);
-  const exposure = o.listen ? metricsExposureProblem(o.metrics, live) : null;
+  // A worker's --port serves health and /metrics only (no merchant reaches it): already a port of its own.
+  const exposure = o.listen && o.role !== 'worker' ? metricsExposureProblem(o.metrics, live) : null;
   if (exposure !== null) throw new SettingsError(exposure);
   const logger = o.logger ?? createLogger(o.log);
   const log = lineLog(logger);

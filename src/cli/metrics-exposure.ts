@@ -1,6 +1,6 @@
 // Where /metrics is served, decided once at start. A sandbox-only gateway (npm start on a laptop)
-// may serve it open on the API port; a gateway with a live account may not, since that port faces
-// the merchants: it needs SWITCHYARD_METRICS_TOKEN or its own port (SWITCHYARD_METRICS_PORT).
+// may serve it open on the API port; an API process with a live account may not, since that port
+// faces the merchants: it needs SWITCHYARD_METRICS_TOKEN or its own port (SWITCHYARD_METRICS_PORT).
 
 import type { GatewaySettings } from './settings.ts';
 
