@@ -6,6 +6,7 @@ import express from 'express';
 import type { Express, NextFunction, Request, Response } from 'express';
 import type { Runtime } from '../app/runtime.ts';
 import { createControlRouter } from '../sandboxes/shared/control-router.ts';
+import { liveAccounts } from '../routing/snapshot.ts';
 import type { ApiContext } from './api-context.ts';
 import { bearerAuth } from './auth.ts';
 import { balanceRoutes } from './balance-routes.ts';
@@ -97,7 +98,12 @@ export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
   app.get('/openapi.json', (_req, res) => {
     res.json(document);
   });
-  if (opts.sandboxControl !== false && rt.sandboxes.length > 0) app.use(createControlRouter(rt.sandboxes));
+  if (opts.sandboxControl !== false && rt.sandboxes.length > 0) {
+    // Faults, outages and clocks are for sandbox-only setups: with any live account (at start or
+    // after a reload) the control API answers as if it were not there.
+    const control = createControlRouter(rt.sandboxes);
+    app.use((req, res, next) => (liveAccounts(rt.config.current().snapshot).length === 0 ? control(req, res, next) : next()));
+  }
   // Provider webhooks take the raw bytes: mounted before any JSON parser. The JWKS is public.
   app.use(createWebhookIntakeRouter(rt.webhooks));
   app.use(createJwksRouter(rt.webhooks));

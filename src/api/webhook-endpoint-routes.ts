@@ -17,7 +17,11 @@ export function webhookEndpointPostRoutes(ctx: ApiContext, rt: Runtime): Router 
   router.post('/v1/webhook_endpoints', idempotentPost(ctx.idempotency, endpointBody, async ({ merchantId, body, origin }) => {
     // Internal addresses are refused here and again at every delivery (the name may resolve elsewhere then).
     const refused = await rt.webhooks.settings.addressPolicy.urlRefusal(body.url);
-    if (refused !== null) throw new ApiProblem('validation_error', `url: ${refused}`, [{ path: 'url', message: refused }]);
+    if (refused !== null) {
+      // The answer names the host only: where it resolved here is ours to know.
+      if (refused.address !== null) rt.webhooks.log(`webhooks: endpoint for ${merchantId} refused: ${new URL(body.url).host} resolved to the internal address ${refused.address}`);
+      throw new ApiProblem('validation_error', `url: ${refused.reason}`, [{ path: 'url', message: refused.reason }]);
+    }
     try {
       return { status: 201, body: withJwksUrl(origin, await createEndpoint(rt.database.db, merchantId, body.url, body.events, rt.now(), rt.webhooks.settings.maxEndpointsPerMerchant)) };
     } catch (err) {

@@ -25,6 +25,8 @@ import { operatorsFromEnv } from '../ops/operators.ts';
 import { cookiePolicyFromEnv, CookiePolicyError } from '../ops/operator-auth.ts';
 import { revokeRotatedSessions } from '../ops/operator-sessions.ts';
 import type { MetricsExposure } from '../observability/http.ts';
+import { liveAccounts } from '../routing/snapshot.ts';
+import { metricsExposureProblem, metricsStartLine } from './metrics-exposure.ts';
 
 export interface GatewayOptions extends GatewaySettings {
   readonly role: Role;
@@ -57,6 +59,10 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   // A config that does not validate will not heal: say so before waiting on any server.
   const loaded = loadConfigFile(o.configFile);
   if (!loaded.ok) throw new ConfigError(formatProblems(loaded));
+  const live = liveAccounts(loaded.snapshot);
+  // A worker's --port serves health and /metrics only (no merchant reaches it): already a port of its own.
+  const exposure = o.listen && o.role !== 'worker' ? metricsExposureProblem(o.metrics, live) : null;
+  if (exposure !== null) throw new SettingsError(exposure);
   const logger = o.logger ?? createLogger(o.log);
   const log = lineLog(logger);
 
@@ -112,7 +118,8 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   const pieces = o.role === 'all' ? 'API and workers' : o.role === 'api' ? 'API' : 'workers';
   const sandboxes = rt.sandboxes.length === 0 ? 'no in-process sandboxes' : `sandboxes: ${rt.sandboxes.map((s) => s.account).join(', ')}`;
   o.print(`Switchyard ${pieces} ${server === null ? 'running (no HTTP listener)' : `listening on ${server.url}`} (${sandboxes}; routing ${rt.config.current().snapshot.version})`);
-  if (metricsServer !== null) o.print(`/metrics on its own listener ${metricsServer.url}${o.metrics.token === null ? '' : ' (bearer token required)'}`);
+  if (server !== null) o.print(metricsStartLine(o.metrics, server.url, metricsServer?.url ?? null));
+  if (live.length > 0 && o.role !== 'worker') o.print(`live connector accounts (${live.join(', ')}): the sandbox control API is not served`);
   if (o.role !== 'worker') o.print(`Create a merchant: npx switchyard merchants create --name "My shop"   (then: curl -H "Authorization: Bearer <api_key>" ${server?.url ?? ''}/v1/payments)`);
 
   let stopping: Promise<void> | null = null;

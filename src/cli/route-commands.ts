@@ -8,8 +8,8 @@ import type { RoutingSnapshot } from '../routing/snapshot.ts';
 import { select } from '../routing/select.ts';
 import { CliInputError } from './cli-input-error.ts';
 
-export function validateRoutesCommand(file: string): { ok: boolean; text: string } {
-  const r = loadConfigFile(file);
+export function validateRoutesCommand(file: string, env: Readonly<Record<string, string | undefined>> = process.env): { ok: boolean; text: string } {
+  const r = loadConfigFile(file, env);
   if (!r.ok) return { ok: false, text: formatProblems(r) };
   const s = r.snapshot;
   return { ok: true, text: `${file}: valid — routing snapshot ${s.version}, ${Object.keys(s.connectors).length} connector accounts, ${s.rules.length} rules plus default` };

@@ -4,6 +4,7 @@
 //
 //   GET  /ops                               the page (it signs in, then reads the API below)
 //   POST /ops/login | /ops/logout           a server-side session from an operator's token; sign-out ends it
+//                                           (every POST: same-origin only, src/ops/same-origin.ts)
 //   GET  /ops/api/overview[?older_than=5m]  indicators, breakers, stuck payments, dead letters, discrepancies
 //   GET  /ops/api/audit[?operator=&target=] the operator audit trail, newest first
 //   GET  /ops/api/payments/:id              a payment with its attempts and timeline
@@ -24,6 +25,7 @@ import { listAudit, recordAudit } from './audit.ts';
 import { callerIn, callerOf, clearedCookie, requireOperator, secureCookieFor, sessionCookie } from './operator-auth.ts';
 import type { CookiePolicy } from './operator-auth.ts';
 import { openSession, revokeSession } from './operator-sessions.ts';
+import { sameOriginOnly } from './same-origin.ts';
 import type { Operators } from './operators.ts';
 import { dashboardPage, disabledPage } from './dashboard-page.ts';
 import { deadLetters, openDiscrepancies, replayDeadLetterRow } from './dead-letters.ts';
@@ -65,6 +67,8 @@ export function createOpsRouter(rt: Runtime, o: OpsOptions): Router {
   const auth = { db: rt.database.db, operators: o.operators, now: rt.now };
   const admin = requireOperator(auth);
 
+  // Sign-in, sign-out and every action: from the dashboard's own pages only (src/ops/same-origin.ts).
+  router.use('/ops', (req, res, next) => (['GET', 'HEAD', 'OPTIONS'].includes(req.method) ? next() : sameOriginOnly(req, res, next)));
   router.get('/ops', (_req, res) => page(res, dashboardPage()));
   router.post('/ops/login', express.urlencoded({ extended: false, limit: '4kb' }), express.json({ limit: '4kb' }), handle(async (req, res) => {
     const op = o.operators.byToken((req.body as { token?: unknown } | undefined)?.token);

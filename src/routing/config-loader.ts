@@ -5,7 +5,8 @@ import { parse as parseYaml } from 'yaml';
 import { configSchema } from './config-schema.ts';
 import type { SwitchyardConfig } from './config-schema.ts';
 import { interpolate } from './interpolate.ts';
-import type { InterpolationError } from './interpolate.ts';
+import type { InterpolationError, VariableSources } from './interpolate.ts';
+import { liveSecretProblems, variableNote } from './live-secrets.ts';
 import { buildSnapshot } from './snapshot.ts';
 import type { RoutingSnapshot } from './snapshot.ts';
 
@@ -32,13 +33,20 @@ export function parseConfigText(text: string, file: string, env: Readonly<Record
     return { ok: false, file, problems: [{ path: '(file)', message: `not valid YAML: ${(err as Error).message.split('\n')[0]}` }] };
   }
   const interpolationErrors: InterpolationError[] = [];
-  const expanded = interpolate(raw, env, [], interpolationErrors);
+  const sources: VariableSources = new Map();
+  const expanded = interpolate(raw, env, [], interpolationErrors, sources);
   if (interpolationErrors.length > 0) return { ok: false, file, problems: interpolationErrors };
   const parsed = configSchema.safeParse(expanded);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.') || '(root)', message: i.message }));
+    const problems = parsed.error.issues.map((i) => {
+      const path = i.path.map(String).join('.') || '(root)';
+      return { path, message: `${i.message}${variableNote(path, sources)}` };
+    });
     return { ok: false, file, problems };
   }
+  // Start, hot reload and `routes validate` all load through here: a live account on a public secret fails all three.
+  const secrets = liveSecretProblems(parsed.data, sources);
+  if (secrets.length > 0) return { ok: false, file, problems: secrets };
   return { ok: true, config: parsed.data, snapshot: buildSnapshot(parsed.data), file };
 }
 

@@ -2,6 +2,7 @@
 // holds no secrets, so it can be stored in routing_snapshots and read by any process.
 
 import { createHash } from 'node:crypto';
+import { isIPv4 } from 'node:net';
 import type { SwitchyardConfig, RouteRule, RouteStrategy } from './config-schema.ts';
 import { parseDuration } from './duration.ts';
 
@@ -31,11 +32,20 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** In-process sandboxes and sandboxes on this machine (switchyard sandbox) take test cards; nothing else does. */
+/**
+ * In-process sandboxes and sandboxes on this machine (switchyard sandbox) take test cards and the
+ * public sandbox secrets (src/routing/live-secrets.ts); nothing else does. A loopback address only:
+ * a name such as 127.0.0.1.example.com is somebody else's machine.
+ */
 export function isSandboxEndpoint(endpoint: string): boolean {
   if (endpoint === 'sandbox') return true;
   const host = new URL(endpoint).hostname;
-  return host === 'localhost' || host === '[::1]' || host.startsWith('127.');
+  return host === 'localhost' || host === '[::1]' || (isIPv4(host) && host.startsWith('127.'));
+}
+
+/** The accounts that reach a real provider: with any, the gateway closes what only a sandbox setup may leave open. */
+export function liveAccounts(snapshot: RoutingSnapshot): string[] {
+  return Object.entries(snapshot.connectors).filter(([, c]) => !c.sandbox).map(([name]) => name);
 }
 
 export function buildSnapshot(config: SwitchyardConfig): RoutingSnapshot {

@@ -2,7 +2,10 @@
 // unique-local and cloud-metadata addresses (IPv4, IPv6, IPv4-mapped IPv6) are refused. The check
 // runs on the address actually dialled (a DNS lookup hook), so a name that resolved to a public
 // address at registration and to 127.0.0.1 at delivery (DNS rebinding) is still refused.
-// SWITCHYARD_WEBHOOK_ALLOW names hosts and ranges allowed anyway, for local development.
+// SWITCHYARD_WEBHOOK_ALLOW names hosts and ranges allowed anyway, for local development; only
+// there may an endpoint be plain http (anywhere else the signed events would cross the internet in
+// clear). A refusal tells the merchant which host, never the address it resolved to here: that
+// would map our network for them (split-horizon names); the address goes to our own logs.
 
 import { lookup as dnsLookup } from 'node:dns';
 import type { LookupAddress, LookupAllOptions, LookupOneOptions } from 'node:dns';
@@ -38,6 +41,13 @@ export function unmapped(address: string): string {
   return address;
 }
 
+export interface AddressRefusal {
+  /** What the merchant is told (which host, never where it resolved). */
+  readonly reason: string;
+  /** The internal address refused, for our own logs only; null when the refusal is not about one. */
+  readonly address: string | null;
+}
+
 export class AddressPolicy {
   private readonly allowedRanges: BlockList;
   private readonly allowedHosts: ReadonlySet<string>;
@@ -66,12 +76,17 @@ export class AddressPolicy {
   }
 
   /** Why dialling this address is refused, or null when it may be dialled. */
-  refusal(address: string, host: string): string | null {
+  refusal(address: string, host: string): AddressRefusal | null {
     if (this.hostAllowed(host)) return null;
     const a = unmapped(address);
-    const family = isIP(a) === 6 ? 'ipv6' : 'ipv4';
-    if (this.allowedRanges.check(a, family)) return null;
-    return INTERNAL.check(a, family) ? `${host} resolves to the internal address ${a}` : null;
+    if (this.rangeAllowed(a)) return null;
+    if (!INTERNAL.check(a, isIP(a) === 6 ? 'ipv6' : 'ipv4')) return null;
+    return { reason: isIP(host) !== 0 ? `${host} is an internal address` : `${host} resolves to an internal address`, address: a };
+  }
+
+  private rangeAllowed(address: string): boolean {
+    const a = unmapped(address);
+    return this.allowedRanges.check(a, isIP(a) === 6 ? 'ipv6' : 'ipv4');
   }
 
   /** A dns.lookup for http.request: the connection is made only to addresses this policy lets through. */
@@ -81,7 +96,7 @@ export class AddressPolicy {
         if (err !== null) return callback(err, '', 0);
         for (const a of addresses) {
           const why = this.refusal(a.address, host);
-          if (why !== null) return callback(Object.assign(new Error(`refused: ${why}`), { code: 'EWEBHOOKADDRESS' }), '', 0);
+          if (why !== null) return callback(Object.assign(new Error(`refused: ${why.reason}`), { code: 'EWEBHOOKADDRESS', address: why.address }), '', 0);
         }
         if ((options as LookupAllOptions).all === true) return callback(null, addresses);
         callback(null, addresses[0]!.address, addresses[0]!.family);
@@ -90,17 +105,23 @@ export class AddressPolicy {
     return guarded as unknown as typeof dnsLookup;
   }
 
-  /** At registration: the URL's host, literal or resolved now, must not be internal. Delivery checks again. */
-  async urlRefusal(url: string): Promise<string | null> {
-    const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
-    if (isIP(host) !== 0) return this.refusal(host, host);
-    if (this.hostAllowed(host)) return null;
-    const addresses = await new Promise<LookupAddress[]>((resolve) => dnsLookup(host, { all: true }, (err, a) => resolve(err === null ? a : [])));
+  /**
+   * At registration: the URL's host, literal or resolved now, must not be internal, and a plain
+   * http URL must name a host the allow list lets through (by name, or every address it resolves
+   * to in an allowed range). Delivery checks the address again.
+   */
+  async urlRefusal(url: string): Promise<AddressRefusal | null> {
+    const u = new URL(url);
+    const host = u.hostname.replace(/^\[|\]$/g, '');
+    const named = isIP(host) === 0;
     // A name that does not resolve now may later; delivery checks what it resolves to then.
+    const addresses = !named ? [host] : this.hostAllowed(host) ? [] : await new Promise<string[]>((resolve) => dnsLookup(host, { all: true }, (err, a) => resolve(err === null ? a.map((x) => x.address) : [])));
     for (const a of addresses) {
-      const why = this.refusal(a.address, host);
+      const why = this.refusal(a, host);
       if (why !== null) return why;
     }
+    const allowedPlain = this.hostAllowed(host) || (addresses.length > 0 && addresses.every((a) => this.rangeAllowed(a)));
+    if (u.protocol === 'http:' && !allowedPlain) return { reason: 'must be an https URL (plain http only to hosts SWITCHYARD_WEBHOOK_ALLOW lets through)', address: null };
     return null;
   }
 }

@@ -80,6 +80,8 @@ async function attempt(s: WebhookServices, taken: TakenDelivery, job: DeliveryJo
   const body = deliveredBody(d);
   const signatures = await signaturesFor(s, d, body);
   const post = await postToEndpoint(d.url, body, { ...signatures.headers, 'Switchyard-Event-Id': d.event_id, 'Switchyard-Delivery-Id': d.id }, s.settings.deliveryTimeoutMs, s.settings.addressPolicy);
+  // The merchant's record says which host was refused; where it resolved is for our logs only.
+  if (post.refusedAddress !== undefined) s.log(`webhooks: delivery ${d.id} to endpoint ${d.endpoint_id} refused: its host resolved to the internal address ${post.refusedAddress}`);
   return record(s, taken, d, job, signatures.kid, post);
 }
 
@@ -129,14 +131,24 @@ async function record(s: WebhookServices, taken: TakenDelivery, d: DeliveryRow, 
   return { kind: ok ? 'succeeded' : next === null ? 'dead' : 'retry', statusCode: post.statusCode };
 }
 
-export async function postToEndpoint(url: string, body: Buffer, headers: Record<string, string>, timeoutMs: number, policy: AddressPolicy): Promise<{ statusCode: number | null; error: string | null; durationMs: number }> {
+export interface PostResult {
+  readonly statusCode: number | null;
+  readonly error: string | null;
+  readonly durationMs: number;
+  /** The internal address the policy refused to dial (never in `error`, which the merchant reads). */
+  readonly refusedAddress?: string;
+}
+
+export async function postToEndpoint(url: string, body: Buffer, headers: Record<string, string>, timeoutMs: number, policy: AddressPolicy): Promise<PostResult> {
   const started = Date.now();
-  const done = (statusCode: number | null, error: string | null) => ({ statusCode, error: error?.slice(0, 300) ?? null, durationMs: Date.now() - started });
+  const done = (statusCode: number | null, error: string | null, refusedAddress?: string | null): PostResult => ({
+    statusCode, error: error?.slice(0, 300) ?? null, durationMs: Date.now() - started, ...(refusedAddress == null ? {} : { refusedAddress }),
+  });
   const u = new URL(url);
   const host = u.hostname.replace(/^\[|\]$/g, '');
   // An address literal is dialled without a lookup, so it is checked here; names are checked in the lookup, on the address dialled.
   const literal = isIP(host) !== 0 ? policy.refusal(host, host) : null;
-  if (literal !== null) return done(null, `refused: ${literal}`);
+  if (literal !== null) return done(null, `refused: ${literal.reason}`, literal.address);
   return new Promise((resolve) => {
     // node:http, not fetch: its lookup hook sees the address actually dialled. Redirects are never followed.
     const req = (u.protocol === 'https:' ? httpsRequest : httpRequest)(u, {
@@ -154,7 +166,10 @@ export async function postToEndpoint(url: string, body: Buffer, headers: Record<
     const timer = setTimeout(() => req.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { name: 'TimeoutError' })), timeoutMs);
     req.on('close', () => clearTimeout(timer));
     req.on('timeout', () => req.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { name: 'TimeoutError' })));
-    req.on('error', (e) => resolve(done(null, e.name === 'TimeoutError' ? e.message : (e as NodeJS.ErrnoException).code === 'EWEBHOOKADDRESS' ? e.message : `${e.name}: ${e.message}`)));
+    req.on('error', (e) => {
+      const refused = (e as NodeJS.ErrnoException).code === 'EWEBHOOKADDRESS';
+      resolve(done(null, e.name === 'TimeoutError' || refused ? e.message : `${e.name}: ${e.message}`, refused ? (e as { address?: string }).address : null));
+    });
     req.end(body);
   });
 }

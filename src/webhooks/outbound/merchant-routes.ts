@@ -79,7 +79,10 @@ export function createWebhookEndpointsRouter(s: WebhookServices, auth?: RequestH
     const parsed = endpointBody.safeParse(req.body ?? {});
     if (!parsed.success) return invalid(res, parsed.error);
     const refused = await s.settings.addressPolicy.urlRefusal(parsed.data.url);
-    if (refused !== null) return problem(res, 'validation_error', `url: ${refused}`, [{ path: 'url', message: refused }]);
+    if (refused !== null) {
+      if (refused.address !== null) s.log(`webhooks: endpoint for ${merchantId} refused: ${new URL(parsed.data.url).host} resolved to the internal address ${refused.address}`);
+      return problem(res, 'validation_error', `url: ${refused.reason}`, [{ path: 'url', message: refused.reason }]);
+    }
     try {
       res.status(201).json(withJwksUrl(originOf(req), await createEndpoint(s.db, merchantId, parsed.data.url, parsed.data.events, s.now(), s.settings.maxEndpointsPerMerchant)));
     } catch (err) {

@@ -101,7 +101,8 @@ routing:
       const r = await mixed.call('POST', '/v1/payments', { body: paymentBody() });
       expect([r.status, r.json.code, r.json.errors[0]?.path]).toEqual([400, 'validation_error', 'payment_method.test_card']);
       expect(await rowCounts(mixed.gw)).toEqual(before);
-      expect((await mixed.call('GET', '/_sandbox')).status).toBe(200);
+      // A live account closes the sandbox control API (issue 42 §5).
+      expect((await mixed.call('GET', '/_sandbox')).status).toBe(404);
     } finally {
       await mixed.close();
     }

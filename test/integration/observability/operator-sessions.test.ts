@@ -137,6 +137,38 @@ describe('operator sessions', () => {
   });
 });
 
+describe('cross-origin requests to /ops', () => {
+  it('sign-in, sign-out and actions refuse another origin (Sec-Fetch-Site, else Origin) with 403 and change nothing', async () => {
+    const signIns = async () => (await auditRows('operator.sign_in')).length;
+    const before = await signIns();
+    for (const headers of [
+      { 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' },
+      { origin: 'https://evil.example' }, { origin: 'null' }, { origin: `${api.url.replace('127.0.0.1', 'localhost')}` },
+      // The browser's word wins over an Origin that looks right.
+      { 'sec-fetch-site': 'cross-site', origin: api.url },
+    ]) {
+      const r = await signIn(api.url, ALICE, headers);
+      expect([r.status, r.setCookie], JSON.stringify(headers)).toEqual([403, '']);
+    }
+    expect(await signIns()).toBe(before);
+
+    // The dashboard's own page (same origin), and scripts that send neither header.
+    const own = await signIn(api.url, ALICE, { 'sec-fetch-site': 'same-origin', origin: api.url });
+    expect(own.status).toBe(200);
+    expect((await signIn(api.url, ALICE, { origin: api.url })).status).toBe(200);
+    // Path=/ops: the customer's authentication pages (/authenticate/...) never receive the session.
+    expect(own.setCookie).toContain('; Path=/ops;');
+
+    const id = await parkedPayment();
+    const forged = await fetch(`${api.url}/ops/api/payments/${id}/resolve`, { method: 'POST', headers: { cookie: own.cookie, 'content-type': 'application/json', 'sec-fetch-site': 'same-site' }, body: JSON.stringify({ as: 'failed', note: 'forged' }) });
+    expect(forged.status).toBe(403);
+    expect((await auditRows('payment.resolve')).filter((a) => a.target === id)).toEqual([]);
+    const out = await fetch(`${api.url}/ops/logout`, { method: 'POST', headers: { cookie: own.cookie, 'sec-fetch-site': 'cross-site' }, redirect: 'manual' });
+    expect([out.status, out.headers.get('set-cookie')]).toEqual([403, null]);
+    expect((await overview(api.url, own.cookie)).status).toBe(200);
+  });
+});
+
 describe('the audit trail and discrepancy history', () => {
   it('refuse UPDATE, DELETE and TRUNCATE; a discrepancy is resolved only by its one resolution row', async () => {
     // The pool's own errors (drizzle would wrap them in "Failed query").

@@ -1,6 +1,7 @@
 // Merchant webhook endpoints cannot reach internal addresses: refused at registration (400 naming
-// `url`) and at delivery on the address actually dialled; redirects are not followed; the
-// SWITCHYARD_WEBHOOK_ALLOW setting lets named hosts and ranges through for local development.
+// `url`, and the host, never the address it resolved to: that goes to our log) and at delivery on
+// the address actually dialled; redirects are not followed; the SWITCHYARD_WEBHOOK_ALLOW setting lets
+// named hosts and ranges through for local development, and only there may an endpoint be plain http.
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -34,7 +35,7 @@ afterAll(async () => {
 describe('AddressPolicy', () => {
   it('refuses loopback, private, link-local, unique-local and metadata addresses in every form', () => {
     for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '::', 'fe80::1', 'fd00::1', 'fd00:ec2::254', '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:169.254.169.254', '0:0:0:0:0:ffff:a01:203']) {
-      expect(strict.refusal(a, a), a).toMatch(/internal address/);
+      expect(strict.refusal(a, a)?.reason, a).toBe(`${a} is an internal address`);
     }
     for (const a of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8']) expect(strict.refusal(a, a), a).toBeNull();
   });
@@ -44,7 +45,7 @@ describe('AddressPolicy', () => {
     expect(dev.refusal('10.9.9.9', '10.9.9.9')).toBeNull();
     expect(dev.refusal('192.168.1.1', 'hooks.internal')).toBeNull();
     expect(dev.refusal('::1', '::1')).toBeNull();
-    expect(dev.refusal('127.0.0.1', 'other.internal')).toMatch(/internal/);
+    expect(dev.refusal('127.0.0.1', 'other.internal')).toEqual({ reason: 'other.internal resolves to an internal address', address: '127.0.0.1' });
     expect(() => AddressPolicy.fromEnv({ SWITCHYARD_WEBHOOK_ALLOW: '10.0.0.0/99' })).toThrow('SWITCHYARD_WEBHOOK_ALLOW: 10.0.0.0/99 is not a host name, an address or a CIDR range');
   });
 });
@@ -59,14 +60,45 @@ describe('registration', () => {
   });
 });
 
+describe('the refusal answer', () => {
+  it('names the host, never the internal address it resolved to; the address is logged server-side', async () => {
+    const r = await api.call('POST', '/v1/webhook_endpoints', { body: { url: 'https://localhost:9/hook' } });
+    expect([r.status, r.json.errors]).toEqual([400, [{ path: 'url', message: 'localhost resolves to an internal address' }]]);
+    expect(r.text).not.toMatch(/127\.0\.0\.1|::1/);
+    expect(api.logs.join('\n')).toMatch(/localhost:9 resolved to the internal address (127\.0\.0\.1|::1)/);
+  });
+});
+
+describe('plain http', () => {
+  it.each(['http://8.8.8.8/hook', 'http://[2606:4700:4700::1111]/hook', 'http://hooks.example.invalid/hook'])('%s outside the allow list: 400 naming url, nothing stored', async (url) => {
+    const r = await api.call('POST', '/v1/webhook_endpoints', { body: { url } });
+    expect([r.status, r.json.code, r.json.errors]).toEqual([400, 'validation_error', [{ path: 'url', message: 'must be an https URL (plain http only to hosts SWITCHYARD_WEBHOOK_ALLOW lets through)' }]]);
+    expect((await api.gw.db.pool.query('SELECT 1 FROM webhook_endpoints WHERE url = $1', [url])).rowCount).toBe(0);
+  });
+
+  it('https anywhere public; http only to a host the allow list names or whose every address it allows', async () => {
+    expect(await strict.urlRefusal('https://8.8.8.8/hook')).toBeNull();
+    const ok = await api.call('POST', '/v1/webhook_endpoints', { body: { url: 'https://8.8.8.8/hook' } });
+    expect(ok.status).toBe(201);
+    const dev = new AddressPolicy(['localhost', '10.0.0.0/8', 'hooks.internal']);
+    expect(await dev.urlRefusal('http://localhost:9/hook')).toBeNull();
+    expect(await dev.urlRefusal('http://10.1.2.3/hook')).toBeNull();
+    expect(await dev.urlRefusal('http://hooks.internal/hook')).toBeNull();
+    expect((await dev.urlRefusal('http://8.8.8.8/hook'))?.reason).toMatch(/^must be an https URL/);
+    expect((await dev.urlRefusal('http://127.0.0.1:9/hook'))?.reason).toBe('127.0.0.1 is an internal address');
+  });
+});
+
 describe('delivery', () => {
   it('checks the address dialled: a name resolving to loopback is refused without a connection', async () => {
     const before = received;
     const r = await postToEndpoint(`http://localhost:${port}/hook`, Buffer.from('{}'), {}, 2_000, strict);
     expect(r.statusCode).toBeNull();
-    expect(r.error).toMatch(/^refused: localhost resolves to the internal address (127\.0\.0\.1|::1)$/);
+    // The merchant reads this error (GET /v1/events/{id}): the host, not where it resolved.
+    expect(r.error).toBe('refused: localhost resolves to an internal address');
+    expect(r.refusedAddress).toMatch(/^(127\.0\.0\.1|::1)$/);
     const literal = await postToEndpoint(`http://127.0.0.1:${port}/hook`, Buffer.from('{}'), {}, 2_000, strict);
-    expect(literal.error).toBe('refused: 127.0.0.1 resolves to the internal address 127.0.0.1');
+    expect([literal.error, literal.refusedAddress]).toEqual(['refused: 127.0.0.1 is an internal address', '127.0.0.1']);
     expect(received).toBe(before);
   });
 
