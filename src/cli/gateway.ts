@@ -25,6 +25,7 @@ import { operatorsFromEnv } from '../ops/operators.ts';
 import { cookiePolicyFromEnv, CookiePolicyError } from '../ops/operator-auth.ts';
 import { revokeRotatedSessions } from '../ops/operator-sessions.ts';
 import type { MetricsExposure } from '../observability/http.ts';
+import { safeErrorText } from '../observability/safe-error-text.ts';
 
 export interface GatewayOptions extends GatewaySettings {
   readonly role: Role;
@@ -141,7 +142,7 @@ export function stopOnSignals(gateway: RunningGateway, print: (line: string) => 
     gateway.stop().then(
       () => process.exit(0),
       (err: unknown) => {
-        print(`shutdown failed: ${(err as Error).message}`);
+        print(`shutdown failed: ${safeErrorText(err)}`);
         process.exit(1);
       },
     );
