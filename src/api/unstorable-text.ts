@@ -119,11 +119,19 @@ export class UnstorableBodyError extends Error {
   }
 }
 
-function decodeStrictly(buf: Buffer, encoding: string | null): string | null {
+/** The body as text, or why it is not text (a byte sequence invalid in its charset, or a charset this check cannot read). */
+function decodeStrictly(buf: Buffer, encoding: string | null): { ok: true; text: string } | { ok: false; message: string } {
+  const charset = encoding ?? 'utf-8';
+  let decoder: InstanceType<typeof TextDecoder>;
   try {
-    return new TextDecoder(encoding ?? 'utf-8', { fatal: true }).decode(buf);
+    decoder = new TextDecoder(charset, { fatal: true });
   } catch {
-    return null; // bytes that are not text in that charset, or a charset TextDecoder does not know
+    return { ok: false, message: `the ${charset} charset is not accepted: send UTF-8` };
+  }
+  try {
+    return { ok: true, text: decoder.decode(buf) };
+  } catch {
+    return { ok: false, message: `not valid ${charset} text` };
   }
 }
 
@@ -133,9 +141,9 @@ function decodeStrictly(buf: Buffer, encoding: string | null): string | null {
  * refuseUnstorableText()'s, after the parser.
  */
 export function verifyStorableBody(_req: Request, _res: Response, buf: Buffer, encoding: string | null): void {
-  const text = decodeStrictly(buf, encoding);
-  if (text === null) throw new UnstorableBodyError({ path: '(body)', message: `not valid ${encoding ?? 'utf-8'} text` });
-  const message = unstorableReason(text);
+  const decoded = decodeStrictly(buf, encoding);
+  if (!decoded.ok) throw new UnstorableBodyError({ path: '(body)', message: decoded.message });
+  const message = unstorableReason(decoded.text);
   if (message !== null) throw new UnstorableBodyError({ path: '(body)', message });
 }
 
