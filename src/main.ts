@@ -3,6 +3,7 @@
 
 import { redact } from './api/log-redaction.ts';
 import { startGateway, stopOnSignals } from './cli/gateway.ts';
+import { safeErrorText } from './observability/safe-error-text.ts';
 import { startFailureLine } from './cli/start-retry.ts';
 import { settingsFromEnv } from './cli/settings.ts';
 
@@ -17,6 +18,6 @@ try {
   const gateway = await startGateway({ ...settingsFromEnv(), role: 'all', listen: true, print, log });
   stopOnSignals(gateway, print);
 } catch (err) {
-  console.error(startFailureLine(err) ?? `switchyard: cannot start: ${redact((err as Error).message)}`);
+  console.error(startFailureLine(err) ?? `switchyard: cannot start: ${safeErrorText(err)}`);
   process.exit(1);
 }

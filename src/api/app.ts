@@ -1,4 +1,5 @@
-// The merchant API as an express app over a running runtime. Order matters: health without
+// The merchant API as an express app over a running runtime. Order matters: the request target
+// and the bodies of unauthenticated routes checked for bytes PostgreSQL cannot store, health without
 // auth, then the admission bound, bearer auth, rate limit and the JSON body parser for /v1, routes, and one error
 // handler that answers every failure as application/problem+json.
 
@@ -12,7 +13,6 @@ import { bearerAuth } from './auth.ts';
 import { balanceRoutes } from './balance-routes.ts';
 import { healthRoutes } from './health-routes.ts';
 import { sendProblem } from './http.ts';
-import { redact } from './log-redaction.ts';
 import { modificationRoutes } from './modification-routes.ts';
 import { openApiDocument } from './openapi.ts';
 import { paymentRoutes } from './payment-routes.ts';
@@ -21,7 +21,8 @@ import { authenticationRoutes } from './authentication-routes.ts';
 import { createJwksRouter, createWebhookEndpointsRouter, createWebhookIntakeRouter } from '../webhooks/index.ts';
 import { ApiProblem } from './problems.ts';
 import { rateLimitByMerchant } from './rate-limit.ts';
-import { refuseUnstorableText } from './unstorable-text.ts';
+import { refuseUnstorableTarget, refuseUnstorableText, UnstorableBodyError, verifyStorableBody, verifyStorableForm, verifyStorableRawBody } from './unstorable-text.ts';
+import { safeErrorText } from '../observability/safe-error-text.ts';
 import { metricsRouter, observeRequests } from '../observability/http.ts';
 import { createOpsRouter } from '../ops/dashboard-routes.ts';
 import { Operators } from '../ops/operators.ts';
@@ -68,7 +69,19 @@ function bodyParserProblem(err: unknown): ApiProblem | null {
   }
   if (type === 'entity.parse.failed') return new ApiProblem('malformed_json', 'the body is not valid JSON (an object is expected)');
   if (type === 'encoding.unsupported' || type === 'charset.unsupported') return new ApiProblem('malformed_json', 'the body must be UTF-8 JSON');
+  if (err instanceof UnstorableBodyError) return err.toProblem();
   return null;
+}
+
+/** Any other error that carries a 4xx status (express's "Failed to decode param", a parser's refusal) is the client's: never a 500. */
+function clientErrorProblem(err: unknown): ApiProblem | null {
+  const e = err as { status?: unknown; statusCode?: unknown; message?: unknown } | null;
+  const status = e?.status ?? e?.statusCode;
+  if (typeof status !== 'number' || status < 400 || status > 499) return null;
+  const message = typeof e?.message === 'string' && e.message !== '' ? e.message.slice(0, 200) : 'the request is malformed';
+  if (status === 404) return new ApiProblem('not_found', message);
+  if (status === 413) return new ApiProblem('payload_too_large', message);
+  return new ApiProblem('validation_error', message, [{ path: '(request)', message }]);
 }
 
 export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
@@ -89,6 +102,14 @@ export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
   app.set('etag', false);
   // One structured line per request (request id, method, path, status, time, merchant) and the request metrics.
   app.use(observeRequests(rt.logger, rt.metrics));
+  // Before any route: a path or query that does not decode to text PostgreSQL can store is a 400.
+  app.use(refuseUnstorableTarget());
+  // The bodies of routes without an API key are read here, so bytes PostgreSQL cannot store are
+  // refused before their routers run (their own parsers then find the body read).
+  app.use('/webhooks', express.raw({ type: () => true, limit: rt.webhooks.settings.inboundBodyLimit, verify: verifyStorableRawBody }));
+  app.use('/authenticate', express.urlencoded({ extended: false, limit: '64kb', verify: verifyStorableForm }), refuseUnstorableText());
+  app.use('/ops/login', express.urlencoded({ extended: false, limit: '4kb', verify: verifyStorableForm }), express.json({ limit: '4kb', verify: verifyStorableBody }), refuseUnstorableText());
+  app.use('/ops/api', express.json({ limit: '16kb', verify: verifyStorableBody }), refuseUnstorableText());
 
   app.use(healthRoutes(rt));
   app.use(metricsRouter(rt.metrics, opts.metrics ?? { mode: 'open' }));
@@ -116,7 +137,7 @@ export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
   app.use('/v1', bearerAuth(rt.database.db));
   if (opts.rateLimit !== null) app.use('/v1', rateLimitByMerchant(opts.rateLimit ?? { perSecond: 100, burst: 200 }));
   // Every content type is read as JSON: a form-encoded body is malformed JSON, not an empty one.
-  app.use('/v1', express.json({ limit: opts.bodyLimit ?? '64kb', type: () => true, strict: true }));
+  app.use('/v1', express.json({ limit: opts.bodyLimit ?? '64kb', type: () => true, strict: true, verify: verifyStorableBody }));
   app.use('/v1', refuseUnstorableText());
   app.use(paymentRoutes(ctx));
   app.use(modificationRoutes(ctx));
@@ -132,16 +153,14 @@ export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
       next(err);
       return;
     }
-    const problem = err instanceof ApiProblem ? err : bodyParserProblem(err);
+    const problem = err instanceof ApiProblem ? err : bodyParserProblem(err) ?? clientErrorProblem(err);
     if (problem !== null) {
       res.locals['problemCode'] = problem.code;
       sendProblem(res, problem);
       return;
     }
-    // drizzle wraps the driver's error ("Failed query: …"): its cause says what happened (a refused connection, a pool timeout).
-    const cause = (err as { cause?: unknown } | null)?.cause;
-    const why = cause instanceof Error ? ` (cause: ${cause.message})` : '';
-    log(redact(`api: unexpected ${(err as Error).name ?? 'error'}: ${(err as Error).message ?? String(err)}${why}`));
+    // The driver's cause, never drizzle's "Failed query: … params: …" (a customer's return, a payment's fields).
+    log(`api: unexpected error: ${safeErrorText(err)}`);
     sendProblem(res, new ApiProblem('internal_error', 'an unexpected error occurred; the request may be retried with the same Idempotency-Key'));
   });
   return app;

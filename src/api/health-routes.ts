@@ -9,6 +9,7 @@ import { sql } from 'drizzle-orm';
 import type { Runtime } from '../app/runtime.ts';
 import { TIMER_QUEUE } from '../jobs/queues.ts';
 import { describeUnpublishable, unpublishableRows } from '../jobs/unpublishable-rows.ts';
+import { safeErrorText } from '../observability/safe-error-text.ts';
 
 const CHECK_TIMEOUT_MS = 2000;
 
@@ -25,7 +26,7 @@ async function check(what: string, probe: () => Promise<unknown>): Promise<strin
     await within(probe(), what);
     return 'ok';
   } catch (err) {
-    return `failing: ${(err as Error).message}`;
+    return `failing: ${safeErrorText(err)}`;
   }
 }
 
@@ -48,7 +49,7 @@ export function healthRoutes(rt: Runtime | (() => Runtime | null)): Router {
       // Reported, never a reason to be not ready.
       within(unpublishableRows(current.database.db, current.outboxAccounts), 'outbox').then(
         (rows) => describeUnpublishable(rows, current.orphanGraceMs),
-        (err: unknown) => `not read: ${(err as Error).message}`,
+        (err: unknown) => `not read: ${safeErrorText(err)}`,
       ),
     ]);
     const config = current.config.current().snapshot.version;

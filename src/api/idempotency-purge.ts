@@ -3,6 +3,7 @@
 
 import type { DbOrTx } from '../store/db.ts';
 import { purgeExpiredIdempotencyRecords } from '../store/idempotency.ts';
+import { safeErrorText } from '../observability/safe-error-text.ts';
 
 export function startIdempotencyPurge(db: DbOrTx, opts: { now: () => Date; intervalMs?: number; log: (line: string) => void }): () => void {
   const run = (): void => {
@@ -10,7 +11,7 @@ export function startIdempotencyPurge(db: DbOrTx, opts: { now: () => Date; inter
       (n) => {
         if (n > 0) opts.log(`idempotency: purged ${n} expired records`);
       },
-      (err: unknown) => opts.log(`idempotency: purge failed: ${(err as Error).message}`),
+      (err: unknown) => opts.log(`idempotency: purge failed: ${safeErrorText(err)}`),
     );
   };
   const timer = setInterval(run, opts.intervalMs ?? 3600_000);

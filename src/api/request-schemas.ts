@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { amountProblem, currency as parseCurrency, MoneyError } from '../core/money.ts';
 import { PAYMENT_STATES } from '../core/states.ts';
 import { isId } from '../core/ids.ts';
+import { containsCardNumber, maskCardNumbers } from '../core/card-number-detector.ts';
 
 const amountMessage = (iss: { input?: unknown }): string => amountProblem(iss.input) ?? 'amount must be a non-negative safe integer of minor units';
 
@@ -33,10 +34,18 @@ export const currencyCode = z
 
 const shortText = (max: number) => z.string().min(1).max(max);
 
+/** Card numbers are only safe where the vault keeps them: free text the gateway stores and shows must not hold one. */
+const CARD_NUMBER_MESSAGE = 'holds a card number, and card numbers are not accepted in text fields (an order number that only looks like one: join a prefix to it, e.g. ORD-…)';
+const withoutCardNumber = <T extends z.ZodString>(s: T) => s.refine((v) => !containsCardNumber(v), { message: CARD_NUMBER_MESSAGE });
+
 const metadata = z
-  .record(z.string().min(1).max(40), z.string().max(500))
+  .record(z.string().min(1).max(40), withoutCardNumber(z.string().max(500)))
+  .superRefine((m, ctx) => {
+    // Named with the card masked: the error answer must not echo the number either.
+    for (const k of Object.keys(m)) if (containsCardNumber(k)) ctx.addIssue({ code: 'custom', path: [maskCardNumbers(k, '[card]')], message: `the key ${CARD_NUMBER_MESSAGE}` });
+  })
   .refine((m) => Object.keys(m).length <= 50, { message: 'at most 50 metadata keys' })
-  .meta({ description: 'Up to 50 string keys (<= 40 chars) with string values (<= 500 chars).' });
+  .meta({ description: 'Up to 50 string keys (<= 40 chars) with string values (<= 500 chars). Neither may hold a card number.' });
 
 export const paymentMethodSchema = z
   .strictObject({
@@ -47,7 +56,7 @@ export const paymentMethodSchema = z
       .regex(/^[0-9]{12,19}$/, { message: 'test_card must be 12 to 19 digits' })
       .optional()
       .meta({ description: 'Sandbox only: a documented test card number. Refused unless every candidate connector is a sandbox.' }),
-    brand: shortText(32).optional(),
+    brand: withoutCardNumber(shortText(32)).optional(),
     country: z.string().regex(/^[A-Z]{2}$/, { message: 'country must be an upper-case ISO 3166-1 alpha-2 code' }).optional(),
   })
   .refine((pm) => pm.test_card !== undefined || (pm.tokens !== undefined && Object.keys(pm.tokens).length > 0), {
@@ -67,17 +76,15 @@ export function isAllowedReturnUrl(value: string): boolean {
   return url.protocol === 'http:' && (url.hostname === 'localhost' || url.hostname === '127.0.0.1' || url.hostname === '[::1]');
 }
 
-const returnUrl = z
-  .string()
-  .max(2000)
+const returnUrl = withoutCardNumber(z.string().max(2000))
   .refine(isAllowedReturnUrl, { message: 'return_url must be an https URL (http only on localhost), without credentials' })
   .meta({ description: "The merchant's page the customer's browser returns to after authentication, with payment_id=<id> added. Without it a card that needs authentication is declined authentication_required." });
 
 const browserInfo = z
   .strictObject({
-    user_agent: z.string().min(1).max(2048),
-    accept_header: z.string().min(1).max(2048),
-    language: z.string().min(1).max(35),
+    user_agent: withoutCardNumber(z.string().min(1).max(2048)),
+    accept_header: withoutCardNumber(z.string().min(1).max(2048)),
+    language: withoutCardNumber(z.string().min(1).max(35)),
     color_depth: z.int().min(1).max(48),
     screen_height: z.int().min(0).max(100_000),
     screen_width: z.int().min(0).max(100_000),
@@ -92,7 +99,7 @@ export const createPaymentBody = z
     // At least 1, as the core requires (src/core/step.ts): a zero-amount payment is refused here, naming `amount`.
     amount: positiveMinorUnits,
     currency: currencyCode,
-    reference: shortText(255),
+    reference: withoutCardNumber(shortText(255)),
     capture_method: z.enum(['manual', 'automatic']),
     allow_partial_authorization: z.boolean().optional(),
     payment_method: paymentMethodSchema,
@@ -118,7 +125,7 @@ export const voidBody = z.strictObject({}).meta({ id: 'VoidRequest' });
 export const refundBody = z
   .strictObject({
     amount: positiveMinorUnits.optional().meta({ description: 'Defaults to everything still refundable.' }),
-    reason: z.string().max(500).optional(),
+    reason: withoutCardNumber(z.string().max(500)).optional(),
   })
   .meta({ id: 'RefundRequest' });
 

@@ -9,6 +9,7 @@ import type { Redis } from 'ioredis';
 import type { Payment } from '../core/payment.ts';
 import type { Db } from '../store/db.ts';
 import { watchPaymentCommits } from '../store/transition.ts';
+import { safeErrorText } from '../observability/safe-error-text.ts';
 
 export interface PaymentWaitsOptions {
   /** Publishes this process's commits and hears other processes' (null: this process only). */
@@ -68,7 +69,7 @@ export class PaymentWaits {
       });
       this.subscribed = this.subscriber.subscribe(this.channel).then(
         () => undefined,
-        (e: unknown) => log(`payment waits: subscribe failed (waits fall back to re-reading): ${(e as Error).message}`),
+        (e: unknown) => log(`payment waits: subscribe failed (waits fall back to re-reading): ${safeErrorText(e)}`),
       );
     } else {
       this.subscribed = Promise.resolve();

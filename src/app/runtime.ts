@@ -39,6 +39,7 @@ import { BreakerBoard } from '../observability/breaker-board.ts';
 import type { TransitionSeams } from '../store/transition.ts';
 import { startReconcileSchedule } from '../reconcile/schedule.ts';
 import type { ReconcileScheduleOptions } from '../reconcile/schedule.ts';
+import { safeErrorText } from '../observability/safe-error-text.ts';
 
 /** Dependency-injection seams: production passes none; the chaos harness plants bugs through them. */
 export interface GatewaySeams {
@@ -151,7 +152,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   if (!(holder instanceof ConfigHolder)) throw new ConfigError(formatProblems(holder));
   const { config, snapshot } = holder.current();
 
-  const database = createDatabase(opts.databaseUrl, { max: opts.dbPoolMax ?? 20, onConnectionError: (e) => log(`postgres: ${e.message}`) });
+  const database = createDatabase(opts.databaseUrl, { max: opts.dbPoolMax ?? 20, onConnectionError: (e) => log(`postgres: ${safeErrorText(e)}`) });
   const snapshots = new RoutingSnapshotStore();
   const cleanups: (() => Promise<unknown>)[] = [() => database.close()];
   try {
@@ -159,7 +160,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     snapshots.remember(snapshot);
     holder.onChange((s) => {
       snapshots.remember(s.snapshot);
-      void saveRoutingSnapshot(database.db, s.snapshot).catch((e: unknown) => log(`routing snapshot not stored: ${(e as Error).message}`));
+      void saveRoutingSnapshot(database.db, s.snapshot).catch((e: unknown) => log(`routing snapshot not stored: ${safeErrorText(e)}`));
     });
 
     const set = await buildConnectorSet(config, {
@@ -298,7 +299,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
         if (stopped) return;
         stopped = true;
         holder.close();
-        for (const c of cleanups) await c().catch((e: unknown) => log(`shutdown: ${(e as Error).message}`));
+        for (const c of cleanups) await c().catch((e: unknown) => log(`shutdown: ${safeErrorText(e)}`));
       },
     };
   } catch (err) {

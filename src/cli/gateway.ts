@@ -27,6 +27,7 @@ import { revokeRotatedSessions } from '../ops/operator-sessions.ts';
 import type { MetricsExposure } from '../observability/http.ts';
 import { liveAccounts } from '../routing/snapshot.ts';
 import { metricsExposureProblem, metricsStartLine } from './metrics-exposure.ts';
+import { safeErrorText } from '../observability/safe-error-text.ts';
 
 export interface GatewayOptions extends GatewaySettings {
   readonly role: Role;
@@ -148,7 +149,7 @@ export function stopOnSignals(gateway: RunningGateway, print: (line: string) => 
     gateway.stop().then(
       () => process.exit(0),
       (err: unknown) => {
-        print(`shutdown failed: ${(err as Error).message}`);
+        print(`shutdown failed: ${safeErrorText(err)}`);
         process.exit(1);
       },
     );

@@ -5,6 +5,7 @@
 
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { redact } from '../api/log-redaction.ts';
+import { safeErrorText } from '../observability/safe-error-text.ts';
 import { maskDatabaseUrl } from '../store/database-url.ts';
 import { CliInputError } from './cli-input-error.ts';
 import { startFailureLine } from './start-retry.ts';
@@ -20,7 +21,7 @@ const log = (line: string): void => console.error(redact(line));
 function fail(err: unknown): never {
   const known = startFailureLine(err);
   const expected = err instanceof CliInputError || err instanceof SettingsError || ['ConfigError', 'OperatorIdentityError'].includes((err as Error | null)?.name ?? '');
-  console.error(known ?? (expected ? (err as Error).message : `switchyard: ${redact((err as Error).message ?? String(err))}`));
+  console.error(known ?? (expected ? (err as Error).message : `switchyard: ${safeErrorText(err)}`));
   process.exit(1);
 }
 

@@ -15,6 +15,8 @@
 //   Its executions reached the row and still never finished; something about this row, not the
 //   outage, is wrong, and re-running it for ever would hide that.
 
+import { DrizzleQueryError } from 'drizzle-orm';
+import { safeErrorText } from '../observability/safe-error-text.ts';
 import { errorChain, isConnectionLoss } from '../store/connection-loss.ts';
 
 const INFRASTRUCTURE = 'infrastructure: ';
@@ -26,10 +28,15 @@ function innermost(err: unknown): string {
   return (last instanceof Error ? last.message : String(last)).split('\n')[0]!.slice(0, 300);
 }
 
-/** What a job's processor throws: an infrastructure failure says so in its message, with the original as its cause. */
+/**
+ * What a job's processor throws: an infrastructure failure says so in its message, with the
+ * original as its cause. A query error is told by its safe text: BullMQ keeps the message and the
+ * stack (Redis, then the outbox row's last_error), and drizzle's carry the statement's parameters.
+ */
 export function asJobFailure(err: unknown): unknown {
-  if (!isConnectionLoss(err)) return err;
-  return new Error(`${INFRASTRUCTURE}${innermost(err)}`, { cause: err });
+  if (isConnectionLoss(err)) return new Error(`${INFRASTRUCTURE}${innermost(err)}`, { cause: err });
+  if (errorChain(err).some((e) => e instanceof DrizzleQueryError || (e instanceof Error && e.message.includes('Failed query:')))) return new Error(safeErrorText(err), { cause: err });
+  return err;
 }
 
 /** The failure (a job's failedReason, or an error) was an infrastructure failure. */

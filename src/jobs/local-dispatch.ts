@@ -12,6 +12,7 @@ import type { AccountBudget } from './account-budget.ts';
 import { returnToRelay, takeForLocalRun } from './outbox-claims.ts';
 import { processOutboxRow } from './outbox-processor.ts';
 import type { ProcessorDeps, ProcessResult } from './outbox-processor.ts';
+import { safeErrorText } from '../observability/safe-error-text.ts';
 
 /** Kinds run at commit. Webhook deliveries have their own dispatcher; merchant events need none. */
 export const LOCAL_KINDS = ['provider_call', 'timer'] as const;
@@ -50,7 +51,7 @@ export class LocalDispatcher {
       return;
     }
     const job = this.dispatch(ids).catch((err: unknown) => {
-      this.log(`dispatch at commit failed (the relay takes the rows): ${(err as Error).message}`);
+      this.log(`dispatch at commit failed (the relay takes the rows): ${safeErrorText(err)}`);
       this.o.relay(ids);
     });
     this.running.add(job);
@@ -94,7 +95,7 @@ export class LocalDispatcher {
       this.o.onProcessed?.(id, result);
     } catch (err) {
       // processOutboxRow gave the claim back: the relay publishes the row, a worker retries it.
-      this.log(`dispatch at commit: row ${id} failed, handed to the workers: ${(err as Error).message}`);
+      this.log(`dispatch at commit: row ${id} failed, handed to the workers: ${safeErrorText(err)}`);
       await returnToRelay(this.deps.db, [id], stamp).catch(() => undefined);
       this.o.relay([id]);
     } finally {

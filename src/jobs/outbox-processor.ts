@@ -19,6 +19,7 @@ import type { AccountBudget } from './account-budget.ts';
 import { claimAsApplied, claimOutboxRowLoaded, executionToken, keepClaim, markOutboxDone, outboxDoneStatement, releaseOutboxRow, unpublishOutboxRow } from './outbox-claims.ts';
 import type { ClaimedRow } from './outbox-claims.ts';
 import type { StepEnvFactory } from './step-env.ts';
+import { safeErrorText } from '../observability/safe-error-text.ts';
 
 export interface ProcessorDeps {
   readonly db: Db;
@@ -103,7 +104,7 @@ async function claimAndRun(deps: ProcessorDeps, outboxId: number, jobId: string,
     }
   } catch (err) {
     stopRenewing();
-    await releaseOutboxRow(deps.db, outboxId, token, (err as Error).message).catch(() => undefined);
+    await releaseOutboxRow(deps.db, outboxId, token, safeErrorText(err)).catch(() => undefined);
     throw err;
   } finally {
     stopRenewing();

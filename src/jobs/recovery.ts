@@ -17,6 +17,7 @@ import { transition } from '../store/transition.ts';
 import { sweeperCadences } from './recovery-cadences.ts';
 import type { Cadence, SweptKind } from './recovery-cadences.ts';
 import type { StepEnvFactory } from './step-env.ts';
+import { safeErrorText } from '../observability/safe-error-text.ts';
 
 export interface RecoveryOptions {
   /** A payment being authorized untouched this long with nothing pending is stuck (the base of its cadence). */
@@ -147,7 +148,7 @@ export class RecoverySweeper {
           .then((n) => {
             if (n > 0) this.opts.log(`recovery: nudged ${n} stuck item(s)`);
           })
-          .catch((err: unknown) => this.opts.log(`recovery: sweep failed: ${(err as Error).message}`))
+          .catch((err: unknown) => this.opts.log(`recovery: sweep failed: ${safeErrorText(err)}`))
           .finally(() => {
             this.running = false;
             if (this.timer !== null) tick();

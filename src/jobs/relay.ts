@@ -19,6 +19,7 @@ import { OUTBOX_JOB_OPTIONS, outboxJobId } from './queues.ts';
 import type { OutboxJobData, QueueSet } from './queues.ts';
 import { ACCOUNT_NOT_CONFIGURED, DEFAULT_ORPHAN_GRACE_MS } from './unpublishable-rows.ts';
 import type { AccountRows } from './unpublishable-rows.ts';
+import { safeErrorText } from '../observability/safe-error-text.ts';
 
 export interface RelayRow {
   readonly id: number;
@@ -141,7 +142,7 @@ export class OutboxRelay {
       this.again = true;
       return;
     }
-    void this.publishDue().catch((err: unknown) => this.log(`relay: publish failed (the sweep will retry): ${(err as Error).message}`));
+    void this.publishDue().catch((err: unknown) => this.log(`relay: publish failed (the sweep will retry): ${safeErrorText(err)}`));
   }
 
   /** Settles when the direct publishes queued so far are done (tests). */
@@ -156,7 +157,7 @@ export class OutboxRelay {
       while (this.direct.size > 0 && !this.stopped) {
         const ids = [...this.direct].slice(0, this.batchSize);
         for (const id of ids) this.direct.delete(id);
-        await this.publishIds(ids).catch((err: unknown) => this.log(`relay: direct publish failed (the sweep will retry): ${(err as Error).message}`));
+        await this.publishIds(ids).catch((err: unknown) => this.log(`relay: direct publish failed (the sweep will retry): ${safeErrorText(err)}`));
       }
     } finally {
       this.directRunning = null;
@@ -292,7 +293,7 @@ export class OutboxRelay {
     // After the commit, one by one: a write lost here leaves the failed job where the next sweep finds it.
     for (const d of dead) {
       this.log(`relay: outbox row ${d.id} (${d.kind}) dead-lettered: ${d.reason}`);
-      await this.deadLetter(d, d.reason).catch((err: unknown) => this.log(`relay: dead letter of row ${d.id} not written (the next sweep decides again): ${(err as Error).message}`));
+      await this.deadLetter(d, d.reason).catch((err: unknown) => this.log(`relay: dead letter of row ${d.id} not written (the next sweep decides again): ${safeErrorText(err)}`));
     }
     return result;
   }
@@ -341,7 +342,7 @@ export class OutboxRelay {
     const tick = (): void => {
       this.timer = setTimeout(() => {
         this.publishDue()
-          .catch((err: unknown) => this.log(`relay: sweep failed: ${(err as Error).message}`))
+          .catch((err: unknown) => this.log(`relay: sweep failed: ${safeErrorText(err)}`))
           .finally(() => {
             if (!this.stopped) tick();
           });

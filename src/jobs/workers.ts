@@ -13,6 +13,7 @@ import { processOutboxRow } from './outbox-processor.ts';
 import type { ProcessorDeps, ProcessResult } from './outbox-processor.ts';
 import { TIMER_QUEUE, callQueueName } from './queues.ts';
 import type { OutboxJobData } from './queues.ts';
+import { safeErrorText } from '../observability/safe-error-text.ts';
 
 /** How long a worker's job waits for a budget slot before handing its row back to the relay. */
 const BUDGET_WAIT_MS = 20_000;
@@ -49,11 +50,11 @@ export class WorkerPool {
         if (job === undefined) return;
         const exhausted = job.attemptsMade >= (job.opts.attempts ?? 1);
         const infrastructure = isInfrastructureFailure(err);
-        log(`worker ${w.name}: job ${job.id} failed (try ${job.attemptsMade}): ${err.message}${!exhausted ? '' : infrastructure ? ' — left pending, the relay runs it again' : ' — dead letter'}`);
+        log(`worker ${w.name}: job ${job.id} failed (try ${job.attemptsMade}): ${safeErrorText(err)}${!exhausted ? '' : infrastructure ? ' — left pending, the relay runs it again' : ' — dead letter'}`);
         // Best effort: if this write is lost, the relay's sweep finds the failed job and decides the same.
         if (exhausted && !infrastructure) void markOutboxDead(deps.db, job.data.outboxId, err.message).catch(() => undefined);
       });
-      w.on('error', (err) => log(`worker ${w.name}: ${err.message}`));
+      w.on('error', (err) => log(`worker ${w.name}: ${safeErrorText(err)}`));
     }
   }
 

@@ -10,6 +10,7 @@ import type { Db } from '../store/db.ts';
 import { unpublishableRows } from '../jobs/unpublishable-rows.ts';
 import type { AccountRows } from '../jobs/unpublishable-rows.ts';
 import type { FleetBreakers } from './breaker-board.ts';
+import { safeErrorText } from './safe-error-text.ts';
 
 /** The states a payment never leaves (core TERMINAL_STATES), spelled as SQL for the in-flight index. */
 const TERMINAL = sql`('captured', 'voided', 'declined', 'expired', 'failed')`;
@@ -195,7 +196,7 @@ async function settle<T>(what: string, errors: string[], read: () => Promise<T>,
   try {
     return await Promise.race([read(), late]);
   } catch (err) {
-    errors.push(`${what}: ${(err as Error).message.slice(0, 200)}`);
+    errors.push(`${what}: ${safeErrorText(err)}`);
     return fallback;
   } finally {
     clearTimeout(timer);

@@ -12,6 +12,7 @@ import type { Payment } from '../core/payment.ts';
 import { recordsFromStoredReports } from '../reconcile/provider-reports.ts';
 import type { Db } from '../store/db.ts';
 import { inboundEvents } from '../store/schema.ts';
+import { safeErrorText } from '../observability/safe-error-text.ts';
 
 export interface AttemptRecords extends ProviderView {
   readonly no: number;
@@ -77,7 +78,7 @@ async function fromLookup(connector: Connector & Required<Pick<Connector, 'looku
     if (r === null) return { shows: 'nothing_found', lines: [ABSENT_PROVES_NOTHING] };
     return { shows: showsOfRecord(r), lines: [recordLine(r)], detail: `${r.providerRef} ${r.status}` };
   } catch (err) {
-    return { shows: 'unknown', lines: [`the provider could not be asked: ${(err as Error).message}`] };
+    return { shows: 'unknown', lines: [`the provider could not be asked: ${safeErrorText(err)}`] };
   }
 }
 

@@ -12,6 +12,7 @@ import { postSettlementLines } from '../ledger/settlement.ts';
 import type { Db } from '../store/db.ts';
 import { providerReports } from '../store/schema.ts';
 import type { Finding } from './compare.ts';
+import { safeErrorText } from '../observability/safe-error-text.ts';
 
 export interface ReportSync extends SettlementImport {
   /** Reports downloaded by this sync. */
@@ -38,7 +39,7 @@ export async function syncProviderReports(db: Db, account: string, connector: Co
     try {
       text = await reports.download(fileName);
     } catch (err) {
-      await db.update(providerReports).set({ lastError: (err as Error).message.slice(0, 500) }).where(and(eq(providerReports.connector, account), eq(providerReports.fileName, fileName)));
+      await db.update(providerReports).set({ lastError: safeErrorText(err) }).where(and(eq(providerReports.connector, account), eq(providerReports.fileName, fileName)));
       throw err;
     }
     if (text === null) {

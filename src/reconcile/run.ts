@@ -19,6 +19,7 @@ import { transition } from '../store/transition.ts';
 import { compare, dedupeKey, DISCREPANCY_CATEGORIES } from './compare.ts';
 import { missingReports, recordsFromStoredReports, syncProviderReports } from './provider-reports.ts';
 import type { DiscrepancyCategory, Finding, UnappliedInboxRow } from './compare.ts';
+import { safeErrorText } from '../observability/safe-error-text.ts';
 
 export interface ReconcileDeps {
   readonly db: Db;
@@ -251,7 +252,7 @@ export async function reconcile(deps: ReconcileDeps, opts: ReconcileOptions): Pr
       } catch (err) {
         // One payment's error (a bug, a conflict that would not settle) never stops the run: it is
         // reported in the summary, its finding is found again by the next run.
-        errors.push({ account, paymentId: f.paymentId, category: f.category, error: (err as Error).message });
+        errors.push({ account, paymentId: f.paymentId, category: f.category, error: safeErrorText(err) });
         continue;
       }
       if (outcome === 'inserted' || outcome === 'reopened') stored++;

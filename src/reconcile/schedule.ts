@@ -8,6 +8,7 @@ import { Queue, Worker } from 'bullmq';
 import type { ConnectionOptions, RepeatOptions } from 'bullmq';
 import { reconcile } from './run.ts';
 import type { ReconcileDeps, ReconcileSummary } from './run.ts';
+import { safeErrorText } from '../observability/safe-error-text.ts';
 
 export const RECONCILE_QUEUE = 'reconcile';
 
@@ -74,7 +75,7 @@ export async function startReconcileSchedule(
     await queue.close();
     throw err;
   }
-  const timer = setInterval(() => void register().catch((e: unknown) => deps.log(`reconcile schedules not registered: ${(e as Error).message}`)), opts.reregisterEveryMs ?? 10 * 60_000);
+  const timer = setInterval(() => void register().catch((e: unknown) => deps.log(`reconcile schedules not registered: ${safeErrorText(e)}`)), opts.reregisterEveryMs ?? 10 * 60_000);
   timer.unref();
   const worker = new Worker<ReconcileJobData, ReconcileSummary>(
     RECONCILE_QUEUE,
@@ -88,8 +89,8 @@ export async function startReconcileSchedule(
     // One run at a time per process; a long run keeps its lock (BullMQ renews it while it works).
     { connection: bullmq.connection, prefix: bullmq.prefix, concurrency: 1 },
   );
-  worker.on('failed', (job, err) => deps.log(`reconcile ${job?.data.schedule ?? '?'} failed: ${err.message} (the next tick runs again)`));
-  worker.on('error', (err) => deps.log(`reconcile worker: ${err.message}`));
+  worker.on('failed', (job, err) => deps.log(`reconcile ${job?.data.schedule ?? '?'} failed: ${safeErrorText(err)} (the next tick runs again)`));
+  worker.on('error', (err) => deps.log(`reconcile worker: ${safeErrorText(err)}`));
   await worker.waitUntilReady();
   return {
     async close() {

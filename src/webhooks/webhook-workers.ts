@@ -20,6 +20,7 @@ import { fanOutMerchantEvent } from './outbound/event-fanout.ts';
 import { DELIVERY_QUEUE, INBOUND_QUEUE, MERCHANT_EVENT_QUEUE } from './webhook-jobs.ts';
 import type { InboundJob } from './webhook-jobs.ts';
 import type { WebhookServices } from './webhook-services.ts';
+import { safeErrorText } from '../observability/safe-error-text.ts';
 
 export interface WebhookWorkerOptions {
   readonly connection: ConnectionOptions;
@@ -70,12 +71,12 @@ export class WebhookWorkers {
       if (job === undefined) return;
       const exhausted = job.attemptsMade >= (job.opts.attempts ?? 1);
       const infrastructure = isInfrastructureFailure(err);
-      s.log(`webhooks: ${queue} job ${job.id} failed (try ${job.attemptsMade}): ${err.message}${!exhausted ? '' : infrastructure ? ' — left pending, the relay runs it again' : ' — dead letter'}`);
+      s.log(`webhooks: ${queue} job ${job.id} failed (try ${job.attemptsMade}): ${safeErrorText(err)}${!exhausted ? '' : infrastructure ? ' — left pending, the relay runs it again' : ' — dead letter'}`);
       if (!exhausted || infrastructure) return;
       // Best effort: if this write is lost, the relay's sweep finds the failed job and decides the same.
       void deadLetterOutboxRow(s.db, s.now(), { id: job.data.outboxId, kind: queue === INBOUND_QUEUE ? 'inbound_event' : 'merchant_event' }, err.message).catch(() => undefined);
     });
-    w.on('error', (err) => s.log(`webhooks: ${queue}: ${err.message}`));
+    w.on('error', (err) => s.log(`webhooks: ${queue}: ${safeErrorText(err)}`));
     this.workers.push(w);
   }
 

@@ -19,6 +19,7 @@ import { applyDisputeEvent } from './disputes.ts';
 import { actionForEvent } from './event-mapping.ts';
 import { claimInboundJob, PROCESSABLE, retryInboundLater, settleInboundEvent } from './inbox.ts';
 import type { InboundRow } from './inbox.ts';
+import { safeErrorText } from '../../observability/safe-error-text.ts';
 
 export type InboundResult =
   | { readonly kind: 'skipped'; readonly reason: string }
@@ -47,7 +48,7 @@ export async function processInboundEvent(s: WebhookServices, outboxId: number, 
     return await applyClaimed(s, outboxId, claim.event);
   } catch (err) {
     stopRenewing();
-    await releaseOutboxRow(s.db, outboxId, claimant, (err as Error).message).catch(() => undefined);
+    await releaseOutboxRow(s.db, outboxId, claimant, safeErrorText(err)).catch(() => undefined);
     throw err;
   } finally {
     stopRenewing();

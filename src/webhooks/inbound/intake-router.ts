@@ -11,6 +11,7 @@ import type { WebhookServices } from '../webhook-services.ts';
 import { storeConfirmingEvent } from './confirming-settle.ts';
 import { keptHeaders, storeVerifiedEvents } from './inbox.ts';
 import { storableEvent, storableRawBody } from './storable-event.ts';
+import { safeErrorText } from '../../observability/safe-error-text.ts';
 
 const UNKNOWN_ACCOUNT = '(unknown)';
 
@@ -57,9 +58,7 @@ export function createWebhookIntakeRouter(services: WebhookServices): Router {
       // job (confirming-settle.ts); anything else, or any doubt, takes the job path.
       const only = events.length === 1 ? events[0] : undefined;
       const confirmed = only === undefined ? null : await storeConfirmingEvent(services, account, body, JSON.stringify(keptHeaders(req.headers)), only, now).catch((err: unknown) => {
-        // The driver's cause only: drizzle's own message carries the query's parameters (the raw body).
-        const cause = (err as { cause?: unknown }).cause;
-        log(`webhooks: ${account} confirming settle skipped: ${(err as Error).name}${cause instanceof Error ? `: ${cause.message.slice(0, 200)}` : ''}`);
+        log(`webhooks: ${account} confirming settle skipped: ${safeErrorText(err)}`);
         return null;
       });
       const stored = confirmed ?? await storeVerifiedEvents(services.db, account, body, req.headers, events, now);
@@ -68,7 +67,7 @@ export function createWebhookIntakeRouter(services: WebhookServices): Router {
       sendAck(res, connector.type, stored.inserted, stored.duplicates);
     } catch (err) {
       // Not acknowledged: the provider delivers again, and the inbox absorbs the repeat.
-      log(`webhooks: ${account} intake failed: ${(err as Error).name}: ${(err as Error).message.slice(0, 200)}`);
+      log(`webhooks: ${account} intake failed: ${safeErrorText(err)}`);
       if (!res.headersSent) res.status(500).json({ error: 'intake failed; deliver again' });
     }
   });

@@ -18,6 +18,7 @@ import { deliverTaken } from './delivery-worker.ts';
 import type { DeliveryResult } from './delivery-worker.ts';
 import { giveBack, renewLeases, takeDueDeliveries } from './delivery-take.ts';
 import type { TakenDelivery } from './delivery-take.ts';
+import { safeErrorText } from '../../observability/safe-error-text.ts';
 
 export interface DispatcherOptions {
   /** Called with every attempt's result (metrics, tests). */
@@ -90,7 +91,7 @@ export class DeliveryDispatcher {
     try {
       taken = await takeDueDeliveries(this.s.db, this.holder, this.s.now(), { slots, perEndpoint: perEndpointInFlight, perMerchant: perMerchantInFlight, leaseMs: deliveryLeaseMs });
     } catch (err) {
-      this.s.log(`webhooks: taking deliveries failed (next poll retries): ${(err as Error).message.slice(0, 200)}`);
+      this.s.log(`webhooks: taking deliveries failed (next poll retries): ${safeErrorText(err)}`);
       return;
     }
     for (const t of taken) this.run(t);
@@ -103,8 +104,8 @@ export class DeliveryDispatcher {
     const done = deliverTaken(this.s, t)
       .then((result) => this.opts.onDone?.(t.outboxId, result))
       .catch(async (err: unknown) => {
-        const message = (err as Error).message;
-        this.s.log(`webhooks: delivery outbox row ${t.outboxId} failed (execution ${t.executions}): ${message.slice(0, 200)}`);
+        const message = safeErrorText(err);
+        this.s.log(`webhooks: delivery outbox row ${t.outboxId} failed (execution ${t.executions}): ${message}`);
         this.opts.onDone?.(t.outboxId, { kind: 'error', reason: message });
         // Infrastructure retries, as BullMQ gave other jobs: backoff, then the dead letter.
         if (t.executions >= this.s.settings.deliveryMaxExecutions) await markOutboxDead(this.s.db, t.outboxId, message).catch(() => undefined);

@@ -8,6 +8,7 @@ import { claimOutboxRow, keepClaim, markOutboxDone, releaseOutboxRow } from '../
 import type { WebhookServices } from '../webhook-services.ts';
 import type { MerchantEventRowPayload } from '../../resources/event-body.ts';
 import { recordMerchantEvent } from '../../store/merchant-event-record.ts';
+import { safeErrorText } from '../../observability/safe-error-text.ts';
 
 export type FanoutResult = { readonly kind: 'skipped'; readonly reason: string } | { readonly kind: 'created'; readonly eventId: string; readonly deliveries: number };
 
@@ -33,7 +34,7 @@ export async function fanOutMerchantEvent(s: WebhookServices, outboxId: number, 
     return result;
   } catch (err) {
     stopRenewing();
-    await releaseOutboxRow(s.db, outboxId, claimant, (err as Error).message).catch(() => undefined);
+    await releaseOutboxRow(s.db, outboxId, claimant, safeErrorText(err)).catch(() => undefined);
     throw err;
   } finally {
     stopRenewing();

@@ -13,6 +13,7 @@ import type { WebhookServices } from '../webhook-services.ts';
 import { publishedJwks, RETIRED_KEY_GRACE_MS } from './delivery-signature.ts';
 import { createEndpoint, deleteEndpoint, EndpointLimitError, listEndpoints, loadEventView, publishedEndpointVersions, redeliverEvent, rotateEndpointKey } from './endpoint-store.ts';
 import type { EndpointView } from './endpoint-store.ts';
+import { safeErrorText } from '../../observability/safe-error-text.ts';
 
 const PROBLEM_TYPE_BASE = 'https://switchyard.dev/problems/';
 const TITLES = {
@@ -49,7 +50,7 @@ function route(s: WebhookServices, handler: Handler): RequestHandler {
     try {
       await handler(req, res, merchantId);
     } catch (err) {
-      s.log(`webhooks api: ${req.method} ${req.path} failed: ${(err as Error).name}: ${(err as Error).message.slice(0, 200)}`);
+      s.log(`webhooks api: ${req.method} ${req.path} failed: ${safeErrorText(err)}`);
       if (!res.headersSent) problem(res, 'internal_error', 'an unexpected error occurred');
     }
   };
@@ -129,7 +130,7 @@ export function createWebhookEndpointsRouter(s: WebhookServices, auth?: RequestH
       const keys = await Promise.all(versions.map(async (v) => (await s.endpointKeys.key(id, v)).publicJwk));
       res.set('Cache-Control', 'public, max-age=60').json({ keys });
     } catch (err) {
-      s.log(`webhooks: endpoint jwks failed: ${(err as Error).message.slice(0, 200)}`);
+      s.log(`webhooks: endpoint jwks failed: ${safeErrorText(err)}`);
       problem(res, 'internal_error', 'the key set is not available right now');
     }
   });
@@ -150,7 +151,7 @@ export function createJwksRouter(s: WebhookServices): Router {
     try {
       res.set('Cache-Control', 'public, max-age=300').json(await publishedJwks(s.db, s.keys, s.now()));
     } catch (err) {
-      s.log(`webhooks: jwks failed: ${(err as Error).message.slice(0, 200)}`);
+      s.log(`webhooks: jwks failed: ${safeErrorText(err)}`);
       problem(res, 'internal_error', 'the key set is not available right now');
     }
   });

@@ -20,6 +20,13 @@ describe('asJobFailure', () => {
     expect(isInfrastructureFailure(bug)).toBe(false);
     expect(isInfrastructureFailure(asJobFailure(pgError('23505', 'duplicate key value violates unique constraint')))).toBe(false);
   });
+
+  it("turns any other query error into the driver's words: BullMQ keeps message and stack, and drizzle's carry the parameters", () => {
+    const failed = asJobFailure(new Error('Failed query: INSERT INTO payment_transitions (input) VALUES ($1)\nparams: {"PaRes":"eJzV-secret"}', { cause: pgError('22021', 'invalid byte sequence for encoding "UTF8": 0x00') })) as Error;
+    expect(failed.message).toBe('database query failed: invalid byte sequence for encoding "UTF8": 0x00 (SQLSTATE 22021)');
+    expect(failed.stack).not.toContain('eJzV-secret');
+    expect(isInfrastructureFailure(failed)).toBe(false);
+  });
 });
 
 describe('failedJobFate', () => {
