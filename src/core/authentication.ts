@@ -45,6 +45,13 @@ export function nextResumeNo(attempts: readonly Attempt[]): number {
   return attempts.reduce((n, a) => n + (a.authentication?.rounds ?? 0), 0) + 1;
 }
 
+/**
+ * Resume rounds one attempt may start (each a customer's return the provider answered "authenticate
+ * again"): real 3-D Secure needs one or two. A return past the cap abandons the attempt (its cancel
+ * decides), so no browser can keep an attempt alive, or keep it calling the provider, for ever.
+ */
+export const MAX_RESUME_ROUNDS = 5;
+
 /** What the resume call may use from the provider's return (Adyen Checkout: redirectResult; 3DS1: MD and PaRes). */
 export const RETURNED_FIELDS = ['redirectResult', 'MD', 'PaRes'] as const;
 const MAX_RETURNED_FIELD_LENGTH = 20_000;
