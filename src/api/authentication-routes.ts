@@ -11,8 +11,10 @@
 // redirectResult), and keeps only what the connector's resume reads. Then the browser goes to the
 // merchant's return_url with payment_id, or to the next connector's page after a failover.
 // Anything else gets a static page and changes nothing: no history row, no event, no provider call.
-// HEAD is 405 (express would run the GET for it). Per client address (before any database read)
-// and per attempt (once its token is proven), requests are rate-limited.
+// HEAD is 405 (express would run the GET for it). Rate limits: per client address, requests that
+// prove no token are counted, and once they are used up that address is refused before any
+// database read (a shopper with a valid link never uses up its address's, shared behind a NAT);
+// per attempt, requests with its token are counted (nobody without it can use up the customer's).
 
 import express from 'express';
 import type { NextFunction, Request, Response, Router } from 'express';
@@ -33,16 +35,16 @@ import type { RateLimit } from './rate-limit.ts';
 const RETURN_WAIT_MS = 8_000;
 
 export interface AuthenticationLimits {
-  /** Per client address (SWITCHYARD_TRUSTED_PROXIES resolves it), counted before anything is read. */
+  /** Per client address (SWITCHYARD_TRUSTED_PROXIES resolves it): requests without a valid token. */
   readonly perClient: RateLimit;
-  /** Per attempt, counted only for requests with the attempt's token. */
+  /** Per attempt: requests with the attempt's token. */
   readonly perAttempt: RateLimit;
 }
 
-/** A shopper needs a handful of requests per attempt (the page, the return, a reload, a second round); a shop's NAT many more per address. */
+/** A valid link never fails its token check; a shopper needs a handful of requests per attempt (the page, the return, reloads, a second round). */
 export const DEFAULT_AUTHENTICATION_LIMITS: AuthenticationLimits = {
-  perClient: { perSecond: 1, burst: 60 },
-  perAttempt: { perSecond: 0.1, burst: 10 },
+  perClient: { perSecond: 0.5, burst: 30 },
+  perAttempt: { perSecond: 0.2, burst: 20 },
 };
 
 export interface AuthenticationRouteOptions {
@@ -103,8 +105,10 @@ export function authenticationRoutes(ctx: ApiContext, o: AuthenticationRouteOpti
     staticPage(res, 429, 'Too many requests', 'Too many requests: please wait a moment and try again.');
   };
   const limitClient = (req: Request, res: Response, next: NextFunction): void => {
-    const wait = perClient?.take(clientAddress(req, proxies)) ?? 0;
+    const client = clientAddress(req, proxies);
+    const wait = perClient?.peek(client) ?? 0;
     if (wait > 0) return tooMany(res, wait);
+    res.locals['client'] = client;
     next();
   };
   const attemptAllowed = (res: Response, attemptId: string): boolean => {
@@ -120,6 +124,7 @@ export function authenticationRoutes(ctx: ApiContext, o: AuthenticationRouteOpti
     const attempt = p?.attempts.find((a) => a.id === attemptId);
     const expiresAt = attempt?.authentication?.expiresAt ?? null;
     if (p === null || attempt === undefined || expiresAt === null || !tokenMatches(p.authentication?.tokenKey, purpose, attemptId, req.query['token'])) {
+      perClient?.take(String(res.locals['client']));
       notValid(res);
       return null;
     }

@@ -40,6 +40,14 @@ export class TokenBuckets {
     return Math.max(1, Math.ceil((1 - b.tokens) / this.limit.perSecond));
   }
 
+  /** What take() would answer, without taking: 0 while a token is left. */
+  peek(key: string): number {
+    const b = this.buckets.get(key);
+    if (b === undefined) return 0;
+    const tokens = Math.min(this.limit.burst, b.tokens + ((this.clock() - b.at) / 1000) * this.limit.perSecond);
+    return tokens >= 1 ? 0 : Math.max(1, Math.ceil((1 - tokens) / this.limit.perSecond));
+  }
+
   get size(): number {
     return this.buckets.size;
   }

@@ -7,7 +7,8 @@
 // (Stripe: its own payment_intent and a redirect_status; Adyen: a redirectResult), is a static page
 // and changes nothing: no history row, no outbox row (no provider call), no merchant event, the same
 // expires_at. The page never redirects to the merchant; HEAD is 405; the routes are rate-limited
-// per client address (X-Forwarded-For from a trusted proxy) and per attempt (token holders only);
+// per client address (X-Forwarded-For from a trusted proxy; requests without a valid token) and per
+// attempt (token holders only);
 // only what the connector's resume reads is stored; Adyen's /payments/details answer about another
 // payment is never an approval. Stripe is reached by USD, Adyen by EUR.
 import { sql } from 'drizzle-orm';
@@ -252,7 +253,7 @@ describe('method, rate limits and expiry', () => {
     expect(await footprint(p)).toEqual(before);
   });
 
-  it('per client address: the client X-Forwarded-For names through a trusted proxy is limited, others are not', async () => {
+  it('per client address: requests without a valid token from the client X-Forwarded-For names (through a trusted proxy) are limited, then refused before any read', async () => {
     for (let i = 0; i < LIMITS.perClient.burst; i += 1) expect((await send('/authenticate/att_nobody/return', '203.0.113.7')).status).toBe(404);
     const limited = await send('/authenticate/att_nobody/return', '203.0.113.7');
     expect(limited.status).toBe(429);
@@ -260,6 +261,17 @@ describe('method, rate limits and expiry', () => {
     // Only the trusted proxy's word counts: a client's own claim further left changes nothing.
     expect((await send('/authenticate/att_nobody/return', '192.0.2.99, 203.0.113.7')).status).toBe(429);
     expect((await send('/authenticate/att_nobody/return', '203.0.113.8')).status).toBe(404);
+    // A used-up address is refused even with a valid link (nothing is read for it).
+    const p = await challenged('USD');
+    expect((await send(new URL(p.next_action!.url).pathname + new URL(p.next_action!.url).search, '203.0.113.7')).status).toBe(429);
+  });
+
+  it('per client address: shoppers with valid links never use up their address (a shop behind one NAT)', async () => {
+    const p = await challenged('USD');
+    const page = new URL(p.next_action!.url).pathname + new URL(p.next_action!.url).search;
+    for (let i = 0; i < LIMITS.perAttempt.burst; i += 1) expect((await send(page, '203.0.113.9')).status).toBe(303);
+    for (let i = 0; i < LIMITS.perClient.burst; i += 1) expect((await send('/authenticate/att_nobody', '203.0.113.9')).status).toBe(404);
+    expect((await send('/authenticate/att_nobody', '203.0.113.9')).status).toBe(429);
   });
 
   it('per attempt, for token holders only: requests without the token cannot use up the customer\'s', async () => {

@@ -41,6 +41,15 @@ describe('TokenBuckets', () => {
     expect(b.take('a')).toBe(0);
   });
 
+  it('peek says what take would, without taking', () => {
+    const now = 0;
+    const b = new TokenBuckets({ perSecond: 0.5, burst: 1 }, () => now);
+    expect([b.peek('a'), b.peek('a')]).toEqual([0, 0]);
+    expect(b.take('a')).toBe(0);
+    expect([b.peek('a'), b.peek('a')]).toEqual([2, 2]);
+    expect(b.take('a')).toBe(2);
+  });
+
   it('keeps at most maxBuckets: full ones go first, then the least recently used', () => {
     let now = 0;
     const b = new TokenBuckets({ perSecond: 1, burst: 5 }, () => now, 3);
