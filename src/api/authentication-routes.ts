@@ -20,6 +20,7 @@ import express from 'express';
 import type { NextFunction, Request, Response, Router } from 'express';
 import { recordCustomerReturn, waitForPayment } from '../app/payment-service.ts';
 import { customerReturnFields } from '../core/authentication.ts';
+import { isId } from '../core/ids.ts';
 import type { Attempt, AttemptAuthentication, Payment } from '../core/payment.ts';
 import { trustList } from '../ops/operator-auth.ts';
 import { authenticationPagePath, tokenMatches } from '../resources/authentication-tokens.ts';
@@ -120,7 +121,8 @@ export function authenticationRoutes(ctx: ApiContext, o: AuthenticationRouteOpti
   /** The payment and attempt when the request carries the attempt's token for `purpose` within its window; otherwise answered here. */
   async function tokenHolder(req: Request<{ attemptId: string }>, res: Response, purpose: TokenPurpose): Promise<Held | null> {
     const attemptId = req.params.attemptId;
-    const p = await loadAggregateByAttempt(db, attemptId);
+    // Nothing that is not an attempt id is looked up.
+    const p = isId('attempt', attemptId) ? await loadAggregateByAttempt(db, attemptId) : null;
     const attempt = p?.attempts.find((a) => a.id === attemptId);
     const expiresAt = attempt?.authentication?.expiresAt ?? null;
     if (p === null || attempt === undefined || expiresAt === null || !tokenMatches(p.authentication?.tokenKey, purpose, attemptId, req.query['token'])) {

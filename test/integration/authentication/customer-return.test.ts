@@ -176,7 +176,9 @@ for (const [name, currency, evidence] of [
 
       // The shopper's own return: to the merchant with payment_id, authorized.
       const landing = await shopperPresses(p);
+      // As the live provider does: the gateway's query (the token) kept, the provider's own appended.
       expect(new URL(landing.url).searchParams.get('token')).toBe(token);
+      expect(Object.keys(landing.query).sort()).toEqual(currency === 'USD' ? ['payment_intent', 'payment_intent_client_secret', 'redirect_status', 'token'] : ['redirectResult', 'token']);
       const back = await sendLanding(landing, client);
       expect(back.status, back.body).toBe(303);
       expect(back.location).toBe(`${SHOP}?payment_id=${p.id}`);
