@@ -17,7 +17,8 @@ import { modificationRoutes } from './modification-routes.ts';
 import { openApiDocument } from './openapi.ts';
 import { paymentRoutes } from './payment-routes.ts';
 import { webhookEndpointPostRoutes } from './webhook-endpoint-routes.ts';
-import { authenticationRoutes } from './authentication-routes.ts';
+import { authenticationRoutes, DEFAULT_AUTHENTICATION_LIMITS } from './authentication-routes.ts';
+import type { AuthenticationLimits } from './authentication-routes.ts';
 import { createJwksRouter, createWebhookEndpointsRouter, createWebhookIntakeRouter } from '../webhooks/index.ts';
 import { ApiProblem } from './problems.ts';
 import { rateLimitByMerchant } from './rate-limit.ts';
@@ -59,6 +60,8 @@ export interface ApiOptions {
   readonly adminToken?: string | null;
   /** How /metrics is served on this listener (default: open, for a private port). */
   readonly metrics?: MetricsExposure;
+  /** Rate limits of the customer's authentication routes (default DEFAULT_AUTHENTICATION_LIMITS); null turns them off. */
+  readonly authenticationLimits?: AuthenticationLimits | null;
 }
 
 function bodyParserProblem(err: unknown): ApiProblem | null {
@@ -129,7 +132,10 @@ export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
   app.use(createWebhookIntakeRouter(rt.webhooks));
   app.use(createJwksRouter(rt.webhooks));
   // The shopper's browser (no API key): the authentication redirect page and the provider's return.
-  app.use(authenticationRoutes(ctx));
+  app.use(authenticationRoutes(ctx, {
+    limits: opts.authenticationLimits === undefined ? DEFAULT_AUTHENTICATION_LIMITS : opts.authenticationLimits,
+    trustedProxies: opts.ops?.cookies.trustedProxies ?? [],
+  }));
   opts.mount?.(app);
 
   // First for /v1: a shed request costs no database round trip and writes nothing.

@@ -2,6 +2,7 @@
 // is one transition (or the creating transaction); provider calls happen later, from the outbox.
 
 import { newId } from '../core/ids.ts';
+import { newTokenKey } from '../resources/authentication-tokens.ts';
 import type { Payment } from '../core/payment.ts';
 import type { CaptureMethod } from '../core/payment.ts';
 import type { PaymentInput } from '../core/inputs.ts';
@@ -54,7 +55,7 @@ export async function startPayment(rt: Runtime, merchantId: string, req: StartPa
     {
       id, merchantId, reference: req.reference, amount: req.amount, currency: req.currency, captureMethod: req.captureMethod,
       allowPartialAuthorization: req.allowPartialAuthorization, routing: routed.decision, metadata: req.metadata,
-      ...(req.authentication === undefined ? {} : { authentication: { ...req.authentication, gatewayUrl: rt.publicUrl } }),
+      ...(req.authentication === undefined ? {} : { authentication: { ...req.authentication, gatewayUrl: rt.publicUrl, tokenKey: newTokenKey() } }),
     },
     rt.envs.current(snapshot.maxAttempts),
     {

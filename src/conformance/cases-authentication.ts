@@ -2,10 +2,12 @@
 // 3-D Secure page (it implements resume) must redirect, resume from what the page sent back, never
 // take the browser's word, and leave nothing charged when the customer fails or never comes back.
 // The kit plays the customer over plain HTTP (customer-browser.ts): it opens the provider's page,
-// presses a button and catches the request the page sends to the connector's returnUrl.
+// presses a button and catches the request the page sends to the connector's returnUrl, which it
+// reads as the gateway's return endpoint does (readCustomerReturn: the provider's evidence for the
+// attempt, and only the fields the resume uses).
 
 import { describe, expect, it } from 'vitest';
-import { returnedForResume } from '../core/authentication.ts';
+import { customerReturnFields } from '../core/authentication.ts';
 import type { CallOutcome } from '../core/outcome.ts';
 import type { AuthenticationRequest, Connector } from '../connectors/contract.ts';
 import { testCardNumber } from '../connectors/test-cards.ts';
@@ -45,11 +47,26 @@ async function challenged(connector: Connector, scenario: TestCardScenario = 'au
   return { p, action };
 }
 
-/** The customer presses a button; what the provider's page sent back, filtered as the gateway's return endpoint filters it. */
-async function customer(action: Action, button: string, ca: string | undefined): Promise<Record<string, string>> {
+/** The customer presses a button; what the provider's page sent back, as the browser brought it. */
+async function returnOf(action: Action, button: string, ca: string | undefined): Promise<Record<string, string>> {
   const back = await pressButton(action.redirect!, { button, stopAtOrigin: RETURN_ORIGIN, ...(ca === undefined ? {} : { ca }) });
   expect(new URL(back.url).pathname).toMatch(/^\/authenticate\/.+\/return$/);
-  return returnedForResume(back.form, back.query);
+  return customerReturnFields(back.form, back.query);
+}
+
+/** What the gateway's return endpoint keeps of a real return: it must carry the provider's evidence for the attempt. */
+function kept(connector: Connector, p: PaymentHandle, fields: Record<string, string>): Record<string, string> {
+  expect(typeof connector.readCustomerReturn, 'a connector with resume reads its customers\' returns').toBe('function');
+  const reading = connector.readCustomerReturn!(fields, { providerRef: p.providerRef });
+  expect(reading, JSON.stringify(reading)).toMatchObject({ ok: true });
+  const keep = reading.ok ? reading.keep : {};
+  // Secrets and 3-D Secure 1 data the resume never sends are not kept.
+  expect(Object.keys(keep).filter((k) => /secret|^MD$|^PaRes$/i.test(k))).toEqual([]);
+  return { ...keep };
+}
+
+async function customer(connector: Connector, p: PaymentHandle, action: Action, button: string, ca: string | undefined): Promise<Record<string, string>> {
+  return kept(connector, p, await returnOf(action, button, ca));
 }
 
 function resume(connector: Connector, p: PaymentHandle, returned: Record<string, string>, n = 1): Promise<CallOutcome> {
@@ -79,7 +96,7 @@ export function registerAuthenticationCases<S extends ConformanceSandbox>(subjec
       if (!capable(connector)) return;
       const { p, action } = await challenged(connector);
       expect(await ledgerOf(p.attemptId), 'nothing authorised before the customer authenticates').toSatisfy((rows: { authorized: number }[]) => rows.every((r) => r.authorized === 0));
-      const returned = await customer(action, COMPLETE, subject.browserCa);
+      const returned = await customer(connector, p, action, COMPLETE, subject.browserCa);
       const o = await resume(connector, p, returned);
       expect(o, JSON.stringify(o)).toMatchObject({ kind: 'succeeded', amount: 1000 });
       expect(await ledgerOf(p.attemptId)).toMatchObject([{ authorized: 1000, captured: 0 }]);
@@ -93,7 +110,7 @@ export function registerAuthenticationCases<S extends ConformanceSandbox>(subjec
       const { connector, ledgerOf } = kit();
       if (!capable(connector)) return;
       const { p, action } = await challenged(connector);
-      const o = await resume(connector, p, await customer(action, FAIL, subject.browserCa));
+      const o = await resume(connector, p, await customer(connector, p, action, FAIL, subject.browserCa));
       expect(o, JSON.stringify(o)).toMatchObject({ kind: 'declined', code: 'authentication_failed' });
       // A provider object that could still be confirmed (Stripe: requires_payment_method) is cancelled, confirmed, before the decline counts as proof.
       if (o.kind === 'declined' && o.stillOpen === true) expect((await cancel(connector, p)).kind).toBe('succeeded');
@@ -104,7 +121,7 @@ export function registerAuthenticationCases<S extends ConformanceSandbox>(subjec
       const { connector, ledgerOf } = kit();
       if (!capable(connector)) return;
       const { p, action } = await challenged(connector, 'authentication_then_insufficient_funds');
-      const o = await resume(connector, p, await customer(action, COMPLETE, subject.browserCa));
+      const o = await resume(connector, p, await customer(connector, p, action, COMPLETE, subject.browserCa));
       expect(o, JSON.stringify(o)).toMatchObject({ kind: 'declined', code: 'insufficient_funds' });
       expect((await ledgerOf(p.attemptId)).every((r) => r.authorized === 0)).toBe(true);
     });
@@ -115,7 +132,7 @@ export function registerAuthenticationCases<S extends ConformanceSandbox>(subjec
       const { p, action } = await challenged(connector);
       expect((await cancel(connector, p)).kind).toBe('succeeded');
       // The customer comes back late and presses Complete: the provider must not authorise it.
-      const late = await customer(action, COMPLETE, subject.browserCa).catch(() => null);
+      const late = await customer(connector, p, action, COMPLETE, subject.browserCa).catch(() => null);
       if (late !== null) expect((await resume(connector, p, late)).kind).not.toBe('succeeded');
       expect((await ledgerOf(p.attemptId)).every((r) => r.authorized === 0 && r.captured === 0)).toBe(true);
     });
@@ -140,13 +157,35 @@ export function registerAuthenticationCases<S extends ConformanceSandbox>(subjec
       expect((await ledgerOf(p.attemptId)).every((r) => r.authorized === 0)).toBe(true);
     });
 
+    it('a return without the provider\'s evidence for the attempt is no return: nothing to resume from', async () => {
+      const { connector } = kit();
+      if (!capable(connector)) return;
+      const { p } = await challenged(connector);
+      const read = (fields: Record<string, string>) => connector.readCustomerReturn!(fields, { providerRef: p.providerRef });
+      // The attempt id alone (a URL anyone can build), or 3-D Secure 1 fields no page of ours sends.
+      expect(read({})).toMatchObject({ ok: false });
+      expect(read({ MD: 'md', PaRes: 'pares' })).toMatchObject({ ok: false });
+    });
+
+    it('another payment\'s real return never resumes this one into an approval', async () => {
+      const { connector, ledgerOf } = kit();
+      if (!capable(connector)) return;
+      const mine = await challenged(connector);
+      const theirs = await challenged(connector);
+      const fields = await returnOf(theirs.action, COMPLETE, subject.browserCa);
+      const reading = connector.readCustomerReturn!(fields, { providerRef: mine.p.providerRef });
+      // Refused as evidence (Stripe: another PaymentIntent), or the provider's answer is bound to the other payment (Adyen).
+      if (reading.ok) expect((await resume(connector, mine.p, { ...reading.keep })).kind).not.toBe('succeeded');
+      expect((await ledgerOf(mine.p.attemptId)).every((r) => r.authorized === 0)).toBe(true);
+    });
+
     // Faults last: they are global to the block's sandbox.
     it('a lost resume answer is unknown, never a decline; the same resume again authorises exactly once', async () => {
       const { connector, sandbox, ledgerOf } = kit();
       if (!capable(connector)) return;
       for (const [mode, count] of [['error_503', 1], ['reset_before_processing', 1 + (subject.sdkResendsAfterReset ?? 1)], ['accept_then_drop', 1 + (subject.sdkResendsAfterReset ?? 1)]] as const) {
         const { p, action } = await challenged(connector);
-        const returned = await customer(action, COMPLETE, subject.browserCa);
+        const returned = await customer(connector, p, action, COMPLETE, subject.browserCa);
         await sandbox.scheduleFault(resumeFault(mode, count));
         const lost = await resume(connector, p, returned);
         expect(lost, `${mode}: ${JSON.stringify(lost)}`).toMatchObject({ kind: 'unknown' });

@@ -74,6 +74,15 @@ export interface ResumeRequest {
   readonly returned: Readonly<Record<string, string>>;
 }
 
+/**
+ * What a customer's return from the provider's page proves. ok: it carries the provider's evidence
+ * for this attempt, and `keep` is all the resume reads of it (stored on the attempt); otherwise the
+ * return resumes nothing (a forged or stray request: the gateway answers a static page).
+ */
+export type CustomerReturnReading =
+  | { readonly ok: true; readonly keep: Readonly<Record<string, string>> }
+  | { readonly ok: false; readonly why: string };
+
 export type PrepareRequest = Omit<AuthorizeRequest, 'providerRef'>;
 
 export interface CaptureRequest {
@@ -392,6 +401,12 @@ export interface Connector {
   lookupOperation?(req: OperationLookupRequest): Promise<CallOutcome>;
   /** Customer authentication: the result after the customer returned (absent: the connector never asks for it). */
   resume?(req: ResumeRequest): Promise<CallOutcome>;
+  /**
+   * Pure: whether the fields a customer's browser brought back (form body over query, strings only)
+   * carry this provider's evidence for the attempt (`providerRef`: its object at the provider), and
+   * what of them the resume reads. Every connector with `resume` has it; without it no return resumes.
+   */
+  readCustomerReturn?(returned: Readonly<Record<string, string>>, attempt: { readonly providerRef: string | null }): CustomerReturnReading;
   /** Only when capabilities.cancelByMerchantReference. */
   cancelByReference?(req: CancelByReferenceRequest): Promise<CallOutcome>;
   verifyWebhook(rawBody: Buffer, headers: Readonly<Record<string, string | string[] | undefined>>, now: Date): WebhookVerification;

@@ -58,19 +58,28 @@ export function nextResumeNo(attempts: readonly Attempt[]): number {
   return attempts.reduce((n, a) => n + (a.authentication?.rounds ?? 0), 0) + 1;
 }
 
-/** What the resume call may use from the provider's return (Adyen Checkout: redirectResult; 3DS1: MD and PaRes). */
-export const RETURNED_FIELDS = ['redirectResult', 'MD', 'PaRes'] as const;
+/**
+ * Resume rounds one attempt may start (each a customer's return the provider answered "authenticate
+ * again"): real 3-D Secure needs one or two. A return past the cap abandons the attempt (its cancel
+ * decides), so no browser can keep an attempt alive, or keep it calling the provider, for ever.
+ */
+export const MAX_RESUME_ROUNDS = 5;
+
+/** Longest value kept from a customer's return (an Adyen redirectResult is a few kB). */
 const MAX_RETURNED_FIELD_LENGTH = 20_000;
+/** Field names a provider sends back; anything else (`__proto__` included) is never read. */
+const RETURNED_FIELD_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 
 /**
- * The fields of a customer's return the resume may use, from its form body first, then its query:
- * nothing else is kept (Stripe's payment_intent_client_secret is dropped unread).
+ * The string fields a customer's browser brought back (a form body's over its query's), without
+ * the gateway's own `token`; each connector then reads (and keeps) only what it documents.
  */
-export function returnedForResume(body: Readonly<Record<string, unknown>>, query: Readonly<Record<string, unknown>>): Record<string, string> {
+export function customerReturnFields(body: Readonly<Record<string, unknown>>, query: Readonly<Record<string, unknown>>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const name of RETURNED_FIELDS) {
-    const v = body[name] ?? query[name];
-    if (typeof v === 'string' && v.length > 0 && v.length <= MAX_RETURNED_FIELD_LENGTH) out[name] = v;
+  for (const source of [query, body]) {
+    for (const [name, v] of Object.entries(source)) {
+      if (name !== 'token' && RETURNED_FIELD_NAME.test(name) && typeof v === 'string' && v.length > 0 && v.length <= MAX_RETURNED_FIELD_LENGTH) out[name] = v;
+    }
   }
   return out;
 }

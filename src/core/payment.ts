@@ -69,6 +69,12 @@ export interface PaymentAuthentication {
    * API that created the payment was configured; null: no redirect can be offered. The core ignores it.
    */
   readonly gatewayUrl?: string | null;
+  /**
+   * The payment's secret for its customer-facing URLs: each attempt's page and return tokens are
+   * derived from it (src/resources/authentication-tokens.ts). Never served; absent on payments
+   * created before it existed, which then offer no page. The core ignores it.
+   */
+  readonly tokenKey?: string;
 }
 
 /** Where the provider wants the customer's browser sent: a GET, or a POST of `data` as a form. */

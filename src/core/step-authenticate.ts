@@ -3,7 +3,7 @@
 // here fails over, and nothing but the provider's word or a confirmed cancel ends it.
 
 import { backoffDelayMs, providerIdempotencyKey } from './keys.ts';
-import { nextResumeNo } from './authentication.ts';
+import { MAX_RESUME_ROUNDS, nextResumeNo } from './authentication.ts';
 import { noop } from './draft.ts';
 import type { Draft, StepResult } from './draft.ts';
 import {
@@ -20,9 +20,11 @@ function resumeCall(d: Draft, a: Attempt, runAt?: string): void {
 }
 
 /**
- * The customer's browser is back from the provider's page. What it brought is kept on the attempt
- * (for resends) and the payment resumes through one outbox call with its own key. A replayed return
- * (a reload, a second POST) finds the attempt no longer awaiting the customer: nothing happens.
+ * The customer's browser is back from the provider's page (the API checked its token and the
+ * provider's evidence). What the connector reads of it is kept on the attempt (for resends) and the
+ * payment resumes through one outbox call with its own key. A replayed return (a reload, a second
+ * POST) finds the attempt no longer awaiting the customer: nothing happens. A return past
+ * MAX_RESUME_ROUNDS gives the customer up: the attempt is cancelled, as at its expiry.
  */
 export function onCustomerReturned(d: Draft, attemptId: string, returned: Readonly<Record<string, string>>): StepResult | null {
   const attempt = d.attempt(attemptId);
@@ -30,6 +32,10 @@ export function onCustomerReturned(d: Draft, attemptId: string, returned: Readon
   const auth = attempt.authentication;
   if (attempt.status !== 'authenticating' || auth?.stage !== 'awaiting_customer') return noop(`customer return for attempt in ${attempt.status} (${auth?.stage ?? 'no authentication'}): already handled`);
   if (!isCurrent(d, attempt)) return noop('customer return for an earlier attempt');
+  if (auth.rounds >= MAX_RESUME_ROUNDS) {
+    abandonAuthentication(d, attempt, `the customer came back ${auth.rounds + 1} times; at most ${MAX_RESUME_ROUNDS} resume rounds per attempt`);
+    return null;
+  }
   const no = nextResumeNo(d.attempts);
   const key = providerIdempotencyKey(d.p.id, 'resume', no, d.policy(attempt.connector).maxKeyLength);
   const a = d.updateAttempt(attempt.id, {
@@ -41,9 +47,10 @@ export function onCustomerReturned(d: Draft, attemptId: string, returned: Readon
 }
 
 /** The resume call's answer: the provider's word on the authentication, or nothing we may act on. */
-export function onResumeOutcome(d: Draft, attempt: Attempt, o: CallOutcome): StepResult | null {
+export function onResumeOutcome(d: Draft, attempt: Attempt, answer: CallOutcome): StepResult | null {
   const auth = attempt.authentication;
   if (attempt.status !== 'authenticating' || auth?.stage !== 'resuming') return noop(`resume answer for attempt in ${attempt.status} (${auth?.stage ?? 'none'})`);
+  const o = boundToAttempt(attempt, answer);
   switch (o.kind) {
     case 'succeeded':
       if (!isCurrent(d, attempt) || !IN_FLIGHT_STATES.has(d.p.state)) {
@@ -56,7 +63,11 @@ export function onResumeOutcome(d: Draft, attempt: Attempt, o: CallOutcome): Ste
       onAuthorizationOutcome(d, attempt, o, 'call');
       return null;
     case 'action_required':
-      // A further challenge (or the same page again): back to the customer.
+      if (auth.rounds >= MAX_RESUME_ROUNDS) {
+        abandonAuthentication(d, attempt, `the provider asked for authentication again after ${auth.rounds} resume rounds (at most ${MAX_RESUME_ROUNDS})`);
+        return null;
+      }
+      // A further challenge (or the same page again): back to the customer, within the same window.
       requireAction(d, attempt, o);
       return null;
     case 'pending': {
@@ -74,6 +85,13 @@ export function onResumeOutcome(d: Draft, attempt: Attempt, o: CallOutcome): Ste
       resendResume(d, d.updateAttempt(attempt.id, { lastOutcome: o.kind }), o.kind);
       return null;
   }
+}
+
+/** An answer naming another provider object than the attempt's is about some other payment: never its word, and never its reference. */
+function boundToAttempt(attempt: Attempt, o: CallOutcome): CallOutcome {
+  const ref = o.providerRef;
+  if (attempt.providerRef === null || ref === undefined || ref === attempt.providerRef) return o;
+  return { kind: 'unknown', reason: 'integrity_mismatch', providerRef: attempt.providerRef, alert: true, detail: `the resume answered for ${ref}; the attempt is ${attempt.providerRef}` };
 }
 
 function resumeDelay(d: Draft, a: Attempt): number {

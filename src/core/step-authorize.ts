@@ -491,7 +491,8 @@ export function requireAction(d: Draft, attempt: Attempt, o: ActionRequired): vo
   }
   if (d.p.state === 'needs_review') return d.note(`action required (${o.action}) while parked for review: left to the operator`);
   const prior = base.authentication ?? freshAuthentication(false);
-  const expiresAt = authenticationExpiry(d.now, d.policy(base.connector), d.p.deadlineAt);
+  // A resume answered "authenticate again" keeps the customer's window: no return may extend it.
+  const expiresAt = prior.stage === 'resuming' && prior.expiresAt !== null ? prior.expiresAt : authenticationExpiry(d.now, d.policy(base.connector), d.p.deadlineAt);
   const a = d.updateAttempt(base.id, {
     status: 'authenticating',
     authentication: { ...prior, stage: 'awaiting_customer', action: o.redirect, expiresAt, returned: null, returnedAt: null, resumeKey: null, resumes: 0 },

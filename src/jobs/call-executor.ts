@@ -6,6 +6,7 @@ import type { OperationRef } from '../core/inputs.ts';
 import type { CallOutcome } from '../core/outcome.ts';
 import type { Attempt, Payment } from '../core/payment.ts';
 import type { AuthenticationRequest, BrowserInfo, Connector, PaymentMethodInput } from '../connectors/contract.ts';
+import { authenticationReturnPath } from '../resources/authentication-tokens.ts';
 
 export interface StoredPaymentMethod {
   readonly tokens?: Readonly<Record<string, string>>;
@@ -78,11 +79,13 @@ export function authenticationRequest(p: Payment, attempt: Attempt, e: ProviderC
   const settings = p.authentication;
   const returnUrl = settings?.returnUrl ?? null;
   const publicUrl = settings?.gatewayUrl ?? null;
-  const canReturn = returnUrl !== null && publicUrl !== null && settings?.mode !== 'none';
+  const tokenKey = settings?.tokenKey;
+  const canReturn = returnUrl !== null && publicUrl !== null && tokenKey !== undefined && settings?.mode !== 'none';
   return {
     mode: settings?.mode ?? 'automatic',
     forced: e.forceAuthentication === true,
-    returnUrl: canReturn ? `${publicUrl}/authenticate/${attempt.id}/return` : null,
+    // The same URL on every send of the attempt (its return token is derived, not drawn).
+    returnUrl: canReturn ? `${publicUrl}${authenticationReturnPath(tokenKey, attempt.id)}` : null,
     origin: returnUrl === null ? null : new URL(returnUrl).origin,
     browserInfo: browserInfoOf(shopper),
     shopperIp: shopper?.shopper_ip ?? null,

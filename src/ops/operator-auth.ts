@@ -41,7 +41,8 @@ export function cookiePolicyFromEnv(env: NodeJS.ProcessEnv = process.env): Cooki
   return { secure: s === 'true', trustedProxies: proxies };
 }
 
-function trustList(ranges: readonly string[]): BlockList {
+/** The trusted proxies as a BlockList (addresses or CIDR ranges, as cookiePolicyFromEnv checked them). */
+export function trustList(ranges: readonly string[]): BlockList {
   const list = new BlockList();
   for (const r of ranges) {
     const [net, bits] = r.split('/') as [string, string | undefined];

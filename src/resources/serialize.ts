@@ -2,6 +2,7 @@
 // refund resources. The API answers with these and the merchant events embed the same objects.
 
 import type { Attempt, Capture, Payment, Refund } from '../core/payment.ts';
+import { authenticationPagePath } from './authentication-tokens.ts';
 import type { AttemptResource, CaptureResource, PaymentResource, RefundResource } from './schemas.ts';
 
 const SEND_RETURN_URL = 'The issuer requires customer authentication (3-D Secure): send a return_url so the customer can be sent to authenticate.';
@@ -34,17 +35,14 @@ export function refundResource(p: Payment, r: Refund): RefundResource {
   };
 }
 
-/** The gateway's page for the attempt awaiting the customer (its path is the capability: no API key). */
-export function authenticationPagePath(attemptId: string): string {
-  return `/authenticate/${attemptId}`;
-}
-
 function nextAction(p: Payment): PaymentResource['next_action'] {
   const a = p.attempts[p.attempts.length - 1];
   const auth = a?.authentication;
   const base = p.authentication?.gatewayUrl ?? null;
-  if (p.state !== 'requires_action' || a === undefined || auth?.stage !== 'awaiting_customer' || auth.expiresAt === null || base === null) return null;
-  return { type: 'redirect_to_url', url: `${base}${authenticationPagePath(a.id)}`, expires_at: auth.expiresAt };
+  const key = p.authentication?.tokenKey;
+  if (p.state !== 'requires_action' || a === undefined || auth?.stage !== 'awaiting_customer' || auth.expiresAt === null || base === null || key === undefined) return null;
+  // The page token in the URL is the capability (no API key): whoever has the URL may open the page.
+  return { type: 'redirect_to_url', url: `${base}${authenticationPagePath(key, a.id)}`, expires_at: auth.expiresAt };
 }
 
 /** `updatedAt`: when this version of the payment was written (the row's updated_at, or the transition's time). */

@@ -31,7 +31,8 @@ import { CheckoutAPI, Client, EnvironmentEnum } from './library.ts';
 import { downloadReportFile, fetchSettlementLines, recordsFromAccountingReports, fetchSettlementRecords, settlementLinesFromReports } from './reconciliation.ts';
 import type { ReportSource } from './reconciliation.ts';
 import { addDays, parseReportFileName, zoneDayStartMs } from './report-files.ts';
-import { modificationOutcome, paymentOutcome } from './status-map.ts';
+import { readAdyenReturn } from './customer-return.ts';
+import { modificationOutcome, paymentOutcome, resumeOutcome } from './status-map.ts';
 import { captureRequest, paymentRequest, refundRequest, resolvePaymentMethod, toAdyenAmount } from './transformers.ts';
 import { recordTransport, RedirectingHttpClient } from './transport.ts';
 import { announcedReport, verifyAdyenWebhook } from './webhook.ts';
@@ -92,7 +93,7 @@ export function createAdyenConnector(account: string, options: AdyenConnectorOpt
     if (tooLong !== null) return tooLong;
     const call = await recordTransport(() => payments.paymentsDetails({ details: { redirectResult } }, { idempotencyKey: req.idempotencyKey }));
     if (!call.ok) return outcomeForFailure(call.error, call.transport, req.providerRef ?? undefined);
-    return paymentOutcome(call.value, { amount: req.amount, currency: req.currency, reference: req.attemptId }, declineTable);
+    return resumeOutcome(call.value, { amount: req.amount, currency: req.currency, reference: req.attemptId }, req.providerRef, declineTable);
   }
 
   async function capture(req: CaptureRequest): Promise<CallOutcome> {
@@ -191,6 +192,7 @@ export function createAdyenConnector(account: string, options: AdyenConnectorOpt
     refund,
     query,
     resume,
+    readCustomerReturn: readAdyenReturn,
     cancelByReference,
     verifyWebhook: (rawBody, headers, now) => verifyAdyenWebhook(rawBody, headers, webhookSecrets, now, declineTable),
     fetchReconciliationRecords,

@@ -137,6 +137,31 @@ export function paymentOutcome(answer: PaymentAnswer, asked: Asked, table: Decli
   }
 }
 
+/**
+ * The outcome of a /payments/details answer (the resume after the shopper's return). A
+ * redirectResult is the browser's to send, so the answer must be about the attempt's own payment:
+ * a pspReference other than the attempt's, or another merchantReference, is a mismatch (unknown,
+ * alerted, never an approval); a final answer without both references is not the attempt's word on
+ * its own — pending, so its AUTHORISATION notification decides. A known reference is never replaced.
+ */
+export function resumeOutcome(answer: PaymentAnswer, asked: Asked, knownRef: string | null, table: DeclineTable): CallOutcome {
+  const psp = typeof answer.pspReference === 'string' && answer.pspReference !== '' ? answer.pspReference : null;
+  const ref = knownRef ?? psp;
+  const mismatch = (detail: string): Unknown => ({ kind: 'unknown', reason: 'integrity_mismatch', ...(ref === null ? {} : { providerRef: ref }), alert: true, detail });
+  if (knownRef !== null && psp !== null && psp !== knownRef) return mismatch(`/payments/details answered for pspReference ${psp}; the attempt is ${knownRef}`);
+  if (answer.merchantReference !== undefined && answer.merchantReference !== asked.reference) {
+    return mismatch(`/payments/details answered for merchantReference ${answer.merchantReference}; the attempt is ${asked.reference}`);
+  }
+  // Read as the attempt's (its known reference standing in for a missing one), then judged below.
+  const o = paymentOutcome({ ...answer, pspReference: ref ?? undefined }, asked, table);
+  const named = psp !== null && answer.merchantReference !== undefined;
+  if ((o.kind === 'succeeded' || o.kind === 'declined') && !named) {
+    const detail = `/payments/details answered ${answer.resultCode ?? 'no resultCode'} without its pspReference and merchantReference: the AUTHORISATION notification decides`;
+    return ref === null ? { kind: 'unknown', reason: 'unparseable', detail } : { kind: 'pending', providerRef: ref, ...(answer.resultCode === undefined ? {} : { providerStatus: answer.resultCode }) };
+  }
+  return o;
+}
+
 /** The fields of a modification's 201 answer the gateway reads. */
 export interface ModificationAnswer {
   readonly pspReference?: string | undefined;

@@ -32,6 +32,7 @@ import { outcomeForFailure, STRIPE_ERROR_CLASSIFICATION } from './error-classifi
 import { findPaymentIntentOfAttempt } from './lookup.ts';
 import { lookUpOperation } from './operation-lookup.ts';
 import type { StripeOperation } from './error-classification.ts';
+import { readStripeReturn } from './customer-return.ts';
 import { capturedOutcome, paymentIntentOutcome, preparedOutcome, refundOutcome, voidedOutcome } from './status-map.ts';
 import { attemptIdOf, authorizeCreateParams, captureParams, paymentIntentCreateParams, reconciliationRecord, refundParams, resolvePaymentMethod, toStripeAmount } from './transformers.ts';
 import { verifyStripeWebhook } from './webhook.ts';
@@ -287,6 +288,7 @@ export function createStripeConnector(account: string, options: StripeConnectorO
     refund,
     query,
     resume,
+    readCustomerReturn: readStripeReturn,
     lookupOperation: (req) => lookUpOperation(stripe, req, declineTable),
     verifyWebhook: (rawBody, headers, now) => verifyStripeWebhook(rawBody, headers, options.webhookSecrets, now, declineTable),
     fetchReconciliationRecords,

@@ -165,7 +165,23 @@ export function paymentDetails(ctx: AdyenOperationContext, body: JsonObject): { 
   const auth = p?.authentication;
   if (p === undefined || auth === undefined || auth.redirectResult === null || auth.redirectResult !== redirectResult) throw invalidDetails();
   if (auth.detailsAtMs === null) settle(ctx, p, auth);
-  return { status: 200, body: detailsResponse(p) };
+  return { status: 200, body: withReferences(detailsResponse(p), ctx.authentication?.detailsReferences ?? 'echo') };
+}
+
+/** The test mode detailsReferences: the answer's references as the account is set to send them. */
+function withReferences(body: Record<string, unknown>, mode: NonNullable<AdyenAuthenticationSettings['detailsReferences']>): Record<string, unknown> {
+  switch (mode) {
+    case 'echo':
+      return body;
+    case 'other_psp':
+      return { ...body, pspReference: 'ZZ00000000000000' };
+    case 'other_merchant_reference':
+      return { ...body, merchantReference: `${String(body['merchantReference'])}_other` };
+    case 'no_merchant_reference': {
+      const { merchantReference: _ref, ...rest } = body;
+      return rest;
+    }
+  }
 }
 
 function settle(ctx: AdyenOperationContext, p: PaymentRecord, auth: PaymentAuthentication): void {

@@ -141,6 +141,13 @@ export interface AdyenAuthenticationSettings {
   readonly redirectMethod: 'GET' | 'POST';
   /** The account answers a threeDS2 action (IdentifyShopper) even when the request disabled native 3-D Secure. */
   readonly forceNative: boolean;
+  /**
+   * Test mode for the resume's binding: /payments/details answers with the payment's own references
+   * (`echo`, the default), another pspReference (`other_psp`), another merchantReference
+   * (`other_merchant_reference`), or without its merchantReference (`no_merchant_reference`). The
+   * payment is settled, and notified, as usual.
+   */
+  readonly detailsReferences?: 'echo' | 'other_psp' | 'other_merchant_reference' | 'no_merchant_reference';
 }
 
 /** The provider's record of the shopper's authentication for the ledger, in whole seconds (as Stripe's). */

@@ -93,9 +93,10 @@ describe('3-D Secure through the Adyen sandbox, in Chromium', () => {
     expect(ops[0]).toBe('authorize');
     expect(ops.slice(1).length).toBeGreaterThanOrEqual(1);
     expect(ops.slice(1).every((op) => op === 'resume')).toBe(true);
-    // The redirectResult was kept for resends; a replayed return (the back button) changes nothing.
+    // The redirectResult was kept for resends; a made-up return (no return token) changes nothing and leads nowhere.
     const replay = await fetch(`${api.url}/authenticate/${after.attempts[0]!.id}/return?redirectResult=forged`, { redirect: 'manual' });
-    expect(replay.status).toBe(303);
+    expect(replay.status).toBe(404);
+    expect(replay.headers.get('location')).toBeNull();
     expect((await getPayment(p.id)).status).toBe('authorized');
     expect(await providerOps(p.id)).toEqual(ops);
     const psp = after.attempts[0]!.provider_reference!;
@@ -155,9 +156,10 @@ describe('3-D Secure through the Adyen sandbox, in Chromium', () => {
     expect(after.status).toBe('failed');
     expect(after.attempts[0]).toMatchObject({ status: 'abandoned', proof: 'fenced', decline_code: 'authentication_abandoned' });
     expect((await adyen.ledger()).find((e) => e.id === after.attempts[0]!.provider_reference)).toMatchObject({ authorized: 0, cancelled: true });
-    // The customer coming back now is sent to the merchant; the payment stays failed.
-    const late = await fetch(`${api.url}/authenticate/${after.attempts[0]!.id}/return`, { redirect: 'manual' });
-    expect(late.headers.get('location')).toContain(`payment_id=${p.id}`);
+    // The page is over with the window: a static page, no redirect to anywhere; the payment stays failed.
+    const late = await fetch(p.next_action!.url, { redirect: 'manual' });
+    expect(late.status).toBe(410);
+    expect(late.headers.get('location')).toBeNull();
     expect((await getPayment(p.id)).status).toBe('failed');
     expect(after.attempts).toHaveLength(1);
   });

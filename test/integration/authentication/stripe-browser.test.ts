@@ -62,9 +62,10 @@ describe('3-D Secure through the Stripe sandbox, in Chromium', () => {
     const after = await until(() => getPayment(p.id), (x) => x.status === 'authorized');
     expect(after.status).toBe('authorized');
     expect(after.next_action).toBeNull();
-    // A replayed return (the browser's back button) changes nothing.
+    // A made-up return (no return token) is a static page that changes nothing and leads nowhere.
     const replay = await fetch(`${api.url}/authenticate/${after.attempts[0]!.id}/return?payment_intent=pi_forged&redirect_status=failed`, { redirect: 'manual' });
-    expect(replay.status).toBe(303);
+    expect(replay.status).toBe(404);
+    expect(replay.headers.get('location')).toBeNull();
     expect((await getPayment(p.id)).status).toBe('authorized');
     const capture = await api.call('POST', `/v1/payments/${p.id}/capture`, { body: {} });
     expect([200, 201], capture.text).toContain(capture.status);
@@ -123,9 +124,10 @@ describe('3-D Secure through the Stripe sandbox, in Chromium', () => {
     const after = await until(() => getPayment(p.id), (x) => x.status === 'failed');
     expect(after.status).toBe('failed');
     expect(after.attempts[0]).toMatchObject({ status: 'abandoned', proof: 'fenced', decline_code: 'authentication_abandoned' });
-    // The customer coming back now is sent to the merchant; the payment stays failed.
-    const late = await fetch(`${api.url}/authenticate/${after.attempts[0]!.id}/return`, { redirect: 'manual' });
-    expect(late.headers.get('location')).toContain(`payment_id=${p.id}`);
+    // The page is over with the window: a static page, no redirect to anywhere; the payment stays failed.
+    const late = await fetch(p.next_action!.url, { redirect: 'manual' });
+    expect(late.status).toBe(410);
+    expect(late.headers.get('location')).toBeNull();
     expect((await getPayment(p.id)).status).toBe('failed');
   });
 

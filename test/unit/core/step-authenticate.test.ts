@@ -2,6 +2,8 @@
 // abandonment, held declines and the step-up retry, walked through step().
 import { describe, expect, it } from 'vitest';
 import type { CallOutcome, PaymentInput } from '../../../src/core/index.ts';
+import { step } from '../../../src/core/index.ts';
+import { MAX_RESUME_ROUNDS } from '../../../src/core/authentication.ts';
 import { approved, challenge, declined, makeEnv, Sim, unknown, withReturnUrl } from './fixtures.ts';
 
 const MIN = 60_000;
@@ -241,6 +243,60 @@ describe('customer authentication', () => {
     s.apply(returned(s));
     const keys = s.calls('resume').map((c) => c.providerKey);
     expect(keys).toEqual([`${s.payment.id}:resume:1`, `${s.payment.id}:resume:2`]);
+  });
+
+  it('a resume answering "authenticate again" keeps the original expires_at: no return extends the window', () => {
+    const s = atPage();
+    const first = s.attempt.authentication!.expiresAt;
+    s.advance(10 * MIN);
+    s.apply(returned(s));
+    s.apply(resume(s, challenge('pi_1', 'https://provider.example/3ds/2')));
+    expect(s.state).toBe('requires_action');
+    expect(s.attempt.authentication!.expiresAt).toBe(first);
+    // Its expiry timer is set again (the first may have fired while the resume was in flight).
+    expect(s.last!.kind === 'applied' && s.last!.effects).toContainEqual({ type: 'timer', timer: 'authentication_expiry', attemptId: s.attempt.id, runAt: first });
+    s.advance(5 * MIN);
+    s.apply(expiry(s));
+    expect(s.attempt.authentication!.stage).toBe('abandoned');
+  });
+
+  it(`resume rounds are capped at ${MAX_RESUME_ROUNDS}: the provider asking again after the last one gives the customer up (cancelled)`, () => {
+    const s = atPage();
+    for (let round = 1; round < MAX_RESUME_ROUNDS; round += 1) {
+      s.apply(returned(s));
+      s.apply(resume(s, challenge('pi_1', `https://provider.example/3ds/${round + 1}`)));
+      expect(s.state, `round ${round}`).toBe('requires_action');
+    }
+    s.apply(returned(s));
+    expect(s.calls('resume')).toHaveLength(MAX_RESUME_ROUNDS);
+    s.apply(resume(s, challenge('pi_1', 'https://provider.example/3ds/again')));
+    expect(s.attempt.status).toBe('fencing');
+    expect(s.attempt.authentication!.stage).toBe('abandoned');
+    expect(s.apply(returned(s)).kind).toBe('noop');
+    expect(s.calls('resume')).toHaveLength(MAX_RESUME_ROUNDS);
+  });
+
+  it('a return past the round cap (an attempt stored by an older step) is no resume: the attempt is cancelled', () => {
+    const s = atPage();
+    const auth = s.attempt.authentication!;
+    const capped = { ...s.payment, attempts: s.payment.attempts.map((a) => ({ ...a, authentication: { ...auth, rounds: MAX_RESUME_ROUNDS } })) };
+    const r = step(capped, returned(s), s.now, makeEnv());
+    expect(r.kind).toBe('applied');
+    if (r.kind !== 'applied') return;
+    expect(r.effects.filter((e) => e.type === 'provider_call').map((e) => e.type === 'provider_call' && e.op)).toEqual(['fence']);
+    expect(r.payment.attempts[0]!.authentication!.stage).toBe('abandoned');
+  });
+
+  it('a resume answer about another provider object is a mismatch: never an approval, never its reference', () => {
+    const s = atPage();
+    s.apply(returned(s));
+    s.apply(resume(s, approved(1000, 'pi_someone_else')));
+    expect(s.state).toBe('auth_unknown');
+    expect(s.attempt).toMatchObject({ status: 'authenticating', providerRef: 'pi_1', amountAuthorized: 0 });
+    expect(s.calls('resume')).toHaveLength(2);
+    s.apply(resume(s, challenge('pi_other', 'https://elsewhere.example/3ds')));
+    expect(s.attempt.providerRef).toBe('pi_1');
+    expect(s.attempt.authentication!.action).toEqual({ url: 'https://provider.example/3ds/1', method: 'GET' });
   });
 
   it('step-up: authentication_required with a return_url is retried once on the same connector, authentication forced, new key', () => {
