@@ -12,7 +12,7 @@
 import { readFileSync, statSync, watch } from 'node:fs';
 import type { FSWatcher } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { loadConfigFile, textDigest } from './config-loader.ts';
 import type { ConfigProblem, LoadResult } from './config-loader.ts';
 import type { SwitchyardConfig } from './config-schema.ts';
@@ -206,8 +206,12 @@ export class ConfigHolder {
     const dir = dirname(this.file);
     try {
       const { dev, ino } = statSync(dir);
-      // Any change in the directory is looked at (by digest): Kubernetes swaps a `..data` symlink beside the file, not the file.
-      const watcher = watch(dir, { persistent: false }, () => this.soon());
+      // The file's own name (a rename over it included), or Kubernetes' `..data` symlink swapped beside it;
+      // other files in the directory (a run directory's logs) are not this one's business.
+      const name = basename(this.file);
+      const watcher = watch(dir, { persistent: false }, (_event, changed) => {
+        if (changed === null || changed === name || changed.startsWith('..')) this.soon();
+      });
       watcher.on('error', (err) => this.lose(`watcher error: ${err.message}`));
       this.armed = { watcher, dev, ino };
       if (this.lost) {

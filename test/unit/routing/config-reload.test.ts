@@ -1,10 +1,10 @@
 // Hot reload as an operator meets it (issue 43): an empty weighted set is refused like `priority: []`;
 // the file watch survives atomic replaces (write a temporary file, rename it over the config, as
-// editors, `sed -i`, `mv` and ConfigMaps do) and a directory replaced under it; a reload that adds
+// editors, `sed -i` and `mv` do; a ConfigMap's ..data symlink swapped) and a directory replaced under it; a reload that adds
 // or changes connector accounts (or their decline table) is refused at error, naming each, while
 // one that removes an account applies; every outcome is kept for /readyz and the metrics.
 
-import { mkdirSync, mkdtempSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -153,6 +153,25 @@ describe('the file watch', () => {
     }
     expect(outcomes.map((o) => o.kind)).toEqual(['swapped', 'swapped', 'swapped']);
     expect(holder.status().lastReload).toMatchObject({ trigger: 'file' });
+  });
+
+  it('reloads when a Kubernetes ConfigMap update swaps the ..data symlink the file points through', async () => {
+    const { holder, dir, outcomes } = open(config(), 60_000);
+    // The volume's layout: switchyard.yaml -> ..data/switchyard.yaml, ..data -> ..<timestamp>/.
+    const version = (n: number, text: string): void => {
+      mkdirSync(join(dir, `..v${n}`));
+      writeFileSync(join(dir, `..v${n}`, 'switchyard.yaml'), text);
+      symlinkSync(`..v${n}`, join(dir, '..data_tmp'));
+      renameSync(join(dir, '..data_tmp'), join(dir, '..data'));
+    };
+    version(1, config());
+    rmSync(join(dir, 'switchyard.yaml'));
+    symlinkSync(join('..data', 'switchyard.yaml'), join(dir, 'switchyard.yaml'));
+    holder.watch();
+    const text = config({ default: '{ priority: [stripe_b] }' });
+    version(2, text);
+    await eventually(() => holder.current().snapshot.version === versionOf(text), 'the reload after the ..data swap');
+    expect(outcomes.map((o) => o.kind)).toEqual(['swapped']);
   });
 
   it('logs a watch lost with its directory at error, watches the new directory, and reloads what it holds', async () => {
