@@ -3,6 +3,7 @@
 
 import { redact } from './api/log-redaction.ts';
 import { startGateway, stopOnSignals } from './cli/gateway.ts';
+import { stopWithNpm } from './cli/npm-parent.ts';
 import { safeErrorText } from './observability/safe-error-text.ts';
 import { startFailureLine } from './cli/start-retry.ts';
 import { settingsFromEnv } from './cli/settings.ts';
@@ -16,7 +17,8 @@ process.env['SWITCHYARD_WEBHOOK_ALLOW'] ??= '127.0.0.0/8,::1,localhost';
 
 try {
   const gateway = await startGateway({ ...settingsFromEnv(), role: 'all', listen: true, print, log });
-  stopOnSignals(gateway, print);
+  const stop = stopOnSignals(gateway, print);
+  stopWithNpm(stop);
 } catch (err) {
   console.error(startFailureLine(err) ?? `switchyard: cannot start: ${safeErrorText(err)}`);
   process.exit(1);

@@ -148,7 +148,9 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const aroundCall = opts.aroundCall ?? opts.seams?.aroundCall;
   const now = opts.now ?? (() => new Date());
   const publicUrl = (opts.publicUrl ?? (opts.env ?? process.env)['SWITCHYARD_PUBLIC_URL'] ?? opts.webhookBaseUrl)?.replace(/\/+$/, '');
-  const holder = ConfigHolder.open(opts.configFile, { log });
+  const logger = opts.logger ?? createLogger(log);
+  // A rejected reload (and a lost file watch) is an error: the file on disk is not what is served.
+  const holder = ConfigHolder.open(opts.configFile, { log: { info: (l) => logger.info(l), error: (l) => logger.error(l) } });
   if (!(holder instanceof ConfigHolder)) throw new ConfigError(formatProblems(holder));
   const { config, snapshot } = holder.current();
 
@@ -195,7 +197,6 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     });
     cleanups.unshift(() => waits.close());
     const accounts = new Set(Object.keys(config.connectors));
-    const logger = opts.logger ?? createLogger(log);
     const queueNames = [...[...accounts].map(callQueueName), TIMER_QUEUE, INBOUND_QUEUE, MERCHANT_EVENT_QUEUE, DELIVERY_QUEUE];
     // Every process shares its breaker states through Redis (API processes call providers too since
     // dispatch at commit), so any process can report the fleet's, and routing combines its own
@@ -214,6 +215,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     });
     cleanups.push(() => Promise.resolve(observability.stop()));
     const metrics = observability.metrics;
+    metrics.observeConfig(holder);
     const queueFor = (kind: string, connector: string | null): string | null =>
       webhookQueueFor(kind) ?? (kind === 'timer' ? TIMER_QUEUE : kind === 'provider_call' && connector !== null && accounts.has(connector) ? callQueueName(connector) : null);
     const relay = new OutboxRelay(

@@ -139,10 +139,13 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   };
 }
 
-/** SIGTERM/SIGINT stop the gateway once; a second signal exits at once. */
-export function stopOnSignals(gateway: RunningGateway, print: (line: string) => void): void {
+/**
+ * SIGTERM/SIGINT stop the gateway once; a second signal exits at once. SIGHUP reloads the config
+ * (ConfigHolder.watch). Returns the same graceful stop, for other reasons to stop.
+ */
+export function stopOnSignals(gateway: RunningGateway, print: (line: string) => void): (why: string) => void {
   let signalled = false;
-  const onSignal = (signal: NodeJS.Signals): void => {
+  const onSignal = (signal: string): void => {
     if (signalled) process.exit(1);
     signalled = true;
     print(`${signal}: shutting down`);
@@ -156,4 +159,6 @@ export function stopOnSignals(gateway: RunningGateway, print: (line: string) => 
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  print(`pid ${process.pid}: SIGTERM or SIGINT stops it gracefully; SIGHUP reloads ${gateway.runtime.config.file}`);
+  return onSignal;
 }

@@ -92,27 +92,33 @@ routes
   .command('validate')
   .description('validate a config file (default SWITCHYARD_CONFIG or config/switchyard.yaml)')
   .argument('[file]', 'config file')
-  .action(action(async (file: string | undefined) => {
+  .option('--strict', 'exit 1 on warnings too (a rule never reached, an empty amount range, a currency no candidate takes, a decline code no connector produces)')
+  .action(action(async (file: string | undefined, opts: { strict?: boolean }) => {
     const { validateRoutesCommand } = await import('./route-commands.ts');
-    const r = validateRoutesCommand(file ?? settingsFromEnv().configFile);
+    const r = validateRoutesCommand(file ?? settingsFromEnv().configFile, process.env, { strict: opts.strict === true });
     if (!r.ok) throw new CliInputError(r.text);
+    for (const w of r.warnings) console.error(w);
     print(r.text);
   }));
 routes
   .command('explain')
-  .description('explain where a payment would be routed')
+  .description('explain where a payment would be routed (exit 1 when it would be refused)')
   .requiredOption('--amount <minor units>', 'amount in minor units')
   .requiredOption('--currency <code>', 'ISO 4217 currency (upper case)')
   .option('--country <code>', 'card country')
   .option('--brand <brand>', 'card brand')
   .option('--merchant <id>', 'merchant id')
-  .option('--payment-id <id>', 'payment id (fixes weighted choices)')
+  .option('--metadata <key=value>', 'payment metadata, once per key (repeatable)', (v: string, all: string[]) => [...all, v], [] as string[])
+  .option('--payment-id <id>', 'payment id: shows the weighted draw for this payment (without it, the weights)')
   .option('--test-card <number>', 'explain for a sandbox test card instead of tokens')
   .option('--config <file>', 'config file (default SWITCHYARD_CONFIG or config/switchyard.yaml)')
   .option('--json', 'one JSON line')
   .action(action(async (opts: ExplainInput & { config?: string }) => {
     const { explainRouteCommand } = await import('./route-commands.ts');
-    print(explainRouteCommand(opts.config ?? settingsFromEnv().configFile, opts));
+    const r = explainRouteCommand(opts.config ?? settingsFromEnv().configFile, opts);
+    print(r.text);
+    // A refusal is an answer, printed whole, and a failure for scripts.
+    if (!r.ok) process.exitCode = 1;
   }));
 
 const dlq = program.command('dlq').description('dead letters: outbox rows whose jobs exhausted their retries');

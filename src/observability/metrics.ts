@@ -8,6 +8,7 @@ import type { CallOutcome } from '../core/outcome.ts';
 import { DELIVERY_AGE_BUCKETS } from './indicators.ts';
 import type { Indicators } from './indicators.ts';
 import type { TransitionEvent } from './transition-feed.ts';
+import type { ConfigStatus, ReloadOutcome } from '../routing/config-holder.ts';
 
 /** How the provider call wrapper sees an effect: enough for labels. */
 export interface ObservedEffect {
@@ -16,6 +17,15 @@ export interface ObservedEffect {
 }
 
 export type AroundCall<E extends ObservedEffect> = (effect: E, call: () => Promise<CallOutcome>) => Promise<CallOutcome>;
+
+/** The config holder as the metrics see it (src/routing/config-holder.ts). */
+export interface ObservedConfig {
+  status(): ConfigStatus;
+  onReload(listener: (o: ReloadOutcome) => void): void;
+}
+
+/** The values `switchyard_config_reload_total{result}` takes, all exported from the start (at 0) so a rate or an alert has a series. */
+export const CONFIG_RELOAD_RESULTS: readonly ReloadOutcome['kind'][] = ['swapped', 'unchanged', 'rejected'];
 
 /** What the webhook intake reports (WebhookServices.observe). */
 export interface WebhookIntakeObserver {
@@ -57,6 +67,8 @@ export class GatewayMetrics implements WebhookIntakeObserver {
   private readonly webhooksRejected: Counter<'connector' | 'reason'>;
   private readonly webhookIgnored: Counter<'connector' | 'reason'>;
   private readonly webhookJobs: Counter<'queue' | 'result'>;
+  private readonly configReloads: Counter<'result'>;
+  private config: ObservedConfig | null = null;
   private cached: { at: number; value: Promise<Indicators> } | null = null;
 
   constructor(
@@ -78,6 +90,25 @@ export class GatewayMetrics implements WebhookIntakeObserver {
     this.webhooksRejected = new Counter({ name: 'switchyard_webhooks_rejected_total', help: 'Provider webhook requests refused at intake, by reason', labelNames: ['connector', 'reason'], registers });
     this.webhookIgnored = new Counter({ name: 'switchyard_webhook_events_ignored_total', help: 'Verified provider events that changed nothing: stale (or duplicate) and illegal', labelNames: ['connector', 'reason'], registers });
     this.webhookJobs = new Counter({ name: 'switchyard_webhook_jobs_total', help: 'Webhook jobs finished by queue and result (inbound: applied, ignored, retry, failed; deliveries: succeeded, retry, dead)', labelNames: ['queue', 'result'], registers });
+
+    this.configReloads = new Counter({ name: 'switchyard_config_reload_total', help: 'Config reloads (file change or SIGHUP) by result: swapped (a new routing snapshot serves), unchanged, rejected (invalid, or adds or changes a connector account: the old snapshot keeps serving)', labelNames: ['result'], registers });
+    for (const result of CONFIG_RELOAD_RESULTS) this.configReloads.inc({ result }, 0);
+    const configStatus = (): ConfigStatus | null => this.config?.status() ?? null;
+    new Gauge<'snapshot'>({
+      name: 'switchyard_config_snapshot_info', help: 'The routing snapshot this process serves (1, labelled with its version)', labelNames: ['snapshot'], registers,
+      collect() {
+        this.reset();
+        const s = configStatus();
+        if (s !== null) this.set({ snapshot: s.snapshot }, 1);
+      },
+    });
+    new Gauge({
+      name: 'switchyard_config_last_load_success_timestamp_seconds', help: 'When this process last read the config file and accepted it (at start, or a reload that swapped or found it unchanged), Unix seconds', registers,
+      collect() {
+        const s = configStatus();
+        if (s !== null) this.set(s.loadedAt.getTime() / 1000);
+      },
+    });
 
     const snapshot = (): Promise<Indicators> => {
       const now = Date.now();
@@ -148,6 +179,12 @@ export class GatewayMetrics implements WebhookIntakeObserver {
     gauge('switchyard_indicator_read_errors', 'Indicator sources that could not be read at this scrape (Postgres or Redis down)', [], (g, s) => {
       g.set(s.errors.length);
     });
+  }
+
+  /** Counts the holder's reloads and reports its snapshot at scrape time. */
+  observeConfig(config: ObservedConfig): void {
+    this.config = config;
+    config.onReload((o) => this.configReloads.inc({ result: o.kind }));
   }
 
   /** The indicators snapshot (also what the dashboard shows). */

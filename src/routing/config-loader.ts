@@ -1,5 +1,6 @@
 // Loads and validates the config file. A bad file yields every error with its path and reason.
 
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { configSchema } from './config-schema.ts';
@@ -18,8 +19,16 @@ export interface ConfigProblem {
 }
 
 export type LoadResult =
-  | { readonly ok: true; readonly config: SwitchyardConfig; readonly snapshot: RoutingSnapshot; readonly file: string }
+  | {
+      readonly ok: true; readonly config: SwitchyardConfig; readonly snapshot: RoutingSnapshot; readonly file: string;
+      /** sha256 of the file's text: what /readyz compares the file on disk with. */
+      readonly digest: string;
+    }
   | { readonly ok: false; readonly file: string; readonly problems: readonly ConfigProblem[] };
+
+export function textDigest(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
 
 export function configPath(env: Readonly<Record<string, string | undefined>> = process.env): string {
   return env.SWITCHYARD_CONFIG ?? DEFAULT_CONFIG_PATH;
@@ -47,7 +56,7 @@ export function parseConfigText(text: string, file: string, env: Readonly<Record
   // Start, hot reload and `routes validate` all load through here: a live account on a public secret fails all three.
   const secrets = liveSecretProblems(parsed.data, sources);
   if (secrets.length > 0) return { ok: false, file, problems: secrets };
-  return { ok: true, config: parsed.data, snapshot: buildSnapshot(parsed.data), file };
+  return { ok: true, config: parsed.data, snapshot: buildSnapshot(parsed.data), file, digest: textDigest(text) };
 }
 
 export function loadConfigFile(file: string, env: Readonly<Record<string, string | undefined>> = process.env): LoadResult {

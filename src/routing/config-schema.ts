@@ -72,7 +72,11 @@ const when = z.strictObject({
 
 const strategy = {
   priority: z.array(accountName).min(1).optional(),
-  weighted: z.record(accountName, z.number().int().min(1, 'weights are positive integers')).optional(),
+  // An empty set would match payments and then have nowhere to send them (each ends failed with no attempt), as `priority: []` would.
+  weighted: z
+    .record(accountName, z.number().int().min(1, 'weights are positive integers'))
+    .refine((w) => Object.keys(w).length > 0, { message: 'needs at least one connector account with a weight' })
+    .optional(),
 };
 
 const rule = z.strictObject({ name: z.string().min(1), when: when.default({}), ...strategy });

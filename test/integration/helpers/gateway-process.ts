@@ -3,12 +3,18 @@
 // prints "listening on <url>".
 
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 
-export type Launcher = 'npm start' | 'switchyard start';
+/** `start script`: the exact command package.json's start runs (`sh -c "<scripts.start>"`), as npm runs it. */
+export type Launcher = 'npm start' | 'switchyard start' | 'start script';
 
 export interface GatewayProcess {
   readonly url: string;
+  /** The spawned process: npm, the shell running the start script, or node. */
+  readonly pid: number;
+  /** Its exit (code, or the signal that ended it). */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Everything it printed (stdout and stderr), for failure messages. */
   output(): string;
   /** Signals the whole process group and waits for the exit. */
@@ -16,10 +22,12 @@ export interface GatewayProcess {
 }
 
 export async function startGatewayProcess(launcher: Launcher, env: Readonly<Record<string, string>>, readyTimeoutMs = 60_000): Promise<GatewayProcess> {
-  const [command, args] = launcher === 'npm start' ? ['npm', ['start', '--silent']] : [process.execPath, ['bin/switchyard.js', 'start', '--role', 'all']];
+  const [command, args] = launcher === 'npm start' ? ['npm', ['start', '--silent']]
+    : launcher === 'start script' ? ['sh', ['-c', (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start]]
+      : [process.execPath, ['bin/switchyard.js', 'start', '--role', 'all']];
   const child: ChildProcess = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let output = '';
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${launcher} not ready after ${readyTimeoutMs} ms:\n${output}`)), readyTimeoutMs);
     const onData = (chunk: Buffer): void => {
@@ -39,9 +47,19 @@ export async function startGatewayProcess(launcher: Launcher, env: Readonly<Reco
   });
   return {
     url,
+    pid: child.pid!,
+    exited,
     output: () => output,
     async stop(signal) {
-      if (child.exitCode !== null || child.signalCode !== null) return;
+      if (child.exitCode !== null || child.signalCode !== null) {
+        // It is gone, but what it started may not be (a gateway orphaned by its npm): nothing of the group is left.
+        try {
+          process.kill(-child.pid!, 'SIGKILL');
+        } catch {
+          // the group is gone
+        }
+        return;
+      }
       try {
         process.kill(-child.pid!, signal);
       } catch {
