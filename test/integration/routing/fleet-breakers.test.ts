@@ -20,7 +20,7 @@ connectors:
     secret_key: sk_test_a
     webhook_secrets: [whsec_a]
     timeout_ms: 1500
-    breaker: { volume_threshold: 3, error_threshold_pct: 25, reset_ms: 1500 }
+    breaker: { volume_threshold: 3, error_threshold_pct: 25, reset_ms: 6000 }
   stripe_b:
     type: stripe
     secret_key: sk_test_b
@@ -68,7 +68,9 @@ describe('breakers across processes', () => {
 
     // Back: the first process's breaker half-opens after reset_ms and closes on its next success.
     await a.outage(0);
-    await new Promise((r) => setTimeout(r, 1_700));
+    // reset_ms is 6 s, not less: on a loaded machine the three failed payments took long enough
+    // that the breaker had half-opened before the second process's payment (seen in .ci/run).
+    await new Promise((r) => setTimeout(r, 6_200));
     expect((await first.waitFor((await first.pay()).id, settled)).attempts.map((x) => x.connector)).toEqual(['stripe_a']);
     expect(first.rt.breakers.state('stripe_a')).toBe('closed');
     await new Promise((r) => setTimeout(r, 1_300));
