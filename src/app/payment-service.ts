@@ -6,7 +6,7 @@ import type { Payment } from '../core/payment.ts';
 import type { CaptureMethod } from '../core/payment.ts';
 import type { PaymentInput } from '../core/inputs.ts';
 import { select } from '../routing/select.ts';
-import type { RouteDecision } from '../routing/select.ts';
+import type { RouteDecision, SelectRefusalCode } from '../routing/select.ts';
 import type { DbOrTx } from '../store/db.ts';
 import { loadPayment } from '../store/payment-queries.ts';
 import { createPayment, transition } from '../store/transition.ts';
@@ -31,7 +31,8 @@ export interface StartPaymentRequest {
 
 export type StartPaymentResult =
   | { readonly ok: true; readonly payment: Payment }
-  | { readonly ok: false; readonly code: 'test_card_not_allowed' | 'no_candidate'; readonly message: string; readonly decision: RouteDecision };
+  /** The request's fault, nothing written: `field` is the API's dotted path of what to fix. */
+  | { readonly ok: false; readonly code: Exclude<SelectRefusalCode, 'no_candidate'>; readonly message: string; readonly field: string; readonly decision: RouteDecision };
 
 export interface StartPaymentOptions {
   readonly paymentId?: string;
@@ -47,7 +48,7 @@ export async function startPayment(rt: Runtime, merchantId: string, req: StartPa
     country: req.paymentMethod.country, brand: req.paymentMethod.brand, metadata: req.metadata,
     tokens: req.paymentMethod.tokens, testCard: req.paymentMethod.test_card,
   });
-  if (!routed.ok && routed.code === 'test_card_not_allowed') return routed;
+  if (!routed.ok && routed.code !== 'no_candidate') return { ok: false, code: routed.code, message: routed.message, field: routed.field ?? 'payment_method', decision: routed.decision };
   // A payment no connector can take is still recorded (it fails at once), so the merchant sees why.
   const created = await createPayment(
     rt.database.db,

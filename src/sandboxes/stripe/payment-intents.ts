@@ -9,7 +9,7 @@ import { stripeId } from './ids.ts';
 import { renderCharge, renderList, renderPaymentIntent } from './objects.ts';
 import type { StripeObject } from './objects.ts';
 import { bookBalanceTransaction } from './balance.ts';
-import { assertWholeUnits } from './currencies.ts';
+import { assertAtMostMaximum, assertWholeUnits } from './currencies.ts';
 import {
   assertKnownParams, createdFilter, readAmount, readBoolean, readCardOption, readCurrency, readEnum, readExpand, readInteger, readMetadata, readString, required,
 } from './params.ts';
@@ -33,6 +33,7 @@ export function createPaymentIntent(ctx: OperationContext, params: FormParams): 
   const amount = required(readAmount(params, 'amount'), 'amount');
   const currency = required(readCurrency(params, 'currency'), 'currency');
   assertWholeUnits(amount, currency, 'amount');
+  assertAtMostMaximum(amount, currency, 'amount');
   const confirm = readBoolean(params, 'confirm') ?? false;
   const paymentMethod = readPaymentMethod(params);
   if (confirm && paymentMethod === undefined) throw invalidParam('payment_method', 'You must provide a payment_method when confirm=true.', 'parameter_missing');
