@@ -52,7 +52,7 @@ export function paymentRoutes(ctx: ApiContext): Router {
     let paymentId = claim.paymentId;
     if (paymentId === null) {
       const started = await startPayment(ctx.rt, merchantId, startRequest(body), { inTransaction: (tx, id) => attachPaymentToClaim(tx, claim, id) });
-      if (!started.ok) throw new ApiProblem('validation_error', started.message, [{ path: 'payment_method.test_card', message: started.message }]);
+      if (!started.ok) throw new ApiProblem('validation_error', started.message, [{ path: started.field, message: started.message }]);
       // Decided at creation (no connector could take it): nothing to wait for, and the version just
       // committed is the answer (written at its creation instant).
       if (authorizationKnown(started.payment)) return { status: 201, body: paymentResource(started.payment, started.payment.createdAt) };

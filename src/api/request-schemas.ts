@@ -6,6 +6,7 @@ import { amountProblem, currency as parseCurrency, MoneyError } from '../core/mo
 import { PAYMENT_STATES } from '../core/states.ts';
 import { isId } from '../core/ids.ts';
 import { containsCardNumber, maskCardNumbers } from '../core/card-number-detector.ts';
+import { TEST_CARDS, testCardScenario } from '../connectors/test-cards.ts';
 
 const amountMessage = (iss: { input?: unknown }): string => amountProblem(iss.input) ?? 'amount must be a non-negative safe integer of minor units';
 
@@ -47,15 +48,37 @@ const metadata = z
   .refine((m) => Object.keys(m).length <= 50, { message: 'at most 50 metadata keys' })
   .meta({ description: 'Up to 50 string keys (<= 40 chars) with string values (<= 500 chars). Neither may hold a card number.' });
 
+const storedToken = z
+  .strictObject({
+    payment_method: shortText(500).optional().meta({ description: 'Stripe: the PaymentMethod (pm_…).' }),
+    customer: shortText(500).optional().meta({ description: 'Stripe: the Customer (cus_…) the PaymentMethod is attached to.' }),
+    stored_payment_method_id: shortText(500).optional().meta({ description: 'Adyen: the stored payment method (storedPaymentMethodId).' }),
+    shopper_reference: shortText(256).optional().meta({ description: 'Adyen: the shopper the method is stored under (shopperReference, at least 3 characters).' }),
+  })
+  .meta({ id: 'StoredPaymentToken' });
+
+const paymentToken = z.union([shortText(500), storedToken], { error: 'a token is a non-empty string or an object {payment_method, customer} (Stripe) / {stored_payment_method_id, shopper_reference} (Adyen)' });
+
+function acceptedTestCards(): string {
+  return Object.entries(TEST_CARDS).map(([number, scenario]) => `${number} (${scenario})`).join(', ');
+}
+
+// The number given is not echoed: it may be a real card's.
+const UNKNOWN_TEST_CARD_MESSAGE = `test_card is not one of the gateway's test cards; accepted: ${acceptedTestCards()}`;
+
 export const paymentMethodSchema = z
   .strictObject({
     type: z.literal('card'),
-    tokens: z.record(shortText(100), shortText(500)).optional().meta({ description: 'Payment-method tokens by connector account name.' }),
+    tokens: z.record(shortText(100), paymentToken).optional().meta({
+      description: "Payment-method tokens by connector account name: a bare token (a one-off Stripe PaymentMethod), or a stored one with its owner — Stripe {payment_method, customer}, Adyen {stored_payment_method_id, shopper_reference}. One lacking what its provider needs is refused, naming the account.",
+    }),
     test_card: z
       .string()
       .regex(/^[0-9]{12,19}$/, { message: 'test_card must be 12 to 19 digits' })
+      // Refused here, not by the connector later: an unknown card would only end `failed` after the wait.
+      .refine((v) => testCardScenario(v) !== null, { message: UNKNOWN_TEST_CARD_MESSAGE })
       .optional()
-      .meta({ description: 'Sandbox only: a documented test card number. Refused unless every candidate connector is a sandbox.' }),
+      .meta({ description: `Sandbox only: one of the gateway's test cards (${acceptedTestCards()}). Refused unless every candidate connector is a sandbox.` }),
     brand: withoutCardNumber(shortText(32)).optional(),
     country: z.string().regex(/^[A-Z]{2}$/, { message: 'country must be an upper-case ISO 3166-1 alpha-2 code' }).optional(),
   })

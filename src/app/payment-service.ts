@@ -7,7 +7,9 @@ import type { Payment } from '../core/payment.ts';
 import type { CaptureMethod } from '../core/payment.ts';
 import type { PaymentInput } from '../core/inputs.ts';
 import { select } from '../routing/select.ts';
-import type { RouteDecision } from '../routing/select.ts';
+import type { RouteDecision, SelectRefusalCode } from '../routing/select.ts';
+import type { RoutingSnapshot } from '../routing/snapshot.ts';
+import { connectorTokenProblem } from '../connectors/registry.ts';
 import type { DbOrTx } from '../store/db.ts';
 import { loadPayment } from '../store/payment-queries.ts';
 import { createPayment, transition } from '../store/transition.ts';
@@ -32,7 +34,8 @@ export interface StartPaymentRequest {
 
 export type StartPaymentResult =
   | { readonly ok: true; readonly payment: Payment }
-  | { readonly ok: false; readonly code: 'test_card_not_allowed' | 'no_candidate'; readonly message: string; readonly decision: RouteDecision };
+  /** The request's fault, nothing written: `field` is the API's dotted path of what to fix. */
+  | { readonly ok: false; readonly code: Exclude<SelectRefusalCode, 'no_candidate'> | 'token_incomplete'; readonly message: string; readonly field: string; readonly decision: RouteDecision };
 
 export interface StartPaymentOptions {
   readonly paymentId?: string;
@@ -48,7 +51,9 @@ export async function startPayment(rt: Runtime, merchantId: string, req: StartPa
     country: req.paymentMethod.country, brand: req.paymentMethod.brand, metadata: req.metadata,
     tokens: req.paymentMethod.tokens, testCard: req.paymentMethod.test_card,
   });
-  if (!routed.ok && routed.code === 'test_card_not_allowed') return routed;
+  if (!routed.ok && routed.code !== 'no_candidate') return { ok: false, code: routed.code, message: routed.message, field: routed.field ?? 'payment_method', decision: routed.decision };
+  const lacking = tokenLackingWhatItsProviderNeeds(snapshot, req.paymentMethod.tokens);
+  if (lacking !== null) return { ok: false, code: 'token_incomplete', message: lacking.message, field: `payment_method.tokens.${lacking.account}`, decision: routed.decision };
   // A payment no connector can take is still recorded (it fails at once), so the merchant sees why.
   const created = await createPayment(
     rt.database.db,
@@ -64,6 +69,16 @@ export async function startPayment(rt: Runtime, merchantId: string, req: StartPa
     },
   );
   return { ok: true, payment: created.payment };
+}
+
+/** The first configured account whose token lacks what its provider needs (accounts the config lacks are routing's business). */
+function tokenLackingWhatItsProviderNeeds(snapshot: RoutingSnapshot, tokens: StoredPaymentMethod['tokens']): { account: string; message: string } | null {
+  for (const [account, token] of Object.entries(tokens ?? {})) {
+    const c = Object.hasOwn(snapshot.connectors, account) ? snapshot.connectors[account] : undefined;
+    const problem = c === undefined ? null : connectorTokenProblem(c.type, token);
+    if (problem !== null) return { account, message: `${account}: ${problem}` };
+  }
+  return null;
 }
 
 /**

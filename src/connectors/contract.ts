@@ -7,9 +7,22 @@ import type { ConnectorCapabilities, ConnectorPolicy } from '../core/policy.ts';
 export type { CallOutcome } from '../core/outcome.ts';
 export type { ConnectorCapabilities, ConnectorPolicy } from '../core/policy.ts';
 
+/**
+ * A stored provider token as the merchant gives it (snake case, as the API takes it), or a bare
+ * token string (a one-off Stripe PaymentMethod). Each provider reads the fields it uses and its
+ * factory's tokenProblem says what one lacks: Stripe {payment_method, customer?}, Adyen
+ * {stored_payment_method_id, shopper_reference}.
+ */
+export type PaymentToken = string | {
+  readonly payment_method?: string | undefined;
+  readonly customer?: string | undefined;
+  readonly stored_payment_method_id?: string | undefined;
+  readonly shopper_reference?: string | undefined;
+};
+
 export interface PaymentMethodInput {
-  /** Provider token for this connector account (Stripe pm_…, Adyen stored method id). */
-  readonly token?: string;
+  /** Provider token for this connector account. */
+  readonly token?: PaymentToken;
   /** Sandbox only: a Stripe documented test card number, translated by each connector. */
   readonly testCard?: string;
 }
@@ -362,6 +375,8 @@ export interface ConnectorFactory {
    * or null. Pure: the router asks it before choosing, the connector refuses the same before sending.
    */
   amountProblem(amount: number, currency: string): string | null;
+  /** What a token lacks for this provider (the API refuses it, naming the account), or null. Pure. */
+  tokenProblem(token: PaymentToken): string | null;
 }
 
 export class ConnectorConfigError extends Error {

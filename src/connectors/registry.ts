@@ -1,6 +1,6 @@
 // One line per provider type. Adding a provider is adding its folder and one line here.
 
-import type { Connector, ConnectorAccountConfig, ConnectorFactory } from './contract.ts';
+import type { Connector, ConnectorAccountConfig, ConnectorFactory, PaymentToken } from './contract.ts';
 import { ConnectorConfigError } from './contract.ts';
 import { adyenConnectorFactory } from './adyen/connector.ts';
 import { stripeConnectorFactory } from './stripe/connector.ts';
@@ -37,4 +37,10 @@ export function createConnector(accountName: string, config: ConnectorAccountCon
 export function connectorAmountProblem(type: string, amount: number, currency: string): string | null {
   const factory = Object.hasOwn(CONNECTOR_FACTORIES, type) ? CONNECTOR_FACTORIES[type] : undefined;
   return factory === undefined ? `unknown connector type "${type}"` : factory.amountProblem(amount, currency);
+}
+
+/** What a token lacks for a connector of this type, or null; an unknown type takes none. */
+export function connectorTokenProblem(type: string, token: PaymentToken): string | null {
+  const factory = Object.hasOwn(CONNECTOR_FACTORIES, type) ? CONNECTOR_FACTORIES[type] : undefined;
+  return factory === undefined ? `unknown connector type "${type}"` : factory.tokenProblem(token);
 }

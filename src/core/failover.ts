@@ -88,7 +88,9 @@ export function decideNext(input: DecideNextInput): NextDecision {
   const failReason = proof === 'declined' ? 'declined' : 'no_candidate';
   if (input.pastDeadline) return { kind: 'fail', reason: proof === 'declined' ? 'declined' : 'deadline', skipped: [] };
 
-  const canRetrySame = proof === 'not_sent' && !last.maybeReached && last.notSentReason !== 'breaker_open' && last.sends > 0 && last.sends <= input.maxResends;
+  // Our own checks refused it: the same request would be refused again, so it is never resent (failover may still take it).
+  const refusedLocally = last.notSentReason === 'local_validation';
+  const canRetrySame = proof === 'not_sent' && !last.maybeReached && !refusedLocally && last.notSentReason !== 'breaker_open' && last.sends > 0 && last.sends <= input.maxResends;
   if (input.attempts.length >= input.maxAttempts) {
     return canRetrySame ? { kind: 'retry_same' } : { kind: 'fail', reason: proof === 'declined' ? 'declined' : 'max_attempts', skipped: [] };
   }

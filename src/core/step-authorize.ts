@@ -450,7 +450,8 @@ export function onPrepareOutcome(d: Draft, attempt: Attempt, o: CallOutcome): vo
   // No money moves in a prepare: fail over at once when another candidate can take the payment.
   const next = nextCandidate({ attempts: d.attempts, candidates: d.p.routing.candidates, openBreakers: d.env.openBreakers, policies: d.env.policies, captureMethod: d.p.captureMethod });
   const canFailOver = next.connector !== null && d.attempts.length < d.env.maxAttempts;
-  if (!canFailOver && attempt.prepareCalls <= d.env.core.maxResends && (o.kind === 'unknown' || o.kind === 'not_sent') && !isPastDeadline(d)) {
+  const refusedLocally = o.kind === 'not_sent' && o.reason === 'local_validation';
+  if (!canFailOver && attempt.prepareCalls <= d.env.core.maxResends && (o.kind === 'unknown' || (o.kind === 'not_sent' && !refusedLocally)) && !isPastDeadline(d)) {
     const a = d.updateAttempt(attempt.id, { prepareCalls: attempt.prepareCalls + 1, ...(o.providerRef === undefined ? {} : { providerRef: o.providerRef }) });
     const policy = d.policy(a.connector);
     emitCall(d, a, 'prepare', providerIdempotencyKey(d.p.id, 'prepare', a.no, policy.maxKeyLength), d.at(delay(d, a, a.prepareCalls, 'prepare')));

@@ -242,7 +242,8 @@ export function onAutoCaptureReversed(d: Draft, attemptId: string, amount: numbe
 // ---- void ----------------------------------------------------------------------------------
 
 export function requestVoid(d: Draft): StepResult | null {
-  if (d.p.state === 'voiding' || d.p.state === 'voided') return noop(`payment already ${d.p.state}`);
+  // A void in flight is joined; a finished one is refused like a capture of a captured payment (issue 43).
+  if (d.p.state === 'voiding') return noop('payment already voiding');
   const attempt = authorizedAttempt(d);
   if (d.p.state !== 'authorized' || attempt === undefined || d.p.amountCaptured > 0) return illegal('invalid_state', `cannot void a payment that is ${d.p.state}`);
   const policy = d.policy(attempt.connector);

@@ -5,11 +5,11 @@ import type { ProviderCallEffect } from '../core/effects.ts';
 import type { OperationRef } from '../core/inputs.ts';
 import type { CallOutcome } from '../core/outcome.ts';
 import type { Attempt, Payment } from '../core/payment.ts';
-import type { AuthenticationRequest, BrowserInfo, Connector, PaymentMethodInput } from '../connectors/contract.ts';
+import type { AuthenticationRequest, BrowserInfo, Connector, PaymentMethodInput, PaymentToken } from '../connectors/contract.ts';
 import { authenticationReturnPath } from '../resources/authentication-tokens.ts';
 
 export interface StoredPaymentMethod {
-  readonly tokens?: Readonly<Record<string, string>>;
+  readonly tokens?: Readonly<Record<string, PaymentToken>>;
   readonly test_card?: string;
   readonly brand?: string;
   readonly country?: string;

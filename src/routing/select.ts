@@ -14,8 +14,8 @@ export interface RouteFacts {
   readonly country?: string | undefined;
   readonly brand?: string | undefined;
   readonly metadata?: Readonly<Record<string, string>> | undefined;
-  /** Payment-method tokens by connector account. */
-  readonly tokens?: Readonly<Record<string, string>> | undefined;
+  /** Payment-method tokens by connector account (only which accounts have one matters here). */
+  readonly tokens?: Readonly<Record<string, unknown>> | undefined;
   /** Sandbox only: a documented test card number. */
   readonly testCard?: string | undefined;
 }
@@ -35,9 +35,16 @@ export interface RouteDecision {
 /** Why a connector of this type cannot take the amount in its provider's exponents, or null. */
 export type AmountCheck = (connectorType: string, amount: number, currency: string) => string | null;
 
+/**
+ * Why no attempt can start. All but no_candidate are the request's fault and name the field
+ * (`field`, the API's dotted path): the API refuses them with nothing written. no_candidate is a
+ * routing outcome (breakers, rules, tokens for other accounts): the payment is recorded failed.
+ */
+export type SelectRefusalCode = 'test_card_not_allowed' | 'tokens_name_no_account' | 'amount_not_accepted' | 'no_candidate';
+
 export type SelectResult =
   | { readonly ok: true; readonly decision: RouteDecision }
-  | { readonly ok: false; readonly code: 'test_card_not_allowed' | 'no_candidate'; readonly message: string; readonly decision: RouteDecision };
+  | { readonly ok: false; readonly code: SelectRefusalCode; readonly message: string; readonly field: string | null; readonly decision: RouteDecision };
 
 export function ruleMatches(rule: RouteRule, f: RouteFacts): boolean {
   const w = rule.when;
@@ -83,10 +90,11 @@ export function orderCandidates(strategy: RouteStrategy, paymentId: string, rule
 }
 
 /**
- * A candidate whose provider cannot express the amount (its exponent for the currency leaves a
- * remainder, or it has no such currency) is skipped with that reason, so the payment goes to the
- * next one instead of being refused at the API; with none left it is no_candidate, the reasons in
- * `skipped`. The connector refuses the same amount before sending (not_sent), should it get one.
+ * A candidate whose provider cannot take the amount (its exponent for the currency leaves a
+ * remainder, it has no such currency, or the amount is above the provider's maximum) is skipped
+ * with that reason, so the payment goes to the next one; when every candidate that could take the
+ * payment method was skipped for the amount it is amount_not_accepted (a 400 on `amount` at the
+ * API). The connector refuses the same amount before sending (not_sent), should it get one.
  */
 export function select(snapshot: RoutingSnapshot, facts: RouteFacts, amountCheck: AmountCheck = connectorAmountProblem): SelectResult {
   const rule = snapshot.rules.find((r) => ruleMatches(r, facts));
@@ -94,15 +102,12 @@ export function select(snapshot: RoutingSnapshot, facts: RouteFacts, amountCheck
   const ordered = orderCandidates(rule ?? snapshot.default, facts.paymentId, ruleName);
   const candidates: string[] = [];
   const skipped: RouteSkip[] = [];
+  // Connectors that could take the payment method but not the amount.
+  const refusedAmount: string[] = [];
   for (const name of ordered) {
     const c = snapshot.connectors[name];
     if (c === undefined) {
       skipped.push({ connector: name, reason: 'connector account not configured' });
-      continue;
-    }
-    const amountProblem = amountCheck(c.type, facts.amount, facts.currency);
-    if (amountProblem !== null) {
-      skipped.push({ connector: name, reason: `cannot take this amount: ${amountProblem}` });
       continue;
     }
     const hasToken = facts.tokens?.[name] !== undefined;
@@ -110,13 +115,35 @@ export function select(snapshot: RoutingSnapshot, facts: RouteFacts, amountCheck
       skipped.push({ connector: name, reason: facts.testCard !== undefined ? 'test_card given but this connector is live' : 'no payment method token for this connector' });
       continue;
     }
+    const amountProblem = amountCheck(c.type, facts.amount, facts.currency);
+    if (amountProblem !== null) {
+      skipped.push({ connector: name, reason: `cannot take this amount: ${amountProblem}` });
+      refusedAmount.push(`${name}: ${amountProblem}`);
+      continue;
+    }
     candidates.push(name);
   }
   const decision: RouteDecision = { snapshot: snapshot.version, rule: ruleName, candidates, skipped };
+  const refuse = (code: SelectRefusalCode, message: string, field: string | null): SelectResult => ({ ok: false, code, message, field, decision });
   // Switchyard never takes card numbers in live mode.
   if (facts.testCard !== undefined && ordered.some((n) => snapshot.connectors[n]?.sandbox === false)) {
-    return { ok: false, code: 'test_card_not_allowed', message: 'test_card is accepted only when every candidate connector is a sandbox', decision };
+    return refuse('test_card_not_allowed', 'test_card is accepted only when every candidate connector is a sandbox', 'payment_method.test_card');
   }
-  if (candidates.length === 0) return { ok: false, code: 'no_candidate', message: 'no connector can take this payment', decision };
+  const unknownAccounts = tokensNamingNoAccount(snapshot, facts);
+  if (unknownAccounts !== null) {
+    return refuse('tokens_name_no_account', `tokens name no configured connector account (${unknownAccounts.join(', ')}); configured: ${Object.keys(snapshot.connectors).sort().join(', ')}`, 'payment_method.tokens');
+  }
+  if (candidates.length === 0 && refusedAmount.length > 0) {
+    return refuse('amount_not_accepted', `no candidate connector can take ${facts.amount} ${facts.currency}: ${refusedAmount.join('; ')}`, 'amount');
+  }
+  if (candidates.length === 0) return refuse('no_candidate', 'no connector can take this payment', null);
   return { ok: true, decision };
+}
+
+/** Without a test card, tokens whose every account is unknown to the config: those names (else null). */
+function tokensNamingNoAccount(snapshot: RoutingSnapshot, facts: RouteFacts): string[] | null {
+  if (facts.testCard !== undefined || facts.tokens === undefined) return null;
+  const named = Object.keys(facts.tokens);
+  if (named.length === 0 || named.some((n) => Object.hasOwn(snapshot.connectors, n))) return null;
+  return named;
 }

@@ -93,7 +93,8 @@ export const stripeConformanceSubject: ConformanceSubject<StripeSandbox> = {
     { currency: 'CVE', amount: 12345, received: 12345 },
     { currency: 'MGA', amount: 1500, received: 15 }, // on Stripe's zero-decimal list
   ],
-  unsendableAmounts: [{ currency: 'MGA', amount: 1550 }, { currency: 'KWD', amount: 12345 }],
+  // USD 100000000: above Stripe's 8-digit maximum (issue 43).
+  unsendableAmounts: [{ currency: 'MGA', amount: 1550 }, { currency: 'KWD', amount: 12345 }, { currency: 'USD', amount: 100_000_000 }],
   wireSamples: (sandbox) => wireSamples(sandbox),
 };
 

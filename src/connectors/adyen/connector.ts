@@ -33,7 +33,7 @@ import type { ReportSource } from './reconciliation.ts';
 import { addDays, parseReportFileName, zoneDayStartMs } from './report-files.ts';
 import { readAdyenReturn } from './customer-return.ts';
 import { modificationOutcome, paymentOutcome, resumeOutcome } from './status-map.ts';
-import { captureRequest, paymentRequest, refundRequest, resolvePaymentMethod, toAdyenAmount } from './transformers.ts';
+import { adyenTokenProblem, captureRequest, paymentRequest, refundRequest, resolvePaymentMethod, toAdyenAmount } from './transformers.ts';
 import { recordTransport, RedirectingHttpClient } from './transport.ts';
 import { announcedReport, verifyAdyenWebhook } from './webhook.ts';
 
@@ -208,6 +208,7 @@ export const adyenConnectorFactory: ConnectorFactory = {
     const wire = toAdyenValue(amount, currency);
     return wire.ok ? null : wire.problem;
   },
+  tokenProblem: adyenTokenProblem,
   create(account: string, config: ConnectorAccountConfig): Connector {
     const options = parseAdyenAccountConfig(account, config);
     return createAdyenConnector(account, options, config.declineTable !== undefined ? { declineTable: config.declineTable } : {});

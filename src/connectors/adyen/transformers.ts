@@ -4,7 +4,7 @@
 
 import type { NotSent } from '../../core/outcome.ts';
 import { assertNever } from '../../core/states.ts';
-import type { AuthorizeRequest, CaptureRequest, PaymentMethodInput, RefundRequest } from '../contract.ts';
+import type { AuthorizeRequest, CaptureRequest, PaymentMethodInput, PaymentToken, RefundRequest } from '../contract.ts';
 import { testCardScenario } from '../test-cards.ts';
 import type { TestCardScenario } from '../test-cards.ts';
 import { toAdyenValue } from './currencies.ts';
@@ -52,6 +52,26 @@ export function adyenTestCard(scenario: TestCardScenario): { holderName: string;
 export interface ResolvedMethod {
   readonly paymentMethod: AdyenTypes.checkout.PaymentRequestPaymentMethod;
   readonly additionalData: Record<string, string>;
+  /** A stored payment method's shopper: Adyen finds the token only under it. */
+  readonly shopperReference?: string;
+}
+
+/** Adyen's documented minimum for shopperReference (Checkout v72). */
+const MIN_SHOPPER_REFERENCE = 3;
+
+/**
+ * What an Adyen token lacks, or null. Adyen's tokens are stored payment methods, found only under
+ * their shopper: {stored_payment_method_id, shopper_reference}. A bare string names no shopper, so
+ * live Adyen would refuse it (422 "Required field 'shopperReference' is not provided.").
+ */
+export function adyenTokenProblem(token: PaymentToken): string | null {
+  const shape = 'an Adyen token is {stored_payment_method_id, shopper_reference}';
+  if (typeof token === 'string') return `${shape}: Adyen finds a stored payment method only under its shopper`;
+  if (token.payment_method !== undefined || token.customer !== undefined) return `${shape}, not Stripe's payment_method / customer`;
+  if (token.stored_payment_method_id === undefined) return `${shape}: stored_payment_method_id is missing`;
+  if (token.shopper_reference === undefined) return `${shape}: shopper_reference is missing`;
+  if (token.shopper_reference.length < MIN_SHOPPER_REFERENCE) return `shopper_reference must be at least ${MIN_SHOPPER_REFERENCE} characters (Adyen's minimum)`;
+  return null;
 }
 
 /** A stored method id passes through; a test card is translated, and only for a sandbox account. */
@@ -76,8 +96,11 @@ export function resolvePaymentMethod(input: PaymentMethodInput, sandbox: boolean
       },
     };
   }
-  if (input.token !== undefined && input.token.length > 0) {
-    return { ok: true, value: { paymentMethod: { type: 'scheme', storedPaymentMethodId: input.token } as AdyenTypes.checkout.CardDetails, additionalData: {} } };
+  if (input.token !== undefined) {
+    const problem = adyenTokenProblem(input.token);
+    if (problem !== null || typeof input.token === 'string') return refused(problem ?? 'no shopper');
+    const { stored_payment_method_id: id, shopper_reference: shopper } = input.token;
+    return { ok: true, value: { paymentMethod: { type: 'scheme', storedPaymentMethodId: id } as AdyenTypes.checkout.CardDetails, additionalData: {}, shopperReference: shopper! } };
   }
   return refused('no payment method: neither token nor testCard');
 }
@@ -93,6 +116,11 @@ export function paymentRequest(req: AuthorizeRequest, amount: AdyenAmount, metho
     reference: req.attemptId,
     returnUrl: req.authentication?.returnUrl ?? returnUrl,
     shopperInteraction: 'Ecommerce' as AdyenTypes.checkout.PaymentRequest.ShopperInteractionEnum,
+    // A stored card with the customer present: Ecommerce + CardOnFile (ContAuth is for merchant-initiated payments).
+    ...(method.shopperReference !== undefined && {
+      shopperReference: method.shopperReference,
+      recurringProcessingModel: 'CardOnFile' as AdyenTypes.checkout.PaymentRequest.RecurringProcessingModelEnum,
+    }),
     metadata: { payment_id: req.paymentId, attempt_id: req.attemptId },
     ...(Object.keys(additionalData).length > 0 && { additionalData }),
     ...authenticationFields(req),

@@ -34,7 +34,7 @@ import { lookUpOperation } from './operation-lookup.ts';
 import type { StripeOperation } from './error-classification.ts';
 import { readStripeReturn } from './customer-return.ts';
 import { capturedOutcome, paymentIntentOutcome, preparedOutcome, refundOutcome, voidedOutcome } from './status-map.ts';
-import { attemptIdOf, authorizeCreateParams, captureParams, paymentIntentCreateParams, reconciliationRecord, refundParams, resolvePaymentMethod, toStripeAmount } from './transformers.ts';
+import { attemptIdOf, authorizeCreateParams, captureParams, paymentIntentCreateParams, reconciliationRecord, refundParams, resolvePaymentMethod, stripeTokenProblem, toStripeAmount } from './transformers.ts';
 import { verifyStripeWebhook } from './webhook.ts';
 
 export interface StripeConnectorDeps {
@@ -86,7 +86,7 @@ export function createStripeConnector(account: string, options: StripeConnectorO
     if (!wire.ok) return localRefusal(wire.problem);
     const pm = resolvePaymentMethod(req.paymentMethod, options.sandbox);
     if (!pm.ok) return pm.outcome;
-    const params = paymentIntentCreateParams(req, wire, pm.paymentMethod);
+    const params = paymentIntentCreateParams(req, wire, pm);
     const call = await recordAttempts(() => stripe.paymentIntents.create(params, { idempotencyKey: req.idempotencyKey }));
     return call.ok ? preparedOutcome(call.value, req) : failed(call);
   }
@@ -105,7 +105,7 @@ export function createStripeConnector(account: string, options: StripeConnectorO
     }
     const pm = resolvePaymentMethod(req.paymentMethod, options.sandbox);
     if (!pm.ok) return pm.outcome;
-    const params = authorizeCreateParams(req, wire, pm.paymentMethod);
+    const params = authorizeCreateParams(req, wire, pm);
     // A decline (402) names the PaymentIntent it created in the error: the failure keeps its id.
     const call = await recordAttempts(() => stripe.paymentIntents.create(params, { idempotencyKey: req.idempotencyKey }));
     return call.ok ? paymentIntentOutcome(call.value, req, declineTable) : failed(call);
@@ -306,6 +306,7 @@ export const stripeConnectorFactory: ConnectorFactory = {
     const wire = toStripeValue(amount, currency);
     return wire.ok ? null : wire.problem;
   },
+  tokenProblem: stripeTokenProblem,
   create(account: string, config: ConnectorAccountConfig): Connector {
     const options = parseStripeAccountConfig(account, config);
     return createStripeConnector(account, options, config.declineTable !== undefined ? { declineTable: config.declineTable } : {});

@@ -32,6 +32,13 @@ export function stripeExponent(currency: string): number | null {
   return CURRENCY_EXPONENTS[currency] === 2 ? 2 : null;
 }
 
+/**
+ * docs.stripe.com/currencies, "Minimum and maximum charge amounts": "The amount value supports up to
+ * eight digits (e.g., a value of 99999999 for a USD charge of $999,999.99)", in Stripe's units;
+ * live answers a larger one 400 amount_too_large. One limit for every currency here.
+ */
+export const STRIPE_MAX_WIRE_AMOUNT = 99_999_999;
+
 export type StripeValue = { readonly ok: true; readonly amount: number } | { readonly ok: false; readonly problem: string };
 
 /** Gateway (ISO) minor units -> Stripe's amount; refused, never rounded, when Stripe cannot take it. */
@@ -45,6 +52,9 @@ export function toStripeValue(amount: number, currency: string): StripeValue {
   if (!r.ok) return { ok: false, problem: `${amount} ${currency} (ISO minor units) cannot be sent to Stripe, which takes ${currency} with ${stripe} decimals: ${r.problem}` };
   if (stripe === 3 && r.amount % 10 !== 0) {
     return { ok: false, problem: `${amount} ${currency}: Stripe takes ${currency} amounts only in multiples of 10 minor units` };
+  }
+  if (r.amount > STRIPE_MAX_WIRE_AMOUNT) {
+    return { ok: false, problem: `${amount} ${currency} is above the provider's maximum: Stripe takes at most 8 digits (${STRIPE_MAX_WIRE_AMOUNT} in Stripe's ${currency} units)` };
   }
   return { ok: true, amount: r.amount };
 }

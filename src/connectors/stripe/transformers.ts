@@ -7,6 +7,7 @@ import { assertNever } from '../../core/states.ts';
 import type {
   CaptureRequest,
   PaymentMethodInput,
+  PaymentToken,
   PrepareRequest,
   ReconciliationRecord,
   RefundRequest,
@@ -50,7 +51,18 @@ export function stripeTestPaymentMethod(scenario: TestCardScenario): string {
   }
 }
 
-export type ResolvedPaymentMethod = { readonly ok: true; readonly paymentMethod: string } | { readonly ok: false; readonly outcome: NotSent };
+/** `customer`: the Customer the PaymentMethod is attached to (Stripe refuses such a PaymentMethod without it). */
+export type ResolvedPaymentMethod = { readonly ok: true; readonly paymentMethod: string; readonly customer?: string } | { readonly ok: false; readonly outcome: NotSent };
+
+/** What a Stripe token lacks, or null: a PaymentMethod id, bare or as {payment_method, customer?}. */
+export function stripeTokenProblem(token: PaymentToken): string | null {
+  if (typeof token === 'string') return null;
+  if (token.stored_payment_method_id !== undefined || token.shopper_reference !== undefined) {
+    return "a Stripe account takes {payment_method, customer}, not Adyen's stored_payment_method_id / shopper_reference";
+  }
+  if (token.payment_method === undefined) return 'a Stripe token needs payment_method (pm_…), and customer (cus_…) when the PaymentMethod is attached to one';
+  return null;
+}
 
 function refused(detail: string): { ok: false; outcome: NotSent } {
   return { ok: false, outcome: { kind: 'not_sent', reason: 'local_validation', detail } };
@@ -64,22 +76,29 @@ export function resolvePaymentMethod(input: PaymentMethodInput, sandbox: boolean
     if (scenario === null) return refused('not one of the gateway test cards');
     return { ok: true, paymentMethod: stripeTestPaymentMethod(scenario) };
   }
-  if (input.token !== undefined && input.token.length > 0) {
+  if (input.token !== undefined) {
+    const problem = stripeTokenProblem(input.token);
+    if (problem !== null) return refused(problem);
+    const token = typeof input.token === 'string' ? { payment_method: input.token } : input.token;
+    const paymentMethod = token.payment_method ?? '';
+    if (paymentMethod.length === 0) return refused('no payment method: an empty token');
     // Stripe's magic test PaymentMethods charge nothing real, but a live account must not see them either.
-    if (!sandbox && input.token.startsWith('pm_card_')) return refused('Stripe test PaymentMethods are refused on live accounts');
-    return { ok: true, paymentMethod: input.token };
+    if (!sandbox && paymentMethod.startsWith('pm_card_')) return refused('Stripe test PaymentMethods are refused on live accounts');
+    return { ok: true, paymentMethod, ...(token.customer === undefined ? {} : { customer: token.customer }) };
   }
   return refused('no payment method: neither token nor testCard');
 }
 
 /** PaymentIntent create params for `prepare`: no confirm, so no money moves; confirm comes with the auth key. */
-export function paymentIntentCreateParams(req: PrepareRequest, wire: { amount: number; currency: string }, paymentMethod: string): Stripe.PaymentIntentCreateParams {
+export function paymentIntentCreateParams(req: PrepareRequest, wire: { amount: number; currency: string }, pm: { readonly paymentMethod: string; readonly customer?: string }): Stripe.PaymentIntentCreateParams {
   const params: Stripe.PaymentIntentCreateParams = {
     amount: wire.amount,
     currency: wire.currency,
     capture_method: req.captureMethod,
     confirm: false,
-    payment_method: paymentMethod,
+    payment_method: pm.paymentMethod,
+    // A saved card: Stripe charges a PaymentMethod attached to a Customer only with that Customer.
+    ...(pm.customer === undefined ? {} : { customer: pm.customer }),
     // Cards only and no redirects: a server-side confirm must not need a return_url.
     allowed_payment_method_types: ['card'],
     metadata: { payment_id: req.paymentId, attempt_id: req.attemptId },
@@ -97,8 +116,8 @@ export function paymentIntentCreateParams(req: PrepareRequest, wire: { amount: n
  * authentication exists (issue 27): a card that needs it is declined `authentication_required`
  * instead of left waiting for a customer nobody will ask.
  */
-export function authorizeCreateParams(req: PrepareRequest, wire: { amount: number; currency: string }, paymentMethod: string): Stripe.PaymentIntentCreateParams {
-  const base = { ...paymentIntentCreateParams(req, wire, paymentMethod), confirm: true };
+export function authorizeCreateParams(req: PrepareRequest, wire: { amount: number; currency: string }, pm: { readonly paymentMethod: string; readonly customer?: string }): Stripe.PaymentIntentCreateParams {
+  const base = { ...paymentIntentCreateParams(req, wire, pm), confirm: true };
   const auth = req.authentication;
   // Without a page to send the customer back to (or with authentication: none) Stripe must not leave
   // the PaymentIntent waiting for a customer nobody will ask: a card that needs it is declined.

@@ -30,6 +30,18 @@ function cardNumberOf(pm: JsonObject): string | undefined {
   return typeof raw === 'string' ? raw.replace(/^test_/, '') : undefined;
 }
 
+/**
+ * Live Adyen finds a stored payment method only under its shopper: a storedPaymentMethodId without
+ * shopperReference is a 422 (130, "Required field 'shopperReference' is not provided."), and a
+ * shopperReference shorter than Adyen's documented 3 characters is refused too.
+ */
+function checkStoredMethodShopper(body: JsonObject, pm: JsonObject): void {
+  if (pm['storedPaymentMethodId'] === undefined) return;
+  const shopper = body['shopperReference'];
+  if (shopper === undefined) throw requiredField('shopperReference');
+  if (typeof shopper !== 'string' || shopper.length < 3 || shopper.length > 256) throw invalidField('shopperReference', 'must be 3 to 256 characters');
+}
+
 export function createPayment(ctx: AdyenOperationContext, body: JsonObject): PaymentResult {
   const merchantAccount = checkMerchantAccount(ctx, body);
   const amount = requiredAmount(body);
@@ -39,6 +51,7 @@ export function createPayment(ctx: AdyenOperationContext, body: JsonObject): Pay
   const pm = body['paymentMethod'];
   if (pm === undefined) throw requiredField('paymentMethod');
   if (!isObject(pm)) throw invalidField('paymentMethod', 'must be an object');
+  checkStoredMethodShopper(body, pm);
   const additionalData = stringMap(body['additionalData']);
   const holderName = typeof pm['holderName'] === 'string' ? pm['holderName'] : undefined;
 

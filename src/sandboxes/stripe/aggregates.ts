@@ -7,7 +7,7 @@
 import type { Changes, LoadSpec, StoredObject } from '../shared/account-store.ts';
 import type { FormParams } from './form-encoding.ts';
 import { StripeSandboxState } from './state.ts';
-import type { BalanceTransactionRecord, ChargeRecord, DisputeRecord, PaymentIntentRecord, RefundRecord } from './state.ts';
+import type { BalanceTransactionRecord, ChargeRecord, CustomerRecord, DisputeRecord, PaymentIntentRecord, RefundRecord, SavedPaymentMethodRecord } from './state.ts';
 
 interface PaymentIntentDocument {
   readonly pi: PaymentIntentRecord;
@@ -25,11 +25,27 @@ export interface LoadedState {
   readonly createdMs: ReadonlyMap<string, number>;
 }
 
+/** Customers and saved PaymentMethods are stored as documents of their own, written once. */
+type CustomerDocument = { readonly customer: CustomerRecord };
+type SavedPaymentMethodDocument = { readonly savedPaymentMethod: SavedPaymentMethodRecord };
+
 export function stateOf(objects: readonly StoredObject[]): LoadedState {
   const state = new StripeSandboxState();
   const before = new Map<string, string>();
   const createdMs = new Map<string, number>();
   for (const object of objects) {
+    if (isObjectWith(object.doc, 'customer')) {
+      const c = (object.doc as CustomerDocument).customer;
+      state.customers.set(c.id, c);
+      before.set(c.id, 'stored');
+      continue;
+    }
+    if (isObjectWith(object.doc, 'savedPaymentMethod')) {
+      const pm = (object.doc as SavedPaymentMethodDocument).savedPaymentMethod;
+      state.savedPaymentMethods.set(pm.id, pm);
+      before.set(pm.id, 'stored');
+      continue;
+    }
     const doc = object.doc as PaymentIntentDocument;
     state.paymentIntents.set(doc.pi.id, doc.pi);
     for (const c of doc.charges) state.charges.set(c.id, c);
@@ -40,6 +56,10 @@ export function stateOf(objects: readonly StoredObject[]): LoadedState {
     createdMs.set(doc.pi.id, object.createdMs);
   }
   return { state, before, createdMs };
+}
+
+function isObjectWith(doc: unknown, key: string): boolean {
+  return typeof doc === 'object' && doc !== null && Object.hasOwn(doc, key);
 }
 
 function documentOf(state: StripeSandboxState, pi: PaymentIntentRecord): PaymentIntentDocument {
@@ -55,6 +75,12 @@ function documentOf(state: StripeSandboxState, pi: PaymentIntentRecord): Payment
 export function changedAggregates(loaded: LoadedState, nowMs: number): Pick<Changes, 'objects' | 'aliases'> {
   const objects: StoredObject[] = [];
   const aliases: { alias: string; objectId: string }[] = [];
+  for (const customer of loaded.state.customers.values()) {
+    if (!loaded.before.has(customer.id)) objects.push({ id: customer.id, createdMs: nowMs, reference: null, doc: { customer } satisfies CustomerDocument });
+  }
+  for (const savedPaymentMethod of loaded.state.savedPaymentMethods.values()) {
+    if (!loaded.before.has(savedPaymentMethod.id)) objects.push({ id: savedPaymentMethod.id, createdMs: nowMs, reference: null, doc: { savedPaymentMethod } satisfies SavedPaymentMethodDocument });
+  }
   for (const pi of loaded.state.paymentIntents.values()) {
     const doc = documentOf(loaded.state, pi);
     const json = JSON.stringify(doc);
@@ -71,9 +97,17 @@ export function changedAggregates(loaded: LoadedState, nowMs: number): Pick<Chan
   return { objects, aliases };
 }
 
+export type StripeLoadKind = 'create' | 'list' | 'payment_intent' | 'child' | 'balance' | 'events' | 'customer_create' | 'attach';
+
 /** What a request on this route reads: the PaymentIntent it names, or the one owning the named child. */
-export function loadSpecOf(kind: 'create' | 'list' | 'payment_intent' | 'child' | 'balance' | 'events', id: string, params: FormParams): LoadSpec & { all?: boolean; fromMs?: number; toMs?: number } {
+export function loadSpecOf(kind: StripeLoadKind, id: string, params: FormParams): LoadSpec & { all?: boolean; fromMs?: number; toMs?: number } {
+  // A PaymentIntent create or confirm reads the saved PaymentMethod and Customer it names.
+  const named = (...names: string[]): string[] => names.map((n) => params[n]).filter((v): v is string => typeof v === 'string' && !v.startsWith('pm_card_'));
   switch (kind) {
+    case 'customer_create':
+      return {};
+    case 'attach':
+      return { ids: [id, ...named('customer')] };
     case 'balance':
       // A balance transaction on an old PaymentIntent is newer than the PaymentIntent: every aggregate is read.
       return { all: true };
@@ -83,12 +117,12 @@ export function loadSpecOf(kind: 'create' | 'list' | 'payment_intent' | 'child' 
       // POST /v1/refunds names its PaymentIntent or its charge.
       const pi = params['payment_intent'];
       const charge = params['charge'];
-      return { ids: typeof pi === 'string' ? [pi] : [], aliases: typeof charge === 'string' ? [charge] : [] };
+      return { ids: typeof pi === 'string' ? [pi] : named('payment_method', 'customer'), aliases: typeof charge === 'string' ? [charge] : [] };
     }
     case 'list':
       return { all: true, ...createdRange(params) };
     case 'payment_intent':
-      return { ids: [id] };
+      return { ids: [id, ...named('payment_method')] };
     case 'child':
       return { aliases: [id] };
   }

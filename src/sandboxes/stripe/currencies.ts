@@ -47,3 +47,15 @@ export function isoLedgerAmounts(wire: WireAmounts, currency: string): WireAmoun
     received: { currency, decimals: stripeDecimals(currency), ...wire },
   };
 }
+
+/** Live Stripe's limit (docs.stripe.com/currencies): at most eight digits in Stripe's units, whatever the currency. */
+const MAX_WIRE_AMOUNT = 99_999_999;
+
+/** Live's refusal of a larger amount: 400 amount_too_large, nothing created. */
+export function assertAtMostMaximum(amount: number, currency: string, param: string): void {
+  if (amount <= MAX_WIRE_AMOUNT) return;
+  const decimals = stripeDecimals(currency);
+  const major = (MAX_WIRE_AMOUNT / 10 ** decimals).toLocaleString('en-US', { minimumFractionDigits: decimals, maximumFractionDigits: decimals });
+  const shown = currency.toUpperCase() === 'USD' ? `$${major}` : `${major} ${currency.toUpperCase()}`;
+  throw invalidParam(param, `Amount must be no more than ${shown}`, 'amount_too_large');
+}

@@ -28,7 +28,7 @@ export function renderPaymentIntent(pi: PaymentIntentRecord, state: StripeSandbo
     confirmation_method: 'automatic',
     created: pi.created,
     currency: pi.currency,
-    customer: null,
+    customer: pi.customer ?? null,
     customer_account: null,
     description: pi.description,
     excluded_payment_method_types: null,

@@ -9,11 +9,13 @@ import { stripeId } from './ids.ts';
 import { renderCharge, renderList, renderPaymentIntent } from './objects.ts';
 import type { StripeObject } from './objects.ts';
 import { bookBalanceTransaction } from './balance.ts';
-import { assertWholeUnits } from './currencies.ts';
+import { assertAtMostMaximum, assertWholeUnits } from './currencies.ts';
 import {
   assertKnownParams, createdFilter, readAmount, readBoolean, readCardOption, readCurrency, readEnum, readExpand, readInteger, readMetadata, readString, required,
 } from './params.ts';
 import type { CaptureMethod, ChargeRecord, PaymentIntentRecord, PaymentIntentStatus } from './state.ts';
+import { assertSavedCardOwner, findPaymentMethod } from './customers.ts';
+import type { ChosenPaymentMethod } from './customers.ts';
 import { testPaymentMethod } from './test-payment-methods.ts';
 import type { TestCardBehaviour, TestPaymentMethod } from './test-payment-methods.ts';
 
@@ -33,8 +35,12 @@ export function createPaymentIntent(ctx: OperationContext, params: FormParams): 
   const amount = required(readAmount(params, 'amount'), 'amount');
   const currency = required(readCurrency(params, 'currency'), 'currency');
   assertWholeUnits(amount, currency, 'amount');
+  assertAtMostMaximum(amount, currency, 'amount');
   const confirm = readBoolean(params, 'confirm') ?? false;
-  const paymentMethod = readPaymentMethod(params);
+  const customer = readString(params, 'customer') ?? null;
+  if (customer !== null && !ctx.state.customers.has(customer)) throw resourceMissing('customer', customer, 'customer');
+  const paymentMethod = readPaymentMethod(ctx, params);
+  if (paymentMethod !== undefined) assertSavedCardOwner(paymentMethod, customer);
   if (confirm && paymentMethod === undefined) throw invalidParam('payment_method', 'You must provide a payment_method when confirm=true.', 'parameter_missing');
   const id = stripeId('pi');
   const pi: PaymentIntentRecord = {
@@ -47,6 +53,8 @@ export function createPaymentIntent(ctx: OperationContext, params: FormParams): 
     captureMethod: readEnum(params, 'capture_method', CAPTURE_METHODS) ?? 'automatic',
     status: paymentMethod === undefined ? 'requires_payment_method' : 'requires_confirmation',
     paymentMethod: paymentMethod?.id ?? null,
+    card: paymentMethod?.card.id ?? null,
+    customer,
     metadata: readMetadata(params, 'metadata'),
     description: readString(params, 'description') ?? null,
     amountCapturable: 0,
@@ -87,11 +95,12 @@ function confirmOptions(params: FormParams): ConfirmOptions {
 export function confirmPaymentIntent(ctx: OperationContext, id: string, params: FormParams): StripeObject {
   assertKnownParams(params, new Set(CONFIRM_PARAMS));
   const pi = findPaymentIntent(ctx, id);
-  const given = readPaymentMethod(params);
+  const given = readPaymentMethod(ctx, params);
+  if (given !== undefined) assertSavedCardOwner(given, pi.customer ?? null);
   if (pi.status !== 'requires_payment_method' && pi.status !== 'requires_confirmation') {
     throw unexpectedState(ctx, pi, 'confirm', ['requires_payment_method', 'requires_confirmation']);
   }
-  const paymentMethod = given ?? (pi.paymentMethod === null ? undefined : testPaymentMethod(pi.paymentMethod));
+  const paymentMethod = given ?? heldPaymentMethod(pi);
   if (paymentMethod === undefined) throw invalidParam('payment_method', 'You cannot confirm this PaymentIntent because it is missing a payment method.', 'payment_intent_unexpected_state');
   const captureMethod = readEnum(params, 'capture_method', CAPTURE_METHODS);
   if (captureMethod !== undefined) pi.captureMethod = captureMethod;
@@ -105,8 +114,10 @@ export function confirmPaymentIntent(ctx: OperationContext, id: string, params: 
  * card that needs customer authentication leaves it requires_action, or, with
  * error_on_requires_action, fails it like a decline (`authentication_required`) before any charge.
  */
-function authorize(ctx: OperationContext, pi: PaymentIntentRecord, pm: TestPaymentMethod, opts: ConfirmOptions): void {
-  pi.paymentMethod = pm.id;
+function authorize(ctx: OperationContext, pi: PaymentIntentRecord, chosen: ChosenPaymentMethod, opts: ConfirmOptions): void {
+  const pm = chosen.card;
+  pi.paymentMethod = chosen.id;
+  pi.card = pm.id;
   if (pm.behaviour.kind === 'authenticate' || opts.forceAuthentication) return requireAction(ctx, pi, opts);
   charge(ctx, pi, pm, pm.behaviour);
 }
@@ -125,7 +136,8 @@ function charge(ctx: OperationContext, pi: PaymentIntentRecord, pm: TestPaymentM
     paymentIntent: pi.id,
     amount: pi.amount,
     currency: pi.currency,
-    card: pm,
+    // A saved card keeps its own id on the charge; its card is the test card's.
+    card: { ...pm, id: pi.paymentMethod ?? pm.id },
     status: failure === null ? 'succeeded' : 'failed',
     failure,
     metadata: { ...pi.metadata },
@@ -268,7 +280,7 @@ export function completeAuthentication(ctx: OperationContext, id: string, token:
   pi.authentication = { askedAt: pi.authentication?.askedAt ?? ctx.now, completedAt: ctx.now, outcome: completed ? 'completed' : 'failed' };
   pi.nextAction = null;
   pi.authenticationToken = null;
-  const pm = pi.paymentMethod === null ? undefined : testPaymentMethod(pi.paymentMethod);
+  const pm = heldPaymentMethod(pi)?.card;
   let succeeded = completed && pm !== undefined;
   if (succeeded) {
     try {
@@ -324,12 +336,19 @@ export function findPaymentIntent(ctx: OperationContext, id: string): PaymentInt
   return pi;
 }
 
-function readPaymentMethod(params: FormParams): TestPaymentMethod | undefined {
+function readPaymentMethod(ctx: OperationContext, params: FormParams): ChosenPaymentMethod | undefined {
   const id = readString(params, 'payment_method');
   if (id === undefined) return undefined;
-  const pm = testPaymentMethod(id);
+  const pm = findPaymentMethod(ctx, id);
   if (pm === undefined) throw resourceMissing('PaymentMethod', id, 'payment_method');
   return pm;
+}
+
+/** The PaymentMethod a PaymentIntent already holds, with the card it charges. */
+function heldPaymentMethod(pi: PaymentIntentRecord): ChosenPaymentMethod | undefined {
+  if (pi.paymentMethod === null) return undefined;
+  const card = testPaymentMethod(pi.card ?? pi.paymentMethod);
+  return card === undefined ? undefined : { id: pi.paymentMethod, card, customer: pi.customer ?? null };
 }
 
 function unexpectedState(ctx: OperationContext, pi: PaymentIntentRecord, action: string, allowed: readonly string[]): StripeRequestFailure {

@@ -2,7 +2,9 @@
 
 import type { FaultOp } from '../shared/control.ts';
 import { listBalanceTransactions, listEvents, retrieveBalanceTransaction } from './balance.ts';
+import type { StripeLoadKind } from './aggregates.ts';
 import type { OperationContext } from './context.ts';
+import { attachPaymentMethod, createCustomer } from './customers.ts';
 import type { FormParams } from './form-encoding.ts';
 import type { StripeObject } from './objects.ts';
 import {
@@ -15,7 +17,7 @@ export interface StripeRoute {
   readonly method: 'GET' | 'POST';
   readonly pattern: RegExp;
   /** What the request reads from the sandbox database (aggregates.ts loadSpecOf). */
-  readonly loads: 'create' | 'list' | 'payment_intent' | 'child' | 'balance' | 'events';
+  readonly loads: StripeLoadKind;
   faultOp(params: FormParams): FaultOp | null;
   run(ctx: OperationContext, id: string, params: FormParams): StripeObject;
 }
@@ -47,6 +49,8 @@ export const STRIPE_ROUTES: readonly StripeRoute[] = [
   { method: 'GET', pattern: /^\/v1\/balance_transactions$/, loads: 'balance', faultOp: none, run: (ctx, _id, params) => listBalanceTransactions(ctx, params) },
   { method: 'GET', pattern: new RegExp(`^/v1/balance_transactions/${ID}$`), loads: 'child', faultOp: none, run: retrieveBalanceTransaction },
   { method: 'GET', pattern: /^\/v1\/events$/, loads: 'events', faultOp: none, run: (ctx, _id, params) => listEvents(ctx, params) },
+  { method: 'POST', pattern: /^\/v1\/customers$/, loads: 'customer_create', faultOp: none, run: (ctx, _id, params) => createCustomer(ctx, params) },
+  { method: 'POST', pattern: new RegExp(`^/v1/payment_methods/${ID}/attach$`), loads: 'attach', faultOp: none, run: attachPaymentMethod },
 ];
 
 export function matchStripeRoute(method: string, path: string): { route: StripeRoute; id: string } | null {

@@ -39,6 +39,10 @@ export interface PaymentIntentRecord {
   nextAction?: NextActionRecord | null;
   /** The hosted authentication page's token (part of its URL; never the client secret). */
   authenticationToken?: string | null;
+  /** The Customer given at creation (absent in documents written before customers existed). */
+  customer?: string | null;
+  /** The test PaymentMethod whose card a saved PaymentMethod holds (absent: paymentMethod is one). */
+  card?: string | null;
   /** The provider's own record of customer authentication (epoch seconds), absent when it never asked. */
   authentication?: { askedAt: number; completedAt: number | null; outcome: 'completed' | 'failed' | null };
 }
@@ -67,6 +71,22 @@ export interface ChargeRecord {
   captureCount: number;
   disputed: boolean;
   readonly refunds: string[];
+}
+
+export interface CustomerRecord {
+  readonly id: string;
+  readonly created: number;
+  readonly email: string | null;
+  readonly metadata: Record<string, string>;
+}
+
+/** A PaymentMethod attached to a Customer: a copy of a test PaymentMethod's card under a new id, as live makes it. */
+export interface SavedPaymentMethodRecord {
+  readonly id: string;
+  readonly created: number;
+  readonly customer: string;
+  /** The test PaymentMethod (pm_card_…) whose card and behaviour it has. */
+  readonly card: string;
 }
 
 export type RefundStatus = 'pending' | 'succeeded' | 'failed' | 'canceled';
@@ -125,6 +145,8 @@ export class StripeSandboxState {
   readonly refunds = new Map<string, RefundRecord>();
   readonly disputes = new Map<string, DisputeRecord>();
   readonly balanceTransactions = new Map<string, BalanceTransactionRecord>();
+  readonly customers = new Map<string, CustomerRecord>();
+  readonly savedPaymentMethods = new Map<string, SavedPaymentMethodRecord>();
   /** Loaded only for GET /v1/events, newest first. */
   events: readonly LoggedEvent[] = [];
 

@@ -135,6 +135,19 @@ describe('voids and expiry', () => {
     expect(s.state).toBe('voided');
   });
 
+  it('a void joins a void in flight; a void of a voided payment is refused naming the state, as a capture of a captured one is', () => {
+    const s = authorizedSim();
+    s.apply({ type: 'void_requested' });
+    expect(s.apply({ type: 'void_requested' })).toMatchObject({ kind: 'noop' });
+    s.apply({ type: 'call_result', ref: { op: 'void' }, outcome: approved(0) });
+    expect(s.apply({ type: 'void_requested' })).toMatchObject({ kind: 'illegal', code: 'invalid_state', reason: 'cannot void a payment that is voided' });
+    const c = authorizedSim();
+    capture(c, 'cap_1', 1000);
+    captureResult(c, 'cap_1', approved(1000));
+    expect(c.state).toBe('captured');
+    expect(capture(c, 'cap_2', 1)).toMatchObject({ kind: 'illegal', code: 'invalid_state', reason: 'cannot capture a payment that is captured' });
+  });
+
   it('a refused void returns to authorized; an unknown void is retried then reviewed', () => {
     const s = authorizedSim();
     s.apply({ type: 'void_requested' });

@@ -79,7 +79,30 @@ describe('select', () => {
     expect(select(s, { ...facts, currency: 'MGA', amount: 1550 }).decision).toMatchObject({ candidates: ['adyen_eu'], skipped: [{ connector: 'stripe_eu' }] });
     expect(select(s, { ...facts, currency: 'KWD', amount: 12345 }).decision.candidates).toEqual(['adyen_eu']); // Stripe wants the last KWD digit 0
     const vipOnly = select(s, { ...facts, currency: 'CVE', amount: 12345, merchantId: 'mer_vip', metadata: { tier: 'gold' } });
-    expect(vipOnly).toMatchObject({ ok: false, code: 'no_candidate', decision: { rule: 'vip', candidates: [], skipped: [{ connector: 'adyen_eu' }] } });
+    // No candidate can take the amount: the request's fault, named on `amount` (issue 43).
+    expect(vipOnly).toMatchObject({ ok: false, code: 'amount_not_accepted', field: 'amount', decision: { rule: 'vip', candidates: [], skipped: [{ connector: 'adyen_eu' }] } });
+  });
+
+  it("skips a Stripe account above Stripe's maximum (8 digits), fails over to Adyen (no documented maximum), and refuses on `amount` when none is left", () => {
+    const s = snapshot();
+    const big = select(s, { ...facts, amount: 100_000_000, currency: 'CHF' });
+    expect(big.decision.candidates).toEqual(['adyen_eu']);
+    expect(big.decision.skipped).toEqual([{ connector: 'stripe_eu', reason: expect.stringContaining("above the provider's maximum") as unknown }]);
+    expect(select(s, { ...facts, amount: 99_999_999, currency: 'CHF' }).decision.candidates).toEqual(['stripe_eu', 'adyen_eu']);
+    const stripeOnly = snapshot(BASE.replace('default: { priority: [stripe_eu, adyen_eu] }', 'default: { priority: [stripe_eu] }'));
+    const none = select(stripeOnly, { ...facts, amount: 100_000_000, currency: 'CHF' });
+    expect(none).toMatchObject({ ok: false, code: 'amount_not_accepted', field: 'amount', message: expect.stringContaining("stripe_eu: 100000000 CHF is above the provider's maximum") as unknown });
+  });
+
+  it('tokens naming only accounts the config does not have: refused on payment_method.tokens, naming them', () => {
+    const s = snapshot();
+    const r = select(s, { paymentId: 'p', amount: 1, currency: 'EUR', merchantId: 'm', tokens: { stripe_us: 'pm_1', adyen_us: 'x' } });
+    expect(r).toMatchObject({ ok: false, code: 'tokens_name_no_account', field: 'payment_method.tokens' });
+    expect(!r.ok && r.message).toBe('tokens name no configured connector account (stripe_us, adyen_us); configured: adyen_eu, stripe_eu, stripe_live');
+    // One configured account among them is enough: the unknown ones are ignored, routing decides.
+    expect(select(s, { paymentId: 'p', amount: 1, currency: 'EUR', merchantId: 'm', tokens: { stripe_us: 'pm_1', stripe_eu: 'pm_2' } })).toMatchObject({ ok: true, decision: { candidates: ['stripe_eu'] } });
+    // A configured account that is no candidate of the rule is a routing outcome, not the request's fault.
+    expect(select(s, { paymentId: 'p', amount: 1, currency: 'GBP', merchantId: 'm', tokens: { adyen_eu: 'x' } })).toMatchObject({ ok: false, code: 'no_candidate', field: null });
   });
 
   it('refuses a test card when a candidate is live', () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { TEST_CARD_SCENARIOS, testCardNumber } from '../../../../src/connectors/test-cards.ts';
 import {
   authorizeCreateParams, captureParams, fromStripeAmount, integrityProblem, paymentIntentCreateParams, reconciliationRecord, refundParams,
-  resolvePaymentMethod, stripeTestPaymentMethod, toStripeAmount,
+  resolvePaymentMethod, stripeTestPaymentMethod, stripeTokenProblem, toStripeAmount,
 } from '../../../../src/connectors/stripe/transformers.ts';
 import { pi } from './fixtures.ts';
 
@@ -67,26 +67,42 @@ describe('test cards', () => {
 });
 
 describe('request params', () => {
+  const VISA = { paymentMethod: 'pm_card_visa' };
   const req = {
     paymentId: 'pay_1', attemptId: 'att_1', amount: 1000, currency: 'EUR', captureMethod: 'manual' as const,
     paymentMethod: { testCard: '4242424242424242' }, idempotencyKey: 'pay_1:prepare:1',
   };
 
   it('prepares without confirming, names the payment and attempt, and asks for multicapture on manual capture', () => {
-    const p = paymentIntentCreateParams(req, { amount: 1000, currency: 'eur' }, 'pm_card_visa');
+    const p = paymentIntentCreateParams(req, { amount: 1000, currency: 'eur' }, VISA);
     expect(p).toMatchObject({
       amount: 1000, currency: 'eur', confirm: false, capture_method: 'manual', payment_method: 'pm_card_visa',
       allowed_payment_method_types: ['card'], metadata: { payment_id: 'pay_1', attempt_id: 'att_1' },
       payment_method_options: { card: { request_multicapture: 'if_available' } },
     });
-    expect(paymentIntentCreateParams({ ...req, captureMethod: 'automatic' }, { amount: 1000, currency: 'eur' }, 'pm_card_visa').payment_method_options).toBeUndefined();
+    expect(paymentIntentCreateParams({ ...req, captureMethod: 'automatic' }, { amount: 1000, currency: 'eur' }, VISA).payment_method_options).toBeUndefined();
   });
 
   it('authorizes in one call: the same create, confirmed, and failing instead of waiting for customer authentication', () => {
-    const p = authorizeCreateParams(req, { amount: 1000, currency: 'eur' }, 'pm_card_visa');
-    expect(p).toEqual({ ...paymentIntentCreateParams(req, { amount: 1000, currency: 'eur' }, 'pm_card_visa'), confirm: true, error_on_requires_action: true });
+    const p = authorizeCreateParams(req, { amount: 1000, currency: 'eur' }, VISA);
+    expect(p).toEqual({ ...paymentIntentCreateParams(req, { amount: 1000, currency: 'eur' }, VISA), confirm: true, error_on_requires_action: true });
     // Deterministic: a same-key resend is the same request (anything else is Stripe's idempotency_error).
-    expect(authorizeCreateParams(req, { amount: 1000, currency: 'eur' }, 'pm_card_visa')).toEqual(p);
+    expect(authorizeCreateParams(req, { amount: 1000, currency: 'eur' }, VISA)).toEqual(p);
+  });
+
+  it('a saved card goes with its Customer: {payment_method, customer} sends customer; a bare PaymentMethod sends none', () => {
+    const saved = resolvePaymentMethod({ token: { payment_method: 'pm_1Saved', customer: 'cus_1' } }, false);
+    expect(saved).toEqual({ ok: true, paymentMethod: 'pm_1Saved', customer: 'cus_1' });
+    expect(authorizeCreateParams(req, { amount: 1000, currency: 'eur' }, saved as { paymentMethod: string; customer: string })).toMatchObject({ payment_method: 'pm_1Saved', customer: 'cus_1', confirm: true });
+    expect(authorizeCreateParams(req, { amount: 1000, currency: 'eur' }, VISA)).not.toHaveProperty('customer');
+  });
+
+  it("refuses a token without payment_method, or with Adyen's fields, before sending (local validation)", () => {
+    expect(stripeTokenProblem('pm_1')).toBeNull();
+    expect(stripeTokenProblem({ payment_method: 'pm_1' })).toBeNull();
+    expect(stripeTokenProblem({ customer: 'cus_1' })).toContain('needs payment_method');
+    expect(stripeTokenProblem({ stored_payment_method_id: 'x', shopper_reference: 'shopper-1' })).toContain('not Adyen');
+    expect(resolvePaymentMethod({ token: { customer: 'cus_1' } }, true)).toMatchObject({ ok: false, outcome: { kind: 'not_sent', reason: 'local_validation' } });
   });
 
   it('sends final_capture only when false', () => {
