@@ -105,8 +105,8 @@ export function modificationRoutes(ctx: ApiContext): Router {
     const r = await requestVoid(ctx.rt, merchantId, p.id);
     if (r.kind === 'illegal') throw refusal(r);
     const { payment, resource } = await settle(merchantId, p.id, (x) => x.state !== 'voiding');
-    // Back to authorized: this void failed (the core records why in the void operation).
-    if (payment.state === 'authorized') throw failureProblem('void', p.id, payment.voidOp?.failure ?? UNRECORDED('void'));
+    // Back where it was voided from (authorized, or requires_action): this void failed (the core records why in the void operation).
+    if (payment.state === 'authorized' || payment.state === 'requires_action') throw failureProblem('void', p.id, payment.voidOp?.failure ?? UNRECORDED('void'));
     return { status: payment.state === 'voided' ? 200 : 202, body: resource };
   }));
 

@@ -228,6 +228,12 @@ export interface VoidOperation {
   readonly requestedAt?: string;
   /** Why this void did not happen (absent while it is in flight, when it succeeded, and on voids recorded before it was kept). */
   readonly failure?: OperationFailure;
+  /**
+   * requires_action: the void cancels the attempt the customer is authenticating on (`attemptId`),
+   * and a refused cancel returns the payment there, never to authorized. Absent: a void of the authorization.
+   */
+  readonly from?: 'requires_action';
+  readonly attemptId?: string;
 }
 
 export interface RoutingDecision {
