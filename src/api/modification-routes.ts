@@ -34,6 +34,8 @@ export function refusal(r: Extract<TransitionResult, { kind: 'illegal' }>): ApiP
       return new ApiProblem(r.code, r.reason, [{ path: 'amount', message: r.reason }]);
     case 'invalid_amount':
       return new ApiProblem('validation_error', r.reason, [{ path: 'amount', message: r.reason }]);
+    case 'multicapture_unsupported':
+      return new ApiProblem('multicapture_unsupported', r.reason, [{ path: 'final', message: r.reason }]);
   }
 }
 

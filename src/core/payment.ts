@@ -234,6 +234,13 @@ export interface VoidOperation {
    */
   readonly from?: 'requires_action';
   readonly attemptId?: string;
+  /**
+   * Set on the cancel of the uncaptured remainder after a final partial capture, where the provider
+   * keeps it authorized (Adyen with multiple partial captures): the amount it releases.
+   */
+  readonly remainder?: number;
+  /** The provider confirmed the remainder's cancel (Adyen CANCELLATION success): `remainder` is released. */
+  readonly released?: boolean;
 }
 
 export interface RoutingDecision {

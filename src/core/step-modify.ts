@@ -8,6 +8,8 @@ import type { Draft, StepResult } from './draft.ts';
 import type { Attempt, Capture, OperationFailure, Refund, VoidOperation } from './payment.ts';
 import type { CallOutcome, Declined, NotSent } from './outcome.ts';
 import { emitLookup, isAlreadyDone } from './lookup-effect.ts';
+import { remainderNote } from './capture-amounts.ts';
+import { onRemainderCancelOutcome, startRemainderCancel } from './step-remainder.ts';
 
 export function authorizedAttempt(d: Draft): Attempt | undefined {
   return d.attempts.find((a) => a.status === 'authorized');
@@ -48,15 +50,18 @@ export function requestCapture(d: Draft, captureId: string, amount: number, fina
   if (d.captures.some((c) => c.id === captureId)) return noop('capture already requested');
   const attempt = authorizedAttempt(d);
   const capturable = d.p.state === 'authorized' || (d.p.state === 'captured' && d.p.captureOpen);
-  if (!capturable || attempt === undefined) return illegal('invalid_state', `cannot capture a payment that is ${d.p.state}`);
+  if (!capturable || attempt === undefined) return illegal('invalid_state', `cannot capture a payment that is ${d.p.state}${remainderNote({ ...d.p, captures: d.captures })}`);
   if (!Number.isSafeInteger(amount) || amount < 1) return illegal('invalid_amount', `capture amount ${amount} must be a positive integer`);
   const remaining = d.p.amountAuthorized - d.p.amountCaptured - capturesInFlight(d);
   if (amount > remaining) return illegal('amount_exceeds_authorized', `capture of ${amount} exceeds the ${remaining} ${d.p.currency} still capturable`);
   const policy = d.policy(attempt.connector);
   if (amount < remaining && !policy.capabilities.partialCapture) return illegal('not_supported', `${attempt.connector} does not support partial capture`);
+  // Never a silent final capture: without multicapture the provider would release the rest.
+  if (!final && !policy.capabilities.multicapture) {
+    return illegal('multicapture_unsupported', `${attempt.connector} keeps nothing open after a capture (multiple partial captures are not enabled for this account): capture with final: true, or enable multicapture on ${attempt.connector}`);
+  }
   const no = d.captures.length + 1;
-  // Without multicapture the provider releases the remainder: the capture is final whatever was asked.
-  const isFinal = final || !policy.capabilities.multicapture;
+  const isFinal = final;
   const capture: Capture = {
     id: captureId,
     no,
@@ -99,6 +104,8 @@ function captureSucceeded(d: Draft, c: Capture, attempt: Attempt, providerRef: s
   d.p.captureOpen = !c.final && d.p.amountCaptured < d.p.amountAuthorized;
   d.emit({ type: 'ledger', posting: 'capture', amount: c.amount, currency: d.p.currency, connector: attempt.connector, captureId: c.id, attemptId: attempt.id });
   d.event('payment.captured', { captureId: c.id });
+  const remainder = d.p.amountAuthorized - d.p.amountCaptured;
+  if (c.final && remainder > 0 && d.policy(attempt.connector).capabilities.finalCaptureLeavesRemainder === true) startRemainderCancel(d, attempt, remainder);
   if (capturesInFlight(d) > 0) return;
   if (d.p.state === 'captured' || isLegalEdge(d.p.state, 'captured')) return d.setState('captured', `capture ${c.no} confirmed`);
   // Confirmed after an operator resolved the payment (failed, voided, with an override): the money
@@ -304,6 +311,11 @@ function voidRefused(d: Draft, v: VoidOperation, failure: OperationFailure, why:
 }
 
 export function onVoidOutcome(d: Draft, o: CallOutcome, n?: number): StepResult | null {
+  const remainderCancel = d.p.voidOp?.remainder === undefined ? null : d.p.voidOp;
+  if (remainderCancel !== null) {
+    const kept = authorizedAttempt(d);
+    return kept === undefined ? noop('remainder cancel answer without an authorized attempt') : onRemainderCancelOutcome(d, remainderCancel, kept, o, n);
+  }
   // A void parked for review still takes the provider's final word.
   const reviewing = d.p.state === 'needs_review' && d.p.voidOp !== null;
   if (d.p.state !== 'voiding' && !reviewing) return noop(`void answer while ${d.p.state}`);

@@ -95,6 +95,11 @@ export const paymentResource = z
     amount_authorized: amount,
     amount_captured: amount,
     amount_refunded: amount,
+    amount_capturable: amount.meta({ description: 'What a capture may still take now: the uncaptured authorization while the payment is authorized (or captured with final: false), else 0.' }),
+    amount_released: amount.meta({
+      description: 'What of the authorization was given back uncaptured: all of it once voided; after a final partial capture the remainder, '
+        + 'once the provider confirmed its release (Adyen with multiple partial captures: the CANCELLATION of the remainder).',
+    }),
     capture_method: z.enum(['manual', 'automatic']),
     reference: z.string(),
     metadata: z.record(z.string(), z.string()),

@@ -1,6 +1,7 @@
 // Domain -> wire: the only place that knows the JSON field names of the payment, capture and
 // refund resources. The API answers with these and the merchant events embed the same objects.
 
+import { amountCapturable, amountReleased } from '../core/capture-amounts.ts';
 import type { Attempt, Capture, Payment, Refund } from '../core/payment.ts';
 import type { AttemptResource, CaptureResource, PaymentResource, RefundResource } from './schemas.ts';
 
@@ -53,6 +54,7 @@ export function paymentResource(p: Payment, updatedAt: string): PaymentResource 
   return {
     id: p.id, object: 'payment', status: p.state, amount: p.amount, currency: p.currency,
     amount_authorized: p.amountAuthorized, amount_captured: p.amountCaptured, amount_refunded: p.amountRefunded,
+    amount_capturable: amountCapturable(p), amount_released: amountReleased(p),
     capture_method: p.captureMethod, reference: p.reference, metadata: { ...p.metadata },
     connector: holding?.connector ?? p.attempts[p.attempts.length - 1]?.connector ?? null,
     attempts: p.attempts.map((a) => attemptResource(p, a)),
