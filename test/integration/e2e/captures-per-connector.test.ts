@@ -5,6 +5,7 @@
 // - Adyen with `multicapture: true`: final: false leaves the rest capturable; a final partial capture
 //   is the capture followed by a /cancels of the remainder, released only on its CANCELLATION.
 // - Stripe (multicapture on the charge): final: false leaves the rest open; a final capture releases it.
+// - Automatic capture: the capture is listed and the attempt says captured.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { paymentResource, problemResource } from '../../../src/api/resource-schemas.ts';
 import type { SandboxControl } from '../../../src/sandboxes/shared/control.ts';
@@ -132,5 +133,15 @@ describe('Stripe (multicapture on the charge)', () => {
     expect(paymentResource.parse(first.json)).toMatchObject({ amount_captured: 300, amount_capturable: 700, amount_released: 0 });
     const last = await capture(p.id, { amount: 200 });
     expect(paymentResource.parse(last.json)).toMatchObject({ status: 'captured', amount_captured: 500, amount_capturable: 0, amount_released: 500 });
+  });
+});
+
+describe.each(['stripe_b', 'adyen_a'])('automatic capture (%s)', (psp) => {
+  it('lists the capture made with the approval, and the attempt says captured', async () => {
+    const p = await authorized(psp, 'automatic');
+    expect(p).toMatchObject({ status: 'captured', amount_captured: 1000, amount_capturable: 0 });
+    expect(p.attempts[0]!.status).toBe('captured');
+    expect(p.captures).toEqual([expect.objectContaining({ object: 'capture', amount: 1000, final: true, status: 'succeeded', provider_reference: p.attempts[0]!.provider_reference })]);
+    expect((await getPayment(p.id)).captures[0]!.id).toBe(p.captures[0]!.id);
   });
 });
