@@ -34,6 +34,8 @@ export function refusal(r: Extract<TransitionResult, { kind: 'illegal' }>): ApiP
       return new ApiProblem(r.code, r.reason, [{ path: 'amount', message: r.reason }]);
     case 'invalid_amount':
       return new ApiProblem('validation_error', r.reason, [{ path: 'amount', message: r.reason }]);
+    case 'multicapture_unsupported':
+      return new ApiProblem('multicapture_unsupported', r.reason, [{ path: 'final', message: r.reason }]);
   }
 }
 
@@ -105,8 +107,8 @@ export function modificationRoutes(ctx: ApiContext): Router {
     const r = await requestVoid(ctx.rt, merchantId, p.id);
     if (r.kind === 'illegal') throw refusal(r);
     const { payment, resource } = await settle(merchantId, p.id, (x) => x.state !== 'voiding');
-    // Back to authorized: this void failed (the core records why in the void operation).
-    if (payment.state === 'authorized') throw failureProblem('void', p.id, payment.voidOp?.failure ?? UNRECORDED('void'));
+    // Back where it was voided from (authorized, or requires_action): this void failed (the core records why in the void operation).
+    if (payment.state === 'authorized' || payment.state === 'requires_action') throw failureProblem('void', p.id, payment.voidOp?.failure ?? UNRECORDED('void'));
     return { status: payment.state === 'voided' ? 200 : 202, body: resource };
   }));
 

@@ -16,6 +16,7 @@ export const PROBLEMS = {
   idempotency_key_reused: { status: 422, title: 'Idempotency-Key reused with another request' },
   amount_exceeds_authorized: { status: 422, title: 'Amount exceeds what remains authorized' },
   amount_exceeds_captured: { status: 422, title: 'Amount exceeds what remains captured' },
+  multicapture_unsupported: { status: 422, title: 'The routed connector keeps nothing open after a capture: final: false is refused' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   capture_declined: { status: 402, title: 'The provider declined the capture' },
   refund_declined: { status: 402, title: 'The provider declined the refund' },

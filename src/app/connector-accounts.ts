@@ -59,7 +59,7 @@ export function accountConfig(config: SwitchyardConfig, account: YamlAccount, en
         settings: {
           apiKey: account.api_key, merchantAccount: account.merchant_account, hmacKeys: account.hmac_keys,
           webhookUsername: account.basic_auth.username, webhookPassword: account.basic_auth.password,
-          environment: sandbox ? 'TEST' : 'LIVE', timeoutMs: account.timeout_ms,
+          environment: sandbox ? 'TEST' : 'LIVE', timeoutMs: account.timeout_ms, multicapture: account.multicapture,
           ...(sandbox ? { baseUrl: `https://${endpoint.host}:${endpoint.port}` } : {}),
           ...(account.live_endpoint_url_prefix === undefined ? {} : { liveEndpointUrlPrefix: account.live_endpoint_url_prefix }),
           ...(account.report_time_zone === undefined ? {} : { reportTimeZone: account.report_time_zone }),
@@ -138,7 +138,7 @@ async function startInProcessSandbox(database: SandboxDatabase, name: string, ac
     }
     case 'adyen': {
       const sb = await startAdyenSandbox({
-        database, account: name, apiKey: account.api_key, merchantAccount: account.merchant_account, port: 0,
+        database, account: name, apiKey: account.api_key, merchantAccount: account.merchant_account, port: 0, multicapture: account.multicapture,
         ...(account.report_time_zone === undefined ? {} : { reportTimeZone: account.report_time_zone }),
         certificateDirectory: account.certificate_dir ?? join(dataDir, `${name}-tls`),
         ...(webhookUrl === undefined ? {} : { webhook: { url: webhookUrl, hmacKey: account.hmac_keys[0]!, username: account.basic_auth.username, password: account.basic_auth.password } }),

@@ -52,7 +52,7 @@ export async function runSandboxes(config: SwitchyardConfig, opts: SandboxRunner
         case 'adyen':
           sandboxes.push(
             await startAdyenSandbox({
-              database, account: name, apiKey: account.api_key, merchantAccount: account.merchant_account, host, port,
+              database, account: name, apiKey: account.api_key, merchantAccount: account.merchant_account, host, port, multicapture: account.multicapture,
               ...(account.report_time_zone === undefined ? {} : { reportTimeZone: account.report_time_zone }),
               certificateDirectory: account.certificate_dir ?? join(opts.dataDir ?? DEFAULT_DATA_DIR, `${name}-tls`),
               webhook: { url: webhookUrl, hmacKey: account.hmac_keys[0]!, username: account.basic_auth.username, password: account.basic_auth.password },

@@ -41,8 +41,13 @@ export function isCallStillWanted(p: Payment, e: ProviderCallEffect): Wanted {
       const r = p.refunds.find((x) => x.id === e.refundId);
       return r !== undefined && (r.status === 'requested' || r.status === 'pending') ? YES : no(`refund is ${r?.status ?? 'missing'}`);
     }
-    case 'void':
-      return p.state === 'voiding' && p.voidOp?.providerKey === e.providerKey ? YES : no(`payment is ${p.state}`);
+    case 'void': {
+      const v = p.voidOp;
+      if (v === null || v.providerKey !== e.providerKey) return no(`payment is ${p.state}, current void ${v?.providerKey ?? 'none'}`);
+      // The cancel of the remainder after a final partial capture: the payment stays captured while it is open.
+      if (v.remainder !== undefined) return v.released !== true && v.failure === undefined ? YES : no(`the remainder's cancel is ${v.released === true ? 'confirmed' : 'failed'}`);
+      return p.state === 'voiding' ? YES : no(`payment is ${p.state}`);
+    }
     case 'lookup':
       return lookupWanted(p, e);
   }

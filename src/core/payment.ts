@@ -234,6 +234,19 @@ export interface VoidOperation {
   readonly requestedAt?: string;
   /** Why this void did not happen (absent while it is in flight, when it succeeded, and on voids recorded before it was kept). */
   readonly failure?: OperationFailure;
+  /**
+   * requires_action: the void cancels the attempt the customer is authenticating on (`attemptId`),
+   * and a refused cancel returns the payment there, never to authorized. Absent: a void of the authorization.
+   */
+  readonly from?: 'requires_action';
+  readonly attemptId?: string;
+  /**
+   * Set on the cancel of the uncaptured remainder after a final partial capture, where the provider
+   * keeps it authorized (Adyen with multiple partial captures): the amount it releases.
+   */
+  readonly remainder?: number;
+  /** The provider confirmed the remainder's cancel (Adyen CANCELLATION success): `remainder` is released. */
+  readonly released?: boolean;
 }
 
 export interface RoutingDecision {

@@ -4,6 +4,11 @@ export interface ConnectorCapabilities {
   readonly manualCapture: boolean;
   readonly partialCapture: boolean;
   readonly multicapture: boolean;
+  /**
+   * A final partial capture leaves the uncaptured remainder authorized (Adyen with multiple partial
+   * captures): the gateway cancels it after the capture. Absent: the final capture releases it (Stripe).
+   */
+  readonly finalCaptureLeavesRemainder?: boolean;
   readonly partialRefund: boolean;
   readonly queryByReference: boolean;
   /**

@@ -46,8 +46,9 @@ export const LEGAL_EDGES: Readonly<Record<PaymentState, readonly PaymentState[]>
   // authorizing: the customer came back and the resume call is in flight (or a step-up / failover after proof);
   // failed: the attempt was cancelled (confirmed) after the customer abandoned the page.
   // authorized|captured|declined: the provider's word arrived by webhook while the customer was away;
-  // needs_review: the cancel after abandonment was refused or stayed unconfirmed.
-  requires_action: ['authorizing', 'authorized', 'captured', 'declined', 'failed', 'needs_review'],
+  // needs_review: the cancel after abandonment was refused or stayed unconfirmed;
+  // voiding: the merchant voids the payment while the customer is (or may be) at the page.
+  requires_action: ['authorizing', 'authorized', 'captured', 'declined', 'failed', 'needs_review', 'voiding'],
   // needs_review: the release of another attempt's unwanted approval failed past its bound.
   authorized: ['capturing', 'voiding', 'expired', 'needs_review'],
   // authorized: the capture was refused before anything was captured; captured: confirmed.
@@ -56,7 +57,8 @@ export const LEGAL_EDGES: Readonly<Record<PaymentState, readonly PaymentState[]>
   // failed / needs_review: a capture rejected by the scheme after success (reversal edges).
   captured: ['capturing', 'failed', 'needs_review'],
   // authorized: the void was refused or never sent; the authorization still stands.
-  voiding: ['voided', 'authorized', 'needs_review'],
+  // requires_action: the cancel of an attempt awaiting the customer was refused (the customer may still finish).
+  voiding: ['voided', 'authorized', 'requires_action', 'needs_review'],
   // needs_review (all four): the release of an unwanted approval failed past its bound (reversal edges).
   voided: ['needs_review'],
   declined: ['needs_review'],

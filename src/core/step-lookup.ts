@@ -16,7 +16,7 @@ import { emitLookup } from './lookup-effect.ts';
 import type { CallOutcome, NotSent } from './outcome.ts';
 import type { Attempt } from './payment.ts';
 import { releaseRefundId } from './payment.ts';
-import { authorizedAttempt, captureFailed, captureUnresolved, notSentFailure, onCaptureOutcome, onRefundOutcome, onVoidOutcome, refundFailed, refundUnresolved, voidUnresolved } from './step-modify.ts';
+import { authorizedAttempt, captureFailed, captureUnresolved, notSentFailure, onCaptureOutcome, onRefundOutcome, onVoidOutcome, refundFailed, refundUnresolved, voidTarget, voidUnresolved } from './step-modify.ts';
 import { onReleaseOutcome } from './step-release.ts';
 
 const conclusive = (o: CallOutcome): boolean => o.kind === 'succeeded' || o.kind === 'declined' || o.kind === 'pending';
@@ -62,7 +62,7 @@ export function onLookupOutcome(d: Draft, about: LookupSubject, n: number, o: Ca
     }
     case 'void': {
       const v = d.p.voidOp;
-      const attempt = authorizedAttempt(d);
+      const attempt = v === null ? undefined : voidTarget(d, v);
       const open = d.p.state === 'voiding' || (d.p.state === 'needs_review' && v !== null);
       if (v === null || v.providerKey !== about.key || attempt === undefined || !open) return noop(`lookup of void ${about.key}: payment ${d.p.state}, current void ${v?.providerKey ?? 'none'}`);
       if (conclusive(o)) return onVoidOutcome(d, o);

@@ -5,9 +5,11 @@ import { breakerRetryAt, isBreakerRefusal, operationLifetimeEnd } from './breake
 import { illegal, noop } from './draft.ts';
 import { isLegalEdge } from './states.ts';
 import type { Draft, StepResult } from './draft.ts';
-import type { Attempt, Capture, OperationFailure, Refund } from './payment.ts';
+import type { Attempt, Capture, OperationFailure, Refund, VoidOperation } from './payment.ts';
 import type { CallOutcome, Declined, NotSent } from './outcome.ts';
 import { emitLookup, isAlreadyDone } from './lookup-effect.ts';
+import { remainderNote } from './capture-amounts.ts';
+import { onRemainderCancelOutcome, startRemainderCancel } from './step-remainder.ts';
 
 export function authorizedAttempt(d: Draft): Attempt | undefined {
   return d.attempts.find((a) => a.status === 'authorized');
@@ -48,15 +50,18 @@ export function requestCapture(d: Draft, captureId: string, amount: number, fina
   if (d.captures.some((c) => c.id === captureId)) return noop('capture already requested');
   const attempt = authorizedAttempt(d);
   const capturable = d.p.state === 'authorized' || (d.p.state === 'captured' && d.p.captureOpen);
-  if (!capturable || attempt === undefined) return illegal('invalid_state', `cannot capture a payment that is ${d.p.state}`);
+  if (!capturable || attempt === undefined) return illegal('invalid_state', `cannot capture a payment that is ${d.p.state}${remainderNote({ ...d.p, captures: d.captures })}`);
   if (!Number.isSafeInteger(amount) || amount < 1) return illegal('invalid_amount', `capture amount ${amount} must be a positive integer`);
   const remaining = d.p.amountAuthorized - d.p.amountCaptured - capturesInFlight(d);
   if (amount > remaining) return illegal('amount_exceeds_authorized', `capture of ${amount} exceeds the ${remaining} ${d.p.currency} still capturable`);
   const policy = d.policy(attempt.connector);
   if (amount < remaining && !policy.capabilities.partialCapture) return illegal('not_supported', `${attempt.connector} does not support partial capture`);
+  // Never a silent final capture: without multicapture the provider would release the rest.
+  if (!final && !policy.capabilities.multicapture) {
+    return illegal('multicapture_unsupported', `${attempt.connector} keeps nothing open after a capture (multiple partial captures are not enabled for this account): capture with final: true, or enable multicapture on ${attempt.connector}`);
+  }
   const no = d.captures.length + 1;
-  // Without multicapture the provider releases the remainder: the capture is final whatever was asked.
-  const isFinal = final || !policy.capabilities.multicapture;
+  const isFinal = final;
   const capture: Capture = {
     id: captureId,
     no,
@@ -99,6 +104,8 @@ function captureSucceeded(d: Draft, c: Capture, attempt: Attempt, providerRef: s
   d.p.captureOpen = !c.final && d.p.amountCaptured < d.p.amountAuthorized;
   d.emit({ type: 'ledger', posting: 'capture', amount: c.amount, currency: d.p.currency, connector: attempt.connector, captureId: c.id, attemptId: attempt.id });
   d.event('payment.captured', { captureId: c.id });
+  const remainder = d.p.amountAuthorized - d.p.amountCaptured;
+  if (c.final && remainder > 0 && d.policy(attempt.connector).capabilities.finalCaptureLeavesRemainder === true) startRemainderCancel(d, attempt, remainder);
   if (capturesInFlight(d) > 0) return;
   if (d.p.state === 'captured' || isLegalEdge(d.p.state, 'captured')) return d.setState('captured', `capture ${c.no} confirmed`);
   // Confirmed after an operator resolved the payment (failed, voided, with an override): the money
@@ -244,6 +251,7 @@ export function onAutoCaptureReversed(d: Draft, attemptId: string, amount: numbe
 export function requestVoid(d: Draft): StepResult | null {
   // A void in flight is joined; a finished one is refused like a capture of a captured payment (issue 43).
   if (d.p.state === 'voiding') return noop('payment already voiding');
+  if (d.p.state === 'requires_action') return voidAwaitingCustomer(d);
   const attempt = authorizedAttempt(d);
   if (d.p.state !== 'authorized' || attempt === undefined || d.p.amountCaptured > 0) return illegal('invalid_state', `cannot void a payment that is ${d.p.state}`);
   const policy = d.policy(attempt.connector);
@@ -254,35 +262,79 @@ export function requestVoid(d: Draft): StepResult | null {
   return null;
 }
 
+/**
+ * A void while the customer is at the provider's page cancels that attempt there (Stripe and peers
+ * allow it; the cart is not held until the page expires). Only a customer still awaited: once they
+ * came back the resume's answer decides, and the void waits for it.
+ */
+function voidAwaitingCustomer(d: Draft): StepResult | null {
+  const attempt = d.attempts[d.attempts.length - 1];
+  if (attempt?.status !== 'authenticating' || attempt.authentication?.stage !== 'awaiting_customer' || attempt.providerRef === null) {
+    return illegal('invalid_state', 'cannot void a payment that is requires_action while its authentication is being completed; try again once it is settled');
+  }
+  const no = (d.p.voidOp?.no ?? 0) + 1;
+  const providerKey = providerIdempotencyKey(d.p.id, 'void', no, d.policy(attempt.connector).maxKeyLength);
+  d.setVoidOp({ no, providerKey, calls: 1, requestedAt: d.nowIso, from: 'requires_action', attemptId: attempt.id });
+  d.setState('voiding', 'void requested while the customer was authenticating');
+  emitVoidCall(d, attempt);
+  return null;
+}
+
+/** The attempt a void cancels: the authorization, or the attempt awaiting the customer when voided in requires_action. */
+export function voidTarget(d: Draft, v: VoidOperation): Attempt | undefined {
+  return v.from === 'requires_action' ? (v.attemptId === undefined ? undefined : d.attempt(v.attemptId)) : authorizedAttempt(d);
+}
+
 function emitVoidCall(d: Draft, attempt: Attempt, runAt?: string): void {
   const v = d.p.voidOp!;
   d.emit({
     type: 'provider_call', op: 'void', connector: attempt.connector, attemptId: attempt.id, providerKey: v.providerKey, voidNo: v.no,
-    amount: d.p.amountAuthorized, currency: d.p.currency, ...(runAt === undefined ? {} : { runAt }),
+    amount: v.from === 'requires_action' ? d.p.amount : d.p.amountAuthorized, currency: d.p.currency, ...(runAt === undefined ? {} : { runAt }),
   });
 }
 
+/**
+ * The void did not happen: the payment goes back where it was voided from, with what it had. A
+ * refused cancel of an attempt awaiting the customer keeps its page and its original expiry (the
+ * expiry timer, ignored while voiding, is set again for that instant).
+ */
+function voidRefused(d: Draft, v: VoidOperation, failure: OperationFailure, why: string): void {
+  d.setVoidOp({ ...v, failure });
+  if (v.from !== 'requires_action') return d.setState('authorized', why);
+  const attempt = voidTarget(d, v);
+  const auth = attempt?.authentication;
+  if (attempt?.status !== 'authenticating' || auth?.stage !== 'awaiting_customer') {
+    // The customer finished meanwhile: that approval is released as a late one (step-authorize), so the payment ends voided.
+    return d.setState('voided', `${why}; attempt ${attempt?.no ?? '?'} is ${attempt?.status ?? 'missing'}: its approval is released`);
+  }
+  d.setState('requires_action', why);
+  if (auth.expiresAt !== null) d.emit({ type: 'timer', timer: 'authentication_expiry', attemptId: attempt.id, runAt: auth.expiresAt });
+}
+
 export function onVoidOutcome(d: Draft, o: CallOutcome, n?: number): StepResult | null {
+  const remainderCancel = d.p.voidOp?.remainder === undefined ? null : d.p.voidOp;
+  if (remainderCancel !== null) {
+    const kept = authorizedAttempt(d);
+    return kept === undefined ? noop('remainder cancel answer without an authorized attempt') : onRemainderCancelOutcome(d, remainderCancel, kept, o, n);
+  }
   // A void parked for review still takes the provider's final word.
   const reviewing = d.p.state === 'needs_review' && d.p.voidOp !== null;
   if (d.p.state !== 'voiding' && !reviewing) return noop(`void answer while ${d.p.state}`);
-  const attempt = authorizedAttempt(d);
   const v = d.p.voidOp;
+  const attempt = v === null ? undefined : voidTarget(d, v);
   if (attempt === undefined || v === null) return noop('no void in flight');
   // Each void has its own key: a late answer to an earlier one (a refused void's second execution)
   // says nothing about this one.
   if (n !== undefined && n !== v.no) return noop(`answer for void ${n}, not void ${v.no}`);
   switch (o.kind) {
     case 'succeeded':
-      d.updateAttempt(attempt.id, { status: 'released' });
-      d.setState('voided', 'void confirmed');
+      voidSucceeded(d, attempt);
       return null;
     case 'pending':
       d.note('void accepted; confirmation comes later');
       return null;
     case 'declined':
-      d.setVoidOp({ ...v, failure: declinedFailure(o) });
-      d.setState('authorized', `void refused: ${o.code}`);
+      voidRefused(d, v, declinedFailure(o), `void refused: ${o.code}`);
       return null;
     case 'not_sent':
     case 'unknown':
@@ -297,8 +349,7 @@ export function onVoidOutcome(d: Draft, o: CallOutcome, n?: number): StepResult 
       }
       if (reviewing) return noop(`void answered ${o.kind} while in review`);
       if (isFinalRefusal(o) && v.maybeReached !== true) {
-        d.setVoidOp({ ...v, failure: notSentFailure(o) });
-        d.setState('authorized', `void rejected: ${o.reason}`);
+        voidRefused(d, v, notSentFailure(o), `void rejected: ${o.reason}`);
         return null;
       }
       // Refused by an open breaker: nothing left, so neither proof nor a call. Same key, later.
@@ -317,8 +368,7 @@ export function onVoidOutcome(d: Draft, o: CallOutcome, n?: number): StepResult 
       }
       // Only when no send may have reached the provider does the authorization still stand for sure.
       if (o.kind === 'not_sent' && v.maybeReached !== true) {
-        d.setVoidOp({ ...v, failure: notSentFailure(o) });
-        d.setState('authorized', `void never sent: ${o.reason}`);
+        voidRefused(d, v, notSentFailure(o), `void never sent: ${o.reason}`);
         return null;
       }
       // The PaymentIntent says whether it was cancelled; parked only if that stays unknown.
@@ -330,6 +380,18 @@ export function onVoidOutcome(d: Draft, o: CallOutcome, n?: number): StepResult 
       d.note(`void ${v.no} unknown after ${v.calls} calls: looking it up`);
       return null;
   }
+}
+
+/**
+ * The provider confirmed the cancel. An attempt that was awaiting the customer is over: fenced, and
+ * a completion that still arrives (the page submitted just before) is a late approval, released.
+ */
+function voidSucceeded(d: Draft, attempt: Attempt): void {
+  if (attempt.status === 'authenticating') {
+    const auth = attempt.authentication;
+    d.updateAttempt(attempt.id, { status: 'abandoned', proof: 'fenced', maybeReached: true, ...(auth === undefined ? {} : { authentication: { ...auth, stage: 'abandoned' as const } }) });
+  } else if (attempt.status === 'authorized') d.updateAttempt(attempt.id, { status: 'released' });
+  d.setState('voided', 'void confirmed');
 }
 
 /** A void whose outcome stays unknown: parked; the provider's word (an event, a lookup) still settles it. */

@@ -70,6 +70,9 @@ function dispatch(d: Draft, input: PaymentInput): StepResult | null {
     case 'operator_resolved':
       return onOperator(d, input);
     case 'customer_returned':
+      // While a void of the attempt awaiting the customer is in flight, the cancel decides; a refused
+      // cancel puts the page back, and the customer may return again.
+      if (d.p.state === 'voiding') return noop('customer returned while the payment is being voided');
       return onCustomerReturned(d, input.attemptId, input.returned);
     default:
       return assertNever(input, 'input');
@@ -257,6 +260,8 @@ function onTimer(d: Draft, timer: TimerKind, attemptId: string | undefined): Ste
     case 'max_lifetime':
       return onDeadline(d);
     case 'authentication_expiry':
+      // Set again for the same instant if the void is refused (step-modify.ts voidRefused).
+      if (d.p.state === 'voiding') return noop('authentication expiry while the payment is being voided');
       return onAuthenticationExpiry(d, attemptId);
     case 'resume_retry':
       return onResumeRetry(d, attemptId);

@@ -15,7 +15,7 @@ export const attemptResource = z
   .strictObject({
     id: z.string(),
     connector: z.string(),
-    status: z.string().meta({ description: 'preparing, authorizing, unknown, fencing, authorized, declined, abandoned, releasing, released or review.' }),
+    status: z.string().meta({ description: 'preparing, authorizing, unknown, fencing, authenticating, authorized, captured (the attempt holding the payment once anything was captured on it, automatic capture included), declined, abandoned, releasing, released or review.' }),
     provider_reference: z.string().nullable(),
     outcome: z.enum(CALL_OUTCOME_KINDS).nullable().meta({ description: 'Kind of the last provider answer to this attempt.' }),
     proof: z.enum(['declined', 'not_sent', 'fenced']).nullable().meta({ description: 'The not-charged proof that allowed the next attempt.' }),
@@ -95,12 +95,17 @@ export const paymentResource = z
     amount_authorized: amount,
     amount_captured: amount,
     amount_refunded: amount,
+    amount_capturable: amount.meta({ description: 'What a capture may still take now: the uncaptured authorization while the payment is authorized (or captured with final: false), else 0.' }),
+    amount_released: amount.meta({
+      description: 'What of the authorization was given back uncaptured: all of it once voided; after a final partial capture the remainder, '
+        + 'once the provider confirmed its release (Adyen with multiple partial captures: the CANCELLATION of the remainder).',
+    }),
     capture_method: z.enum(['manual', 'automatic']),
     reference: z.string(),
     metadata: z.record(z.string(), z.string()),
     connector: z.string().nullable().meta({ description: 'The connector holding the authorization, else the one of the latest attempt.' }),
     attempts: z.array(attemptResource),
-    captures: z.array(captureResource).meta({ description: 'Every capture asked for, in order, with its outcome.' }),
+    captures: z.array(captureResource).meta({ description: 'Every capture asked for, in order, with its outcome; under automatic capture the capture made with the approval.' }),
     refunds: z.array(refundResource).meta({ description: 'Every refund asked for, in order, with its outcome.' }),
     routing: routingResource,
     return_url: z.string().nullable().meta({ description: "The merchant's return_url, when it gave one." }),

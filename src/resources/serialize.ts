@@ -1,16 +1,22 @@
 // Domain -> wire: the only place that knows the JSON field names of the payment, capture and
 // refund resources. The API answers with these and the merchant events embed the same objects.
 
+import { amountCapturable, amountReleased } from '../core/capture-amounts.ts';
 import type { Attempt, Capture, Payment, Refund } from '../core/payment.ts';
 import { authenticationPagePath } from './authentication-tokens.ts';
 import type { AttemptResource, CaptureResource, PaymentResource, RefundResource } from './schemas.ts';
 
 const SEND_RETURN_URL = 'The issuer requires customer authentication (3-D Secure): send a return_url so the customer can be sent to authenticate.';
 
+/** The attempt holding the payment shows captured once anything was captured on it (the core keeps it authorized: it still holds the payment). */
+function attemptStatus(p: Payment, a: Attempt): string {
+  return a.status === 'authorized' && p.amountCaptured > 0 ? 'captured' : a.status;
+}
+
 function attemptResource(p: Payment, a: Attempt): AttemptResource {
   const noReturnUrl = (p.authentication?.returnUrl ?? null) === null;
   return {
-    id: a.id, connector: a.connector, status: a.status, provider_reference: a.providerRef, outcome: a.lastOutcome, proof: a.proof,
+    id: a.id, connector: a.connector, status: attemptStatus(p, a), provider_reference: a.providerRef, outcome: a.lastOutcome, proof: a.proof,
     decline_code: a.declineCode,
     decline_message: a.declineCode === 'authentication_required' && noReturnUrl ? SEND_RETURN_URL : null,
     release: a.release === null ? null : {
@@ -35,6 +41,20 @@ export function refundResource(p: Payment, r: Refund): RefundResource {
   };
 }
 
+/**
+ * Automatic capture captures with the approval and keeps no capture record of it (the core books
+ * it as the approval's): the resource lists it all the same, under an id derived from the attempt's.
+ * A record made later for it (the scheme reversing it) is listed instead.
+ */
+function automaticCapture(p: Payment): CaptureResource | null {
+  const a = p.attempts.find((x) => x.status === 'authorized');
+  if (p.captureMethod !== 'automatic' || p.captures.length > 0 || a === undefined || p.amountCaptured === 0) return null;
+  return {
+    id: `cap_${a.id.slice(a.id.indexOf('_') + 1)}`, object: 'capture', amount: p.amountCaptured, final: true, status: 'succeeded',
+    failure_code: null, failure_message: null, provider_reference: a.providerRef, created_at: a.createdAt,
+  };
+}
+
 function nextAction(p: Payment): PaymentResource['next_action'] {
   const a = p.attempts[p.attempts.length - 1];
   const auth = a?.authentication;
@@ -51,10 +71,11 @@ export function paymentResource(p: Payment, updatedAt: string): PaymentResource 
   return {
     id: p.id, object: 'payment', status: p.state, amount: p.amount, currency: p.currency,
     amount_authorized: p.amountAuthorized, amount_captured: p.amountCaptured, amount_refunded: p.amountRefunded,
+    amount_capturable: amountCapturable(p), amount_released: amountReleased(p),
     capture_method: p.captureMethod, reference: p.reference, metadata: { ...p.metadata },
     connector: holding?.connector ?? p.attempts[p.attempts.length - 1]?.connector ?? null,
     attempts: p.attempts.map((a) => attemptResource(p, a)),
-    captures: p.captures.map(captureResource),
+    captures: [...p.captures.map(captureResource), ...[automaticCapture(p)].filter((c) => c !== null)],
     refunds: p.refunds.map((r) => refundResource(p, r)),
     routing: { snapshot: p.routing.snapshot, rule: p.routing.rule, candidates: [...p.routing.candidates], skipped: p.routing.skipped.map((s) => ({ ...s })) },
     return_url: p.authentication?.returnUrl ?? null,

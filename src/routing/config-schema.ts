@@ -53,6 +53,8 @@ const adyenAccount = z.strictObject({
   report_time_zone: z.string().min(1).optional(),
   /** Hours after its day (or after the next settlement batch) a report may be missing before it is a finding. Default 12. */
   report_missing_grace_hours: z.number().min(0).max(336).optional(),
+  /** Multiple partial captures are enabled on this Adyen merchant account (Adyen's default: off). */
+  multicapture: z.boolean().default(false),
 });
 
 export const connectorAccountSchema = z.discriminatedUnion('type', [stripeAccount, adyenAccount]);

@@ -48,6 +48,12 @@ const AdyenSettings = z.strictObject({
    * this many days before the window are read for its earlier rows.
    */
   reportHistoryDays: z.number().int().min(0).max(400).default(35),
+  /**
+   * Multiple partial captures are enabled on the merchant account (Adyen's default: off). With them a
+   * capture leaves the rest authorized and the gateway cancels it after a final partial capture;
+   * without them a partial capture cancels the rest, so final: false is refused before any call.
+   */
+  multicapture: z.boolean().default(false),
   /** PaymentRequest.returnUrl is required even for card payments that never redirect. */
   returnUrl: z.string().url().default('https://switchyard.invalid/adyen/return'),
 });

@@ -49,7 +49,10 @@ function localRefusal(detail: string): NotSent {
 
 export function createAdyenConnector(account: string, options: AdyenConnectorOptions, deps: AdyenConnectorDeps = {}): Connector {
   const declineTable = mergeDeclineTable(ADYEN_DEFAULT_DECLINES, deps.declineTable);
-  const policy = { ...ADYEN_POLICY, keyRetentionMs: options.keyRetentionMs };
+  const policy = {
+    ...ADYEN_POLICY, keyRetentionMs: options.keyRetentionMs,
+    capabilities: { ...ADYEN_POLICY.capabilities, multicapture: options.multicapture, finalCaptureLeavesRemainder: options.multicapture },
+  };
   const client = new Client(
     {
       apiKey: options.apiKey,
@@ -99,7 +102,7 @@ export function createAdyenConnector(account: string, options: AdyenConnectorOpt
   async function capture(req: CaptureRequest): Promise<CallOutcome> {
     const amount = toAdyenAmount(req.amount, req.currency);
     if (!amount.ok) return amount.outcome;
-    if (!req.final) return localRefusal('multiple partial captures are not enabled for this Adyen account');
+    if (!req.final && !options.multicapture) return localRefusal('multiple partial captures are not enabled for this Adyen account');
     const tooLong = keyProblem(req.idempotencyKey);
     if (tooLong !== null) return tooLong;
     const body = captureRequest(req, amount.value, merchantAccount);

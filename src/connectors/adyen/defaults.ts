@@ -8,7 +8,9 @@ import type { DeclineTable } from '../contract.ts';
 export const ADYEN_CAPABILITIES: ConnectorCapabilities = Object.freeze({
   manualCapture: true,
   partialCapture: true,
-  // Multiple partial captures are an account setting at Adyen; without it a partial capture cancels the rest.
+  // Multiple partial captures are an account setting at Adyen (`multicapture` in the config); without
+  // it a partial capture cancels the rest. With it the connector's policy says so and that a final
+  // partial capture leaves the rest authorized (the core cancels it).
   multicapture: false,
   partialRefund: true,
   // Checkout v72 has no payment lookup: an unknown /payments is resolved by same-key replay or technical cancel.

@@ -24,6 +24,8 @@ export interface AdyenAccountSettings {
   readonly authentication?: AdyenAuthenticationSettings;
   /** What a technical cancel does to an authorization already in flight for its reference (configureTechnicalCancel). Default: cancelled. */
   readonly inFlightAfterCancel?: InFlightAfterCancel;
+  /** Multiple partial captures are enabled (a capture leaves the rest authorized until a cancel). Default: off. */
+  readonly multicapture?: boolean;
 }
 
 /**

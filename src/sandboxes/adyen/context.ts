@@ -23,6 +23,8 @@ export interface AdyenOperationContext {
    * and the account completes such an authorization after the cancel (inFlightAfterCancel: authorised).
    */
   readonly outrunsFence?: boolean;
+  /** Multiple partial captures are enabled on the account: a capture leaves the rest authorized until /cancels. */
+  readonly multicapture?: boolean;
 }
 
 export type JsonObject = Readonly<Record<string, unknown>>;

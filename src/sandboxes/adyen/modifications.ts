@@ -80,6 +80,13 @@ function cancelAuthorisation(ctx: AdyenOperationContext, p: PaymentRecord): Sett
   }
   if (p.authorised === 0) return { success: false, reason: `Payment is ${p.resultCode}, nothing to cancel` };
   if (p.cancelled) return { success: true, reason: '' };
+  // With multiple partial captures a cancel after a capture releases what is left of the authorization.
+  if (p.captured > 0 && ctx.multicapture === true && !p.captureClosed) {
+    p.captureClosed = true;
+    p.remainderCancelled = true;
+    return { success: true, reason: '' };
+  }
+  if (p.captured > 0 && p.remainderCancelled === true) return { success: false, reason: ALREADY_CANCELLED };
   if (p.captured > 0) return { success: false, reason: ALREADY_CAPTURED };
   p.cancelled = true;
   ctx.state.book({ bookedMs: ctx.nowMs, type: 'Cancelled', payment: p, modificationReference: p.pspReference, amount: 0 });
@@ -118,7 +125,8 @@ export function capturePayment(ctx: AdyenOperationContext, psp: string, body: Js
   const capturable = ctx.state.capturable(p);
   if (amount.value > capturable) throw invalidAmount(`${amount.value} exceeds the capturable ${capturable}`);
   p.captured += amount.value;
-  p.captureClosed = true; // no multiple partial captures on this account: the remainder is cancelled
+  // Without multiple partial captures the remainder is cancelled; with them it stays until a cancel (or all is captured).
+  p.captureClosed = ctx.multicapture !== true || p.captured === p.authorised;
   const mod = record(ctx, p, 'capture', amount, optionalString(body, 'reference'), { success: true, reason: '' });
   ctx.state.book({ bookedMs: ctx.nowMs, type: 'Settled', payment: p, modificationReference: mod.pspReference, amount: amount.value });
   return received(ctx, p, mod, true);

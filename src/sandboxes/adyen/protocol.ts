@@ -206,6 +206,7 @@ export class AdyenProtocol implements ProviderProtocol {
       notify: (item) => queued.push(item),
       failModification: options.failModification === true,
       outrunsFence,
+      multicapture: settings.multicapture === true,
     };
     let answer: Answer;
     try {

@@ -53,6 +53,8 @@ export interface AdyenSandboxOptions {
   readonly reportDelayMs?: number;
   /** The account's IANA zone: report times are local to it; batches and daily reports cover its days. Default UTC. */
   readonly reportTimeZone?: string;
+  /** Multiple partial captures enabled on the merchant account (Adyen's default: off); kept in the account's settings. */
+  readonly multicapture?: boolean;
 }
 
 export interface AdyenSandbox extends SandboxControl {
@@ -76,6 +78,8 @@ export interface AdyenSandbox extends SandboxControl {
    * Kept in the account's settings: every process serving the account answers alike.
    */
   configureTechnicalCancel(inFlight: InFlightAfterCancel): Promise<void>;
+  /** Multiple partial captures on or off from now on (docs/sandbox.md). */
+  configureMulticapture(enabled: boolean): Promise<void>;
   /** The scheme rejects a capture after it succeeded: CAPTURE_FAILED. */
   failCapture(capturePspReference: string): Promise<void>;
   /** A succeeded refund fails (REFUND_FAILED) or is returned (REFUNDED_REVERSED). */
@@ -109,7 +113,12 @@ export async function startAdyenSandbox(options: AdyenSandboxOptions): Promise<A
   const store = await AccountStore.open(options.database, options.account, 'adyen', clock, {
     keyTtlMs: options.keyTtlMs ?? 7 * DAY_MS,
     ...(options.webhookSettings && { webhookSettings: options.webhookSettings }),
-    ...(options.notificationBatching && { settings: { batching: checkBatching({ maxItems: 1, windowMs: 0, ...options.notificationBatching }) } }),
+    ...((options.notificationBatching !== undefined || options.multicapture !== undefined) && {
+      settings: {
+        ...(options.notificationBatching && { batching: checkBatching({ maxItems: 1, windowMs: 0, ...options.notificationBatching }) }),
+        ...(options.multicapture !== undefined && { multicapture: options.multicapture }),
+      },
+    }),
   });
   const faults = new FaultScheduler(store);
   const reportDelayMs = options.reportDelayMs ?? 15 * 60_000;
@@ -196,6 +205,7 @@ export async function startAdyenSandbox(options: AdyenSandboxOptions): Promise<A
       await store.updateSettings({ authentication: { ...current, ...settings } });
     },
     configureTechnicalCancel: (inFlight) => store.updateSettings({ inFlightAfterCancel: inFlight }),
+    configureMulticapture: (enabled) => store.updateSettings({ multicapture: enabled }),
     failCapture: (psp) => fromCode({ aliases: [psp] }, (ctx) => failCapture(ctx, psp)),
     reverseRefund: (psp, eventCode = 'REFUNDED_REVERSED') => fromCode({ aliases: [psp] }, (ctx) => reverseRefund(ctx, psp, eventCode)),
     chargeback: (psp, o = {}) => fromCode({ ids: [psp] }, (ctx) => chargeback(ctx, psp, o.reversed === true, o.amount)),

@@ -63,8 +63,10 @@ export interface PaymentRecord {
   captured: number;
   refunded: number;
   cancelled: boolean;
-  /** A final partial capture cancels the remainder. */
+  /** Nothing more can be captured: a partial capture without multiple partial captures, or the remainder cancelled. */
   captureClosed: boolean;
+  /** With multiple partial captures: a cancel after a capture released the rest (the payment is not cancelled). */
+  remainderCancelled?: boolean;
   readonly modifications: ModificationRecord[];
   /** 3-D Secure (absent on payments that needed none). */
   authentication?: PaymentAuthentication;

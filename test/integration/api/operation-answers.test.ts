@@ -142,7 +142,8 @@ it('the OpenAPI check is not vacuous: a wrong field or status fails it', () => {
 describe.each(['stripe', 'adyen'] as const)('%s: confirmed within the wait', (on) => {
   it('capture 200, refund 201 with the resources; void 200', async () => {
     const p = await authorized(on);
-    const c = await capture(p.id, { amount: 600, final: false });
+    // final: false only where the routed account keeps the rest open (Adyen's default refuses it: issue 43).
+    const c = await capture(p.id, { amount: 600, ...(on === 'stripe' ? { final: false } : {}) });
     expect(c.status).toBe(200);
     const after = paymentResource.parse(c.json);
     expect(after.captures).toEqual([expect.objectContaining({ object: 'capture', amount: 600, status: 'succeeded', failure_code: null, failure_message: null })]);

@@ -128,6 +128,8 @@ const WALKS: Record<string, Walk> = {
     s.apply({ type: 'timer_fired', timer: 'authentication_expiry', attemptId: s.attempt.id });
     return { sim: s, input: fenceAnswer(s, declined('hard', false)) };
   },
+  'requires_action>voiding': () => ({ sim: requiresAction(), input: { type: 'void_requested' } }),
+  'voiding>requires_action': () => { const s = requiresAction(); s.apply({ type: 'void_requested' }); return { sim: s, input: { type: 'call_result', ref: { op: 'void' }, outcome: declined('hard', false) } }; },
   'authorized>capturing': () => ({ sim: authorized(), input: { type: 'capture_requested', captureId: 'cap_1', amount: 500, final: true } }),
   'authorized>voiding': () => ({ sim: authorized(), input: { type: 'void_requested' } }),
   'authorized>expired': () => ({ sim: authorized(), input: { type: 'provider_fact', fact: { fact: 'authorization_expired' } } }),

@@ -54,9 +54,18 @@ describe('captures', () => {
     expect(capture(s, 'cap_3', 1)).toMatchObject({ kind: 'illegal', code: 'invalid_state' });
   });
 
-  it('without multicapture a partial capture releases the remainder', () => {
+  it('without multicapture final=false is refused (multicapture_unsupported, naming the connector), never made final', () => {
     const s = authorizedSim('adyen_b');
-    capture(s, 'cap_1', 400, false);
+    const r = capture(s, 'cap_1', 400, false);
+    expect(r).toMatchObject({ kind: 'illegal', code: 'multicapture_unsupported' });
+    expect(r.kind === 'illegal' && r.reason).toContain('adyen_b');
+    expect(s.state).toBe('authorized');
+    expect(s.payment.captures).toEqual([]);
+  });
+
+  it('without multicapture a final partial capture releases the remainder', () => {
+    const s = authorizedSim('adyen_b');
+    capture(s, 'cap_1', 400, true);
     expect(s.payment.captures[0]!.final).toBe(true);
     captureResult(s, 'cap_1', { kind: 'pending', providerRef: 'm1' });
     expect(s.state).toBe('capturing');
