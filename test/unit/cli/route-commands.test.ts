@@ -34,7 +34,7 @@ describe('routes explain', () => {
   it('a refusal is not ok (the command exits 1) and says why', () => {
     const r = explain({ currency: 'IQD' });
     expect(r.ok).toBe(false);
-    expect(r.text).toMatch(/^rule iqd: candidates \(none\); skipped stripe_a \(cannot take this amount: .+\); snapshot rs_[0-9a-f]+; refused: no connector can take this payment$/);
+    expect(r.text).toMatch(/^rule iqd: candidates \(none\); skipped stripe_a \(cannot take this amount: .+\); snapshot rs_[0-9a-f]+; refused: no candidate connector can take 1000 IQD: stripe_a: .+$/);
     expect(explain({}).ok).toBe(true);
   });
 
