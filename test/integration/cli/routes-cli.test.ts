@@ -65,7 +65,7 @@ describe('routes explain', () => {
     expect(live.stdout).toContain('refused: test_card is accepted only when every candidate connector is a sandbox');
     const none = await explain('--amount', '1000', '--currency', 'IQD', '--json');
     expect(none.code).toBe(1);
-    expect(JSON.parse(none.stdout)).toMatchObject({ rule: 'iqd', candidates: [], refused: { code: 'no_candidate' } });
+    expect(JSON.parse(none.stdout)).toMatchObject({ rule: 'iqd', candidates: [], refused: { code: 'amount_not_accepted' } });
     expect((await explain('--amount', '1000', '--currency', 'EUR')).code).toBe(0);
   });
 

@@ -61,7 +61,7 @@ async function waitingForCustomer(psp: 'adyen' | 'stripe') {
 describe.each(['stripe', 'adyen'] as const)('void in requires_action (%s)', (psp) => {
   const account = psp === 'adyen' ? 'adyen_a' : 'stripe_b';
 
-  it('cancels at the provider and ends voided; the authentication page then sends the customer to the merchant', async () => {
+  it('cancels at the provider and ends voided; the authentication page then says it is over', async () => {
     const p = await waitingForCustomer(psp);
     const voided = await api.call('POST', `/v1/payments/${p.id}/void`, { body: {} });
     expect(voided.status, voided.text).toBe(200);
@@ -72,11 +72,16 @@ describe.each(['stripe', 'adyen'] as const)('void in requires_action (%s)', (psp
     const entry = (await sandbox(account).ledger()).find((e) => e.reference === p.attempts[0]!.id || e.id === p.attempts[0]!.provider_reference);
     expect(entry).toMatchObject({ authorized: 0, captured: 0 });
     expect(entry?.status.toLowerCase()).toMatch(/cancel/);
-    const page = await fetch(`${api.url}/authenticate/${p.attempts[0]!.id}`, { redirect: 'manual' });
-    expect(page.status).toBe(303);
-    expect(page.headers.get('location')).toBe(`${RETURN}?payment_id=${p.id}`);
-    // The same void again (a new key): nothing more happens.
-    expect((await api.call('POST', `/v1/payments/${p.id}/void`, { body: {} })).json).toMatchObject({ status: 'voided' });
+    // The page says it is over; it never redirects to the merchant (only a return with the provider's evidence does, issue 42).
+    const page = await fetch(new URL(p.next_action!.url, api.url), { redirect: 'manual' });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('location')).toBeNull();
+    expect(await page.text()).toContain('no longer pending');
+    // The same void again with a new key: a finished operation is a 409 naming the state (docs/api.md), nothing more happens.
+    const again = await api.call('POST', `/v1/payments/${p.id}/void`, { body: {} });
+    expect(again.status, again.text).toBe(409);
+    expect(problemResource.parse(again.json)).toMatchObject({ code: 'invalid_state' });
+    expect((await getPayment(p.id)).status).toBe('voided');
   });
 
   it('a cancel the provider refuses returns the payment to requires_action with its page and original expires_at, never authorized', async () => {
