@@ -124,6 +124,9 @@ export class StripeProtocol implements ProviderProtocol {
       }
       await sleep(options.executionDelayMs);
     }
+    // Stripe answers a request whose key is held by one still executing with 409 at once; it does
+    // not wait for the first to finish and replay it.
+    const busy = key === null || held !== undefined ? undefined : { lock: `key:${key}`, key, answer: () => this.replyTo(req, requestId, key, { kind: 'in_flight' }) };
     return store.unit(key === null ? [] : [`key:${key}`], async (unit) => {
       const loaded = await unit.load(claim, spec, held);
       if (loaded.verdict.kind !== 'execute') return this.replyTo(req, requestId, key!, loaded.verdict);
@@ -136,7 +139,7 @@ export class StripeProtocol implements ProviderProtocol {
         ...(key !== null && { key: outcome.storable && options.forgetAnswer !== true ? { key, store: { status: outcome.status, body: outcome.body, requestId } } : { key, release: true as const } }),
       });
       return this.reply(req, requestId, outcome);
-    });
+    }, busy);
   }
 
   /** The hosted authentication page (a browser, no API key): GET shows it, POST records the customer's choice. */
