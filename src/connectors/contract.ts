@@ -185,6 +185,12 @@ export type NormalizedEvent = {
   | { readonly kind: 'fence_confirmed' | 'fence_refused' }
   /** ourRef: our refund id on the provider's refund, as echoed (Stripe `metadata.refund_id`, Adyen's modification merchantReference). */
   | { readonly kind: 'refund_succeeded' | 'refund_failed' | 'refund_reversed'; readonly amount: number; readonly currency: string; readonly modificationRef: string | null; readonly ourRef?: string | null }
+  /**
+   * What the provider has refunded of the payment in all (Stripe's charge.refunded: `amount_refunded`;
+   * the charge no longer embeds its refunds). It names no refund: it settles one only when it is the
+   * only way to read it (event-mapping.ts); the refund events name each refund.
+   */
+  | { readonly kind: 'refund_total'; readonly amount: number; readonly currency: string }
   | { readonly kind: 'dispute'; readonly disputeRef: string; readonly amount: number; readonly currency: string; readonly reason: string | null; readonly fact: DisputeFact }
   | { readonly kind: 'ignored' }
 );

@@ -72,7 +72,7 @@ export function changedAggregates(loaded: LoadedState, nowMs: number): Pick<Chan
 }
 
 /** What a request on this route reads: the PaymentIntent it names, or the one owning the named child. */
-export function loadSpecOf(kind: 'create' | 'list' | 'payment_intent' | 'child' | 'balance' | 'events', id: string, params: FormParams): LoadSpec & { all?: boolean; fromMs?: number; toMs?: number } {
+export function loadSpecOf(kind: 'create' | 'list' | 'payment_intent' | 'child' | 'balance' | 'events' | 'refunds', id: string, params: FormParams): LoadSpec & { all?: boolean; fromMs?: number; toMs?: number } {
   switch (kind) {
     case 'balance':
       // A balance transaction on an old PaymentIntent is newer than the PaymentIntent: every aggregate is read.
@@ -87,6 +87,13 @@ export function loadSpecOf(kind: 'create' | 'list' | 'payment_intent' | 'child' 
     }
     case 'list':
       return { all: true, ...createdRange(params) };
+    case 'refunds': {
+      // GET /v1/refunds: the charge's or PaymentIntent's aggregate, else every one (a refund is newer than its PaymentIntent).
+      const pi = params['payment_intent'];
+      const charge = params['charge'];
+      if (typeof pi !== 'string' && typeof charge !== 'string') return { all: true };
+      return { ids: typeof pi === 'string' ? [pi] : [], aliases: typeof charge === 'string' ? [charge] : [] };
+    }
     case 'payment_intent':
       return { ids: [id] };
     case 'child':

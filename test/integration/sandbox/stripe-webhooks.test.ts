@@ -85,6 +85,44 @@ describe('webhook delivery', () => {
     expect(dispute?.data.object).toMatchObject({ object: 'dispute', amount: 800, payment_intent: pi.id });
   });
 
+  it('renders charges as the pinned API version does: no embedded refunds unless expanded; refunds are listed by charge', async () => {
+    const pi = await stripe.paymentIntents.create({ amount: 800, currency: 'usd', confirm: true, payment_method: 'pm_card_mastercard' });
+    const first = await stripe.refunds.create({ payment_intent: pi.id, amount: 300 });
+    const second = await stripe.refunds.create({ payment_intent: pi.id, amount: 200 });
+    const chargeId = pi.latest_charge as string;
+    // Since 2022-11-15 the charge does not carry `refunds`; `expand[]=refunds` brings them back.
+    const plain = await stripe.charges.retrieve(chargeId);
+    expect(Object.hasOwn(plain, 'refunds')).toBe(false);
+    expect(plain).toMatchObject({ amount_refunded: 500, refunded: false });
+    expect((await stripe.charges.retrieve(chargeId, { expand: ['refunds'] })).refunds?.data.map((r) => r.id)).toEqual([second.id, first.id]);
+    const viaIntent = await stripe.paymentIntents.retrieve(pi.id, { expand: ['latest_charge'] });
+    expect(Object.hasOwn(viaIntent.latest_charge as object, 'refunds')).toBe(false);
+    // The refunds list, newest first, by charge or PaymentIntent, paginated.
+    expect((await stripe.refunds.list({ charge: chargeId })).data.map((r) => r.id)).toEqual([second.id, first.id]);
+    expect((await stripe.refunds.list({ payment_intent: pi.id, limit: 1 }))).toMatchObject({ has_more: true, data: [{ id: second.id }] });
+    const all: string[] = [];
+    for await (const r of stripe.refunds.list({ charge: chargeId, limit: 1 })) all.push(r.id);
+    expect(all).toEqual([second.id, first.id]);
+    await sandbox.webhooksIdle();
+    const refunded = receiver.received.map(verify).filter((e) => e.type === 'charge.refunded').map((e) => e.data.object);
+    expect(refunded.map((c) => c.amount_refunded)).toEqual([300, 500]);
+    expect(refunded.every((c) => !Object.hasOwn(c, 'refunds'))).toBe(true);
+  });
+
+  it('*.updated events carry previous_attributes (refund.updated, charge.dispute.updated)', async () => {
+    const pi = await stripe.paymentIntents.create({ amount: 800, currency: 'usd', confirm: true, payment_method: 'pm_card_mastercard' });
+    const refund = await stripe.refunds.create({ payment_intent: pi.id, amount: 300 });
+    await sandbox.failRefund(refund.id);
+    const dispute = await sandbox.createDispute(pi.id, { amount: 500 });
+    await sandbox.advanceDispute(String(dispute['id']), 'under_review');
+    await sandbox.webhooksIdle();
+    const updated = receiver.received.map(verify).filter((e) => e.type.endsWith('.updated'));
+    expect(updated.map((e) => [e.type, e.data.previous_attributes])).toEqual([
+      ['refund.updated', { status: 'succeeded', failure_reason: null }],
+      ['charge.dispute.updated', { status: 'needs_response' }],
+    ]);
+  });
+
   it('retries a non-2xx answer with a short backoff', async () => {
     receiver.answerWith([500, 503]);
     await stripe.paymentIntents.create({ amount: 100, currency: 'usd' });
