@@ -264,7 +264,10 @@ export interface AnnouncedReport {
 
 export interface ProviderReports {
   accepts(fileName: string): AnnouncedReport | null;
-  /** Downloads an accepted report by name from the configured origin; null when it is not there (yet). */
+  /**
+   * Downloads an accepted report by name from the configured origin; null when it is not there
+   * (yet). A refused credential throws an error with `setting` (the config path of the credential).
+   */
   download(fileName: string): Promise<string | null>;
   /** Every money-moving row of one downloaded report (nothing for a report that holds none). */
   settlementLines(report: { readonly name: string; readonly text: string }): readonly SettlementLine[];
@@ -403,7 +406,8 @@ export interface Connector {
   verifyWebhook(rawBody: Buffer, headers: Readonly<Record<string, string | string[] | undefined>>, now: Date): WebhookVerification;
   /** Records become available `reconciliationDelayMs` after the fact. */
   readonly reconciliationDelayMs: number;
-  fetchReconciliationRecords(window: ReconciliationWindow): Promise<readonly ReconciliationRecord[]>;
+  /** Absent for a connector whose records come only from the reports its provider announces (`reports`: Adyen). */
+  fetchReconciliationRecords?(window: ReconciliationWindow): Promise<readonly ReconciliationRecord[]>;
   /**
    * The provider's record of one attempt as it is now, for an operator about to resolve a payment
    * (Stripe: the PaymentIntent by id, else by listing those created around the attempt); null when

@@ -29,6 +29,7 @@ import { batchDay, batchOf } from './settlement-report.ts';
 import type { SettlementBooking } from './state.ts';
 import type { AdyenWebhookEndpoint, NotificationBatching, NotificationItem } from './notifications.ts';
 import { AdyenProtocol, newPspReference } from './protocol.ts';
+import type { ReportUser } from './report-access.ts';
 
 export interface AdyenSandboxOptions {
   readonly account: string;
@@ -53,6 +54,8 @@ export interface AdyenSandboxOptions {
   readonly reportDelayMs?: number;
   /** The account's IANA zone: report times are local to it; batches and daily reports cover its days. Default UTC. */
   readonly reportTimeZone?: string;
+  /** The report service user downloads are served to (its API key or basic auth); absent: the payments API key's user. */
+  readonly reportUser?: ReportUser;
 }
 
 export interface AdyenSandbox extends SandboxControl {
@@ -137,6 +140,7 @@ export async function startAdyenSandbox(options: AdyenSandboxOptions): Promise<A
     reportTimeZone,
     toEvent: (item) => notifications.toEvent(item),
     publicUrl: () => listener.url,
+    ...(options.reportUser !== undefined && { reportUser: options.reportUser }),
   });
   let listener: ProviderListener;
   try {

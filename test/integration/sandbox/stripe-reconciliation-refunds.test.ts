@@ -36,7 +36,7 @@ it('a refund returned among twelve (the oldest, past an expanded sublist) is in 
   const expanded = await stripe.charges.retrieve(pi.latest_charge as string, { expand: ['refunds'] });
   expect(expanded.refunds).toMatchObject({ has_more: true });
   expect(expanded.refunds!.data.map((r) => r.id)).not.toContain(refunds[0]!.id);
-  const records = await connector.fetchReconciliationRecords({ from, to: new Date(sandbox.clock.nowMs() + 60_000) });
+  const records = await connector.fetchReconciliationRecords!({ from, to: new Date(sandbox.clock.nowMs() + 60_000) });
   const mine = records.find((r) => r.providerRef === pi.id);
   const refunded = refunds.slice(1).reduce((sum, r) => sum + r.amount, 0);
   expect(mine).toMatchObject({ attemptId: 'att_twelve', captured: 12_000, refunded, refundsReturned: 100 });
