@@ -2,6 +2,8 @@
 
 import Stripe from 'stripe';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { STRIPE_DEFAULT_DECLINES } from '../../../src/connectors/stripe/defaults.ts';
+import { normalizeStripeEvent } from '../../../src/connectors/stripe/webhook.ts';
 import type { StripeSandbox } from '../../../src/sandboxes/stripe/index.ts';
 import { rejectionOf, startSandbox, startWebhookReceiver, stripeFor, WEBHOOK_SECRET } from './helpers.ts';
 import type { ReceivedWebhook, WebhookReceiver } from './helpers.ts';
@@ -104,9 +106,15 @@ describe('webhook delivery', () => {
     for await (const r of stripe.refunds.list({ charge: chargeId, limit: 1 })) all.push(r.id);
     expect(all).toEqual([second.id, first.id]);
     await sandbox.webhooksIdle();
-    const refunded = receiver.received.map(verify).filter((e) => e.type === 'charge.refunded').map((e) => e.data.object);
+    const refundedEvents = receiver.received.map(verify).filter((e) => e.type === 'charge.refunded');
+    const refunded = refundedEvents.map((e) => e.data.object);
     expect(refunded.map((c) => c.amount_refunded)).toEqual([300, 500]);
     expect(refunded.every((c) => !Object.hasOwn(c, 'refunds'))).toBe(true);
+    // The gateway's connector reads them from amount_refunded (it used to read the embedded list, and saw nothing).
+    expect(refundedEvents.flatMap((e) => normalizeStripeEvent(e, STRIPE_DEFAULT_DECLINES))).toMatchObject([
+      { kind: 'refund_total', amount: 300, currency: 'USD', providerRef: pi.id },
+      { kind: 'refund_total', amount: 500, currency: 'USD', providerRef: pi.id },
+    ]);
   });
 
   it('*.updated events carry previous_attributes (refund.updated, charge.dispute.updated)', async () => {
@@ -121,6 +129,8 @@ describe('webhook delivery', () => {
       ['refund.updated', { status: 'succeeded', failure_reason: null }],
       ['charge.dispute.updated', { status: 'needs_response' }],
     ]);
+    // With the previous status the connector tells a refund returned after success from one that failed.
+    expect(normalizeStripeEvent(updated[0]!, STRIPE_DEFAULT_DECLINES)).toMatchObject([{ kind: 'refund_reversed', amount: 300, modificationRef: refund.id }]);
   });
 
   it('retries a non-2xx answer with a short backoff', async () => {
