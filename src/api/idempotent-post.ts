@@ -43,6 +43,8 @@ const NOT_STORED: ReadonlySet<ProblemCode> = new Set<ProblemCode>([
   'rate_limited', 'idempotency_request_in_progress', 'idempotency_key_reused', 'internal_error', 'service_unavailable', 'overloaded',
   // Depends on the merchant's other endpoints, and writes nothing: a retry after a deletion may succeed.
   'endpoint_limit_reached',
+  // Depends on when the last rotation was, and writes nothing: a retry after its announcement may succeed.
+  'signing_key_rotation_pending',
 ]);
 
 export function requestOrigin(req: Request): string {

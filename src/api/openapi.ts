@@ -119,9 +119,9 @@ export function openApiDocument(): JsonObject {
       },
       '/v1/webhook_endpoints/{id}/rotate_signing_key': {
         post: {
-          summary: "Sign the endpoint's deliveries with its next key (the previous one stays in its JWKS for 10 minutes)",
+          summary: "Publish the endpoint's next key at once and sign with it 45 s later (longer than a remote JWKS verifier's 30 s refetch cooldown); the previous key stays in its JWKS for 10 minutes after that",
           parameters: [pathId('endpoint'), idempotencyKey],
-          responses: { 200: { description: 'The endpoint, with signing.kid the new key' }, ...problems(...POST_PROBLEMS, 'not_found') },
+          responses: { 200: { description: 'The endpoint: signing.kid the key signing now, signing.next_kid and signing.next_kid_signs_at the announced one' }, ...problems(...POST_PROBLEMS, 'not_found', 'signing_key_rotation_pending') },
         },
       },
       '/.well-known/webhook-endpoints/{id}/jwks.json': {

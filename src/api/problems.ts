@@ -12,6 +12,7 @@ export const PROBLEMS = {
   not_found: { status: 404, title: 'Not found' },
   invalid_state: { status: 409, title: 'The payment is not in a state that allows this' },
   endpoint_limit_reached: { status: 409, title: 'The merchant has as many webhook endpoints as allowed' },
+  signing_key_rotation_pending: { status: 409, title: 'The last rotation\'s key has not started signing yet' },
   idempotency_request_in_progress: { status: 409, title: 'A request with this Idempotency-Key is in progress' },
   idempotency_key_reused: { status: 422, title: 'Idempotency-Key reused with another request' },
   amount_exceeds_authorized: { status: 422, title: 'Amount exceeds what remains authorized' },

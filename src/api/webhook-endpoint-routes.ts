@@ -6,7 +6,7 @@ import express from 'express';
 import type { Router } from 'express';
 import type { Runtime } from '../app/runtime.ts';
 import { endpointBody, redeliverBody, rotateBody } from '../webhooks/outbound/merchant-routes.ts';
-import { createEndpoint, EndpointLimitError, redeliverEvent, rotateEndpointKey } from '../webhooks/outbound/endpoint-store.ts';
+import { createEndpoint, EndpointLimitError, redeliverEvent, rotateEndpointKey, RotationPendingError } from '../webhooks/outbound/endpoint-store.ts';
 import { withJwksUrl } from '../webhooks/outbound/merchant-routes.ts';
 import type { ApiContext } from './api-context.ts';
 import { idempotentPost } from './idempotent-post.ts';
@@ -32,7 +32,13 @@ export function webhookEndpointPostRoutes(ctx: ApiContext, rt: Runtime): Router 
   }));
   router.post('/v1/webhook_endpoints/:id/rotate_signing_key', idempotentPost(ctx.idempotency, rotateBody, async ({ merchantId, params, origin }) => {
     const id = params['id']!;
-    const rotated = await rotateEndpointKey(rt.database.db, merchantId, id, rt.now());
+    let rotated;
+    try {
+      rotated = await rotateEndpointKey(rt.database.db, merchantId, id, rt.now());
+    } catch (err) {
+      if (err instanceof RotationPendingError) throw new ApiProblem('signing_key_rotation_pending', err.message);
+      throw err;
+    }
     if (rotated === null) throw new ApiProblem('not_found', `no webhook endpoint ${id}`);
     return { status: 200, body: withJwksUrl(origin, rotated) };
   }));

@@ -10,6 +10,7 @@ import { openSandboxDatabase } from '../sandboxes/shared/database.ts';
 import type { SandboxDatabase } from '../sandboxes/shared/database.ts';
 import { startStripeSandbox } from '../sandboxes/stripe/index.ts';
 import { startAdyenSandbox } from '../sandboxes/adyen/index.ts';
+import type { ReportUser } from '../sandboxes/adyen/index.ts';
 import { sandboxCaFile } from '../sandboxes/adyen/certificate.ts';
 import { join } from 'node:path';
 import type { ConnectorAccountConfig as YamlAccount, SwitchyardConfig } from '../routing/config-schema.ts';
@@ -64,6 +65,8 @@ export function accountConfig(config: SwitchyardConfig, account: YamlAccount, en
           ...(account.live_endpoint_url_prefix === undefined ? {} : { liveEndpointUrlPrefix: account.live_endpoint_url_prefix }),
           ...(account.report_time_zone === undefined ? {} : { reportTimeZone: account.report_time_zone }),
           ...(account.report_missing_grace_hours === undefined ? {} : { reportMissingGraceHours: account.report_missing_grace_hours }),
+          ...(account.report_api_key === undefined ? {} : { reportApiKey: account.report_api_key }),
+          ...(account.report_basic_auth === undefined ? {} : { reportBasicAuth: account.report_basic_auth }),
           ...ca,
         },
       };
@@ -129,6 +132,13 @@ export async function buildConnectorSet(config: SwitchyardConfig, opts: Connecto
   };
 }
 
+/** The report user the in-process sandbox serves reports to, as live Adyen would (none configured: the payments key). */
+export function reportUserOf(account: Extract<YamlAccount, { type: 'adyen' }>): { reportUser?: ReportUser } {
+  if (account.report_api_key !== undefined) return { reportUser: { apiKey: account.report_api_key } };
+  if (account.report_basic_auth !== undefined) return { reportUser: { basicAuth: account.report_basic_auth } };
+  return {};
+}
+
 async function startInProcessSandbox(database: SandboxDatabase, name: string, account: YamlAccount, webhookUrl: string | undefined, dataDir: string): Promise<{ control: SandboxControl; endpoint: Endpoint }> {
   switch (account.type) {
     case 'stripe': {
@@ -140,6 +150,7 @@ async function startInProcessSandbox(database: SandboxDatabase, name: string, ac
       const sb = await startAdyenSandbox({
         database, account: name, apiKey: account.api_key, merchantAccount: account.merchant_account, port: 0, multicapture: account.multicapture,
         ...(account.report_time_zone === undefined ? {} : { reportTimeZone: account.report_time_zone }),
+        ...reportUserOf(account),
         certificateDirectory: account.certificate_dir ?? join(dataDir, `${name}-tls`),
         ...(webhookUrl === undefined ? {} : { webhook: { url: webhookUrl, hmacKey: account.hmac_keys[0]!, username: account.basic_auth.username, password: account.basic_auth.password } }),
       });

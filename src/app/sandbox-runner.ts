@@ -13,7 +13,7 @@ import type { ControlServer } from '../sandboxes/shared/control-server.ts';
 import { startStripeSandbox } from '../sandboxes/stripe/index.ts';
 import type { SwitchyardConfig } from '../routing/config-schema.ts';
 import { isSandboxEndpoint } from '../routing/snapshot.ts';
-import { DEFAULT_DATA_DIR, parseEndpoint } from './connector-accounts.ts';
+import { DEFAULT_DATA_DIR, parseEndpoint, reportUserOf } from './connector-accounts.ts';
 
 export interface SandboxRunnerOptions {
   readonly controlPort: number;
@@ -54,6 +54,7 @@ export async function runSandboxes(config: SwitchyardConfig, opts: SandboxRunner
             await startAdyenSandbox({
               database, account: name, apiKey: account.api_key, merchantAccount: account.merchant_account, host, port, multicapture: account.multicapture,
               ...(account.report_time_zone === undefined ? {} : { reportTimeZone: account.report_time_zone }),
+              ...reportUserOf(account),
               certificateDirectory: account.certificate_dir ?? join(opts.dataDir ?? DEFAULT_DATA_DIR, `${name}-tls`),
               webhook: { url: webhookUrl, hmacKey: account.hmac_keys[0]!, username: account.basic_auth.username, password: account.basic_auth.password },
               webhookRetry: WEBHOOK_RETRY,

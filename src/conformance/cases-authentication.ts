@@ -179,6 +179,20 @@ export function registerAuthenticationCases<S extends ConformanceSandbox>(subjec
       expect((await ledgerOf(mine.p.attemptId)).every((r) => r.authorized === 0)).toBe(true);
     });
 
+    it('the same return resumed again under another key: never a decline nor proof; "processed already" is unknown (in progress)', async () => {
+      const { connector, ledgerOf } = kit();
+      if (!capable(connector)) return;
+      const { p, action } = await challenged(connector);
+      const returned = await customer(connector, p, action, COMPLETE, subject.browserCa);
+      expect(await resume(connector, p, returned, 1)).toMatchObject({ kind: 'succeeded', amount: 1000 });
+      // Adyen answers a processed redirectResult with 422 errorCode 704 and says nothing of the
+      // result (its AUTHORISATION notification does); a provider with a lookup answers the result.
+      const again = await resume(connector, p, returned, 2);
+      if (again.kind === 'unknown') expect(again.reason, JSON.stringify(again)).toBe('in_progress');
+      else expect(again, JSON.stringify(again)).toMatchObject({ kind: 'succeeded', amount: 1000 });
+      expect(await ledgerOf(p.attemptId)).toMatchObject([{ authorized: 1000 }]);
+    });
+
     // Faults last: they are global to the block's sandbox.
     it('a lost resume answer is unknown, never a decline; the same resume again authorises exactly once', async () => {
       const { connector, sandbox, ledgerOf } = kit();

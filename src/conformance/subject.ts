@@ -89,4 +89,10 @@ export interface ConformanceSubject<S extends ConformanceSandbox = ConformanceSa
   readonly browserCa?: string;
   /** How many times the official SDK resends a reset request by itself (stripe-node: once, even with retries off). Default 1. */
   readonly sdkResendsAfterReset?: number;
+  /**
+   * For a connector whose records come from reports its provider announces (no
+   * fetchReconciliationRecords): let the sandbox's days close and announce their reports; answers
+   * the announced file names, which the kit downloads through the connector (`reports`).
+   */
+  publishReports?(sandbox: S): Promise<readonly string[]>;
 }

@@ -207,6 +207,12 @@ export type NormalizedEvent = {
   | { readonly kind: 'fence_confirmed' | 'fence_refused' }
   /** ourRef: our refund id on the provider's refund, as echoed (Stripe `metadata.refund_id`, Adyen's modification merchantReference). */
   | { readonly kind: 'refund_succeeded' | 'refund_failed' | 'refund_reversed'; readonly amount: number; readonly currency: string; readonly modificationRef: string | null; readonly ourRef?: string | null }
+  /**
+   * What the provider has refunded of the payment in all (Stripe's charge.refunded: `amount_refunded`;
+   * the charge no longer embeds its refunds). It names no refund: it settles one only when it is the
+   * only way to read it (event-mapping.ts); the refund events name each refund.
+   */
+  | { readonly kind: 'refund_total'; readonly amount: number; readonly currency: string }
   | { readonly kind: 'dispute'; readonly disputeRef: string; readonly amount: number; readonly currency: string; readonly reason: string | null; readonly fact: DisputeFact }
   | { readonly kind: 'ignored' }
 );
@@ -280,7 +286,10 @@ export interface AnnouncedReport {
 
 export interface ProviderReports {
   accepts(fileName: string): AnnouncedReport | null;
-  /** Downloads an accepted report by name from the configured origin; null when it is not there (yet). */
+  /**
+   * Downloads an accepted report by name from the configured origin; null when it is not there
+   * (yet). A refused credential throws an error with `setting` (the config path of the credential).
+   */
   download(fileName: string): Promise<string | null>;
   /** Every money-moving row of one downloaded report (nothing for a report that holds none). */
   settlementLines(report: { readonly name: string; readonly text: string }): readonly SettlementLine[];
@@ -427,7 +436,8 @@ export interface Connector {
   verifyWebhook(rawBody: Buffer, headers: Readonly<Record<string, string | string[] | undefined>>, now: Date): WebhookVerification;
   /** Records become available `reconciliationDelayMs` after the fact. */
   readonly reconciliationDelayMs: number;
-  fetchReconciliationRecords(window: ReconciliationWindow): Promise<readonly ReconciliationRecord[]>;
+  /** Absent for a connector whose records come only from the reports its provider announces (`reports`: Adyen). */
+  fetchReconciliationRecords?(window: ReconciliationWindow): Promise<readonly ReconciliationRecord[]>;
   /**
    * The provider's record of one attempt as it is now, for an operator about to resolve a payment
    * (Stripe: the PaymentIntent by id, else by listing those created around the attempt); null when

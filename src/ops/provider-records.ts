@@ -63,6 +63,7 @@ export function showsOfEvents(events: readonly NormalizedEvent[], captureMethod:
     else if (e.kind === 'capture_succeeded') captured += e.amount;
     else if (e.kind === 'capture_reversed' || e.kind === 'capture_failed') captured = Math.max(0, captured - e.amount);
     else if (e.kind === 'refund_succeeded') refunded += e.amount;
+    else if (e.kind === 'refund_total') refunded = Math.max(refunded, e.amount);
     else if (e.kind === 'refund_reversed' || e.kind === 'refund_failed') refunded = Math.max(0, refunded - e.amount);
     else if (e.kind === 'void_succeeded' || e.kind === 'fence_confirmed') cancelledRefs.add(e.providerRef);
   }

@@ -5,7 +5,7 @@
 // a grace period is a finding: a gap in the settlement batch numbers, or a daily accounting report
 // absent `graceMs` after its day ended.
 
-import { and, eq, gte, isNotNull, isNull, lte } from 'drizzle-orm';
+import { and, eq, gte, isNotNull, isNull, lte, sql } from 'drizzle-orm';
 import type { Connector, ReconciliationRecord, ReconciliationWindow } from '../connectors/contract.ts';
 import type { SettlementImport } from '../ledger/settlement.ts';
 import { postSettlementLines } from '../ledger/settlement.ts';
@@ -21,9 +21,29 @@ export interface ReportSync extends SettlementImport {
   readonly imported: number;
   /** Announced reports the provider does not serve (yet). */
   readonly unavailable: number;
+  /** The provider refused the report credential (401/403): a finding naming it; nothing more is downloaded this run. */
+  readonly accessRefused: Finding | null;
 }
 
-const NONE: ReportSync = { downloaded: 0, imported: 0, unavailable: 0, lines: 0, posted: 0, unmatched: 0 };
+const NONE: ReportSync = { downloaded: 0, imported: 0, unavailable: 0, lines: 0, posted: 0, unmatched: 0, accessRefused: null };
+
+/** A download refused for its credential (the connector's error carries the config path of it). */
+function refusedCredential(err: unknown): string | null {
+  const setting = (err as { setting?: unknown } | null)?.setting;
+  return typeof setting === 'string' ? setting : null;
+}
+
+/**
+ * One finding per refused credential (dedupe key `missing_report:-:<setting>:report_access`): the
+ * reports exist, we may not read them, and reconciliation sees nothing of the account meanwhile.
+ */
+export function reportAccessFinding(setting: string, fileName: string, message: string): Finding {
+  return {
+    category: 'missing_report', paymentId: null, attemptId: null, providerRef: setting, aspect: 'report_access',
+    detail: `${message}: no report of this account can be read, so reconciliation sees none of its payments (first refused: ${fileName})`,
+    provider: { status: 'refused' }, ours: { credential: setting },
+  };
+}
 
 /** Downloads every announced report not downloaded yet, then imports every downloaded one not imported yet. */
 export async function syncProviderReports(db: Db, account: string, connector: Connector, now: Date): Promise<ReportSync> {
@@ -31,6 +51,7 @@ export async function syncProviderReports(db: Db, account: string, connector: Co
   if (reports === undefined) return NONE;
   let downloaded = 0;
   let unavailable = 0;
+  let accessRefused: Finding | null = null;
   const pending = await db.select({ fileName: providerReports.fileName }).from(providerReports).where(and(eq(providerReports.connector, account), isNull(providerReports.content)));
   for (const { fileName } of pending) {
     // The intake accepted the name already; the connector checks it again before any request.
@@ -40,7 +61,11 @@ export async function syncProviderReports(db: Db, account: string, connector: Co
       text = await reports.download(fileName);
     } catch (err) {
       await db.update(providerReports).set({ lastError: safeErrorText(err) }).where(and(eq(providerReports.connector, account), eq(providerReports.fileName, fileName)));
-      throw err;
+      const setting = refusedCredential(err);
+      if (setting === null) throw err;
+      // Every other download would be refused alike: the run goes on with what is stored, and says why it sees nothing new.
+      accessRefused = reportAccessFinding(setting, fileName, (err as Error).message);
+      break;
     }
     if (text === null) {
       unavailable++;
@@ -78,7 +103,7 @@ export async function syncProviderReports(db: Db, account: string, connector: Co
       imported++;
     });
   }
-  return { downloaded, imported, unavailable, ...totals };
+  return { downloaded, imported, unavailable, ...totals, accessRefused };
 }
 
 export interface MissingReportRules {
@@ -98,7 +123,9 @@ interface KnownReport {
  * Missing reports, as findings (category `missing_report`, one per file): a settlement batch
  * number absent between two announced ones, once the later one was announced `graceMs` ago; a daily
  * accounting report absent `graceMs` after its day ended (account zone), for every day from the
- * first one announced to now. A missing report that arrives later simply stops being found.
+ * first one announced to now; and, for an account that never had one announced, the report of the
+ * day of its first payment attempt once it is `graceMs` late. A missing report that arrives later
+ * simply stops being found.
  */
 export async function missingReports(db: Db, account: string, connector: Connector, rules: MissingReportRules, now: Date): Promise<Finding[]> {
   const reports = connector.reports;
@@ -107,10 +134,22 @@ export async function missingReports(db: Db, account: string, connector: Connect
     .select({ fileName: providerReports.fileName, kind: providerReports.kind, sequence: providerReports.sequence, reportDay: providerReports.reportDay, announcedAt: providerReports.announcedAt })
     .from(providerReports)
     .where(eq(providerReports.connector, account));
-  return missingFrom(known, (day) => reports.dayEndMs(day), rules, now);
+  const { rows } = await db.execute<{ first: string | Date | null }>(sql`SELECT min(created_at) AS first FROM payment_attempts WHERE connector = ${account}`);
+  const first = rows[0]?.first ?? null;
+  return missingFrom(known, (day) => reports.dayEndMs(day), rules, now, first === null ? null : new Date(first));
 }
 
-export function missingFrom(known: readonly KnownReport[], dayEndMs: (day: string) => number, rules: MissingReportRules, now: Date): Finding[] {
+/** The account-zone day (YYYY-MM-DD) an instant falls in, from the zone's day ends. */
+function dayOf(ms: number, dayEndMs: (day: string) => number): string {
+  let day = new Date(ms).toISOString().slice(0, 10);
+  // A zone's day is within a day of the UTC one.
+  if (dayEndMs(day) <= ms) day = nextDay(day);
+  else if (dayEndMs(nextDay(day, -1)) > ms) day = nextDay(day, -1);
+  return day;
+}
+
+/** `firstAttemptAt`: the account's first payment attempt, if any (an account with none owes no report). */
+export function missingFrom(known: readonly KnownReport[], dayEndMs: (day: string) => number, rules: MissingReportRules, now: Date, firstAttemptAt: Date | null = null): Finding[] {
   const out: Finding[] = [];
   const finding = (fileName: string, detail: string): Finding => ({
     category: 'missing_report', paymentId: null, attemptId: null, providerRef: fileName, aspect: 'report', detail,
@@ -126,6 +165,14 @@ export function missingFrom(known: readonly KnownReport[], dayEndMs: (day: strin
     }
   }
   const days = new Set(known.filter((r) => r.kind === 'accounting_daily' && r.reportDay !== null).map((r) => r.reportDay!));
+  if (days.size === 0 && firstAttemptAt !== null) {
+    // Never announced: nothing is ever fetched by a made-up name (live Adyen serves only what it
+    // announces), so without this the account's payments would go unreconciled in silence.
+    const day = dayOf(firstAttemptAt.getTime(), dayEndMs);
+    if (dayEndMs(day) + rules.graceMs <= now.getTime()) {
+      out.push(finding(`payments_accounting_report_${day.replace(/-/g, '_')}.csv`, `no report was ever announced for this account: its first payment attempt was on ${day}, whose payments accounting report is ${Math.round(rules.graceMs / 3_600_000)} h late; reconciliation sees none of its payments until reports are announced (REPORT_AVAILABLE notifications on, report generation enabled at Adyen)`));
+    }
+  }
   const first = [...days].sort()[0];
   if (first !== undefined) {
     for (let t = Date.parse(`${first}T00:00:00Z`); ; t += 86_400_000) {
@@ -148,8 +195,9 @@ export interface StoredRecords {
 
 /**
  * The window's records from the downloaded daily status reports (Adyen payments accounting
- * reports) of the window's days and the connector's history days before them. Null when the
- * account has none at all (nothing was ever announced): the connector's own fetch is used then.
+ * reports) of the window's days and the connector's history days before them. Null for a
+ * connector without announced reports (its own fetch is used). An account with none downloaded
+ * yet has no records and nothing covered: nothing is expected of it, and `missingReports` says why.
  */
 export async function recordsFromStoredReports(db: Db, account: string, connector: Connector, window: ReconciliationWindow): Promise<StoredRecords | null> {
   const reports = connector.reports;
@@ -159,7 +207,7 @@ export async function recordsFromStoredReports(db: Db, account: string, connecto
     .from(providerReports)
     .where(and(eq(providerReports.connector, account), eq(providerReports.kind, 'accounting_daily'), isNotNull(providerReports.content)))
     .limit(1);
-  if (any.length === 0) return null;
+  if (any.length === 0) return { records: [], coveredUntil: window.from };
   const from = window.from.getTime();
   const to = window.to.getTime();
   // A day either side of the exact bounds (any zone's day is within a day of the UTC one); filtered exactly below.

@@ -230,7 +230,7 @@ export async function reconcile(deps: ReconcileDeps, opts: ReconcileOptions): Pr
     const reports = await syncProviderReports(deps.db, account, connector, now);
     // Statuses from the announced daily status reports when the account has any (Adyen), else the connector's own fetch.
     const fromReports = await recordsFromStoredReports(deps.db, account, connector, opts.window);
-    const records = fromReports?.records ?? (await connector.fetchReconciliationRecords(opts.window));
+    const records = fromReports?.records ?? (await connector.fetchReconciliationRecords?.(opts.window)) ?? [];
     const visibleMs = Math.min(now.getTime() - connector.reconciliationDelayMs, fromReports?.coveredUntil.getTime() ?? Number.POSITIVE_INFINITY);
     const payments = await ourPayments(deps.db, account, opts.window, records);
     const result = compare({
@@ -260,7 +260,8 @@ export async function reconcile(deps: ReconcileDeps, opts: ReconcileOptions): Pr
       if (outcome === 'updated') updated++;
     }
     if (connector.reports !== undefined) {
-      for (const f of await missingReports(deps.db, account, connector, { graceMs: connector.reports.missingGraceMs }, now)) {
+      const reportFindings = await missingReports(deps.db, account, connector, { graceMs: connector.reports.missingGraceMs }, now);
+      for (const f of reports.accessRefused === null ? reportFindings : [reports.accessRefused, ...reportFindings]) {
         found++;
         byCategory[f.category]++;
         const outcome = await storeFinding(deps.db, account, f, null, deps.now());

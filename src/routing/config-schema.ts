@@ -53,9 +53,16 @@ const adyenAccount = z.strictObject({
   report_time_zone: z.string().min(1).optional(),
   /** Hours after its day (or after the next settlement batch) a report may be missing before it is a finding. Default 12. */
   report_missing_grace_hours: z.number().min(0).max(336).optional(),
+  /**
+   * The report service user's credential (Merchant Report Download role): report downloads do not
+   * take the payments API key. One of the two; required for an account that is not a sandbox
+   * (live-secrets.ts); a sandbox account without one downloads with api_key.
+   */
+  report_api_key: z.string().min(1).optional(),
   /** Multiple partial captures are enabled on this Adyen merchant account (Adyen's default: off). */
   multicapture: z.boolean().default(false),
-});
+  report_basic_auth: z.strictObject({ username: z.string().min(1), password: z.string().min(1) }).optional(),
+}).refine((a) => a.report_api_key === undefined || a.report_basic_auth === undefined, { path: ['report_basic_auth'], message: 'give report_api_key or report_basic_auth, not both' });
 
 export const connectorAccountSchema = z.discriminatedUnion('type', [stripeAccount, adyenAccount]);
 

@@ -3,7 +3,8 @@
 // forgotten, or set empty: an empty variable counts as unset and its default applies) would accept
 // webhooks anyone can sign. Only accounts isSandboxEndpoint() calls sandboxes may use them; for the
 // others every secret that is empty or one of the public values is a config problem naming the
-// ${VAR} it was read from, so `routes validate`, start and hot reload all refuse it.
+// ${VAR} it was read from, so `routes validate`, start and hot reload all refuse it. A live Adyen
+// account must also name its report credential (report downloads do not take the payments key).
 
 import type { SwitchyardConfig, ConnectorAccountConfig } from './config-schema.ts';
 import type { VariableSources } from './interpolate.ts';
@@ -15,6 +16,7 @@ export const PUBLIC_SANDBOX_SECRETS: ReadonlySet<string> = new Set([
   'whsec_sandbox',
   '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056',
   'sandbox',
+  'sandbox_report',
 ]);
 
 export interface SecretProblem {
@@ -41,6 +43,8 @@ function secretFields(name: string, account: ConnectorAccountConfig): SecretFiel
         { path: at('api_key'), what: 'Adyen API key', value: account.api_key },
         ...account.hmac_keys.map((v, i) => ({ path: at('hmac_keys', i), what: 'Adyen webhook HMAC key', value: v })),
         { path: at('basic_auth', 'password'), what: 'Adyen webhook basic-auth password', value: account.basic_auth.password },
+        ...(account.report_api_key === undefined ? [] : [{ path: at('report_api_key'), what: 'Adyen report user API key', value: account.report_api_key }]),
+        ...(account.report_basic_auth === undefined ? [] : [{ path: at('report_basic_auth', 'password'), what: 'Adyen report user password', value: account.report_basic_auth.password }]),
       ];
   }
 }
@@ -66,6 +70,13 @@ export function liveSecretProblems(config: SwitchyardConfig, sources: VariableSo
   const problems: SecretProblem[] = [];
   for (const [name, account] of Object.entries(config.connectors)) {
     if (isSandboxEndpoint(account.endpoint)) continue;
+    if (account.type === 'adyen' && account.report_api_key === undefined && account.report_basic_auth === undefined) {
+      // Live Adyen serves reports only to a user with the Merchant Report Download role; the payments key gets 401/403.
+      problems.push({
+        path: `connectors.${name}.report_api_key`,
+        message: `account ${name} is not a sandbox (endpoint ${account.endpoint}) and has no report credential: set report_api_key, or report_basic_auth {username, password}, to a report service user with the Merchant Report Download role (read from the environment as \${VAR})`,
+      });
+    }
     for (const field of secretFields(name, account)) {
       if (!isPublic(field.value)) continue;
       problems.push({ path: field.path, message: `account ${name} is not a sandbox (endpoint ${account.endpoint}), and ${whyPublic(field, sources)}` });

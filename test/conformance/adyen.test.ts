@@ -25,6 +25,8 @@ export const ADYEN_KIT = {
   password: 'kit-webhook-password',
   certificateDirectory: join(tmpdir(), 'switchyard-adyen-sandbox'),
   reportDelayMs: 200,
+  /** The report service user's key: reports are not served to the payments key. */
+  reportApiKey: 'AQE_switchyard_kit_report_user',
 } as const;
 const KEYS = {
   previous: '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056',
@@ -54,6 +56,7 @@ function adyenAccount(baseUrl: string, o: KitConnectorOptions = {}): Connector {
       caPem: tls.caPem,
       timeoutMs: o.timeoutMs ?? 5_000,
       reportDelayMs: ADYEN_KIT.reportDelayMs,
+      reportApiKey: ADYEN_KIT.reportApiKey,
     },
   });
 }
@@ -115,8 +118,14 @@ export const adyenConformanceSubject: ConformanceSubject<AdyenSandbox> = {
       webhook: { url: webhook.url, hmacKey: webhook.secret, username: ADYEN_KIT.username, password: ADYEN_KIT.password },
       webhookRetry: { maxAttempts: 2, baseMs: 20 },
       reportDelayMs: ADYEN_KIT.reportDelayMs,
+      reportUser: { apiKey: ADYEN_KIT.reportApiKey },
     })),
   makeConnector: (sandbox, o) => adyenAccount(sandbox.url, o),
+  // A day later every booking's day has closed; the sandbox announces its reports as Adyen does.
+  publishReports: async (sandbox) => {
+    await sandbox.advanceClock(86_400 + 60);
+    return sandbox.announceReports();
+  },
   makeConnectorAt: ({ host, port }, o) => adyenAccount(`https://${host}:${port}`, o),
   // The signature is inside the body (per item); the headers carry only the basic auth.
   signWebhook: () => auth(),

@@ -59,7 +59,8 @@ function scriptedReply(situation: FailureSituation): WireReply | null {
 async function wireSamples(sandbox: StripeSandbox): Promise<readonly WireSample[]> {
   const stripe = new Stripe(SANDBOX_KEY, { host: sandbox.host, port: sandbox.port, protocol: 'http', maxNetworkRetries: 0 });
   const pi = await stripe.paymentIntents.create({ amount: 1000, currency: 'eur', confirm: true, payment_method: 'pm_card_visa', metadata: { attempt_id: 'att_wire' } });
-  const charge = await stripe.charges.retrieve(typeof pi.latest_charge === 'string' ? pi.latest_charge : '');
+  // The example shows `refunds`, which the pinned API version includes only when expanded.
+  const charge = await stripe.charges.retrieve(typeof pi.latest_charge === 'string' ? pi.latest_charge : '', { expand: ['refunds'] });
   const refund = await stripe.refunds.create({ payment_intent: pi.id, amount: 100 });
   const dispute = await sandbox.createDispute(pi.id);
   const list = await stripe.paymentIntents.list({ limit: 1 });

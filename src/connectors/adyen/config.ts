@@ -27,6 +27,12 @@ const AdyenSettings = z.strictObject({
   caFile: z.string().min(1).optional(),
   /** Socket idle timeout handed to the library (connectionTimeoutMillis). */
   timeoutMs: z.number().int().min(100).max(120_000).default(20_000),
+  /**
+   * The report service user's credential (Merchant Report Download role). Absent (a sandbox account
+   * only: routing/live-secrets.ts requires one for any other): downloads use apiKey.
+   */
+  reportApiKey: z.string().min(1).optional(),
+  reportBasicAuth: z.strictObject({ username: z.string().min(1), password: z.string().min(1) }).optional(),
   /** Origin of the report download (settlement details); defaults to Adyen's Customer Area host. */
   reportBaseUrl: z.string().regex(/^https:\/\/[^/\s]+$/, 'an https origin without a path').optional(),
   /** The account's time zone (Customer Area > Account > time zone): report times are local to it; IANA name. */

@@ -15,10 +15,7 @@ import type {
   ProviderReports,
   QueryRequest,
   ResumeRequest,
-  ReconciliationRecord,
-  ReconciliationWindow,
   RefundRequest,
-  SettlementLine,
   VoidRequest,
 } from '../contract.ts';
 import { mergeDeclineTable } from '../decline-table.ts';
@@ -28,8 +25,8 @@ import { toAdyenValue } from './currencies.ts';
 import { ADYEN_DEFAULT_DECLINES, ADYEN_POLICY } from './defaults.ts';
 import { ADYEN_ERROR_CLASSIFICATION, outcomeForFailure } from './error-classification.ts';
 import { CheckoutAPI, Client, EnvironmentEnum } from './library.ts';
-import { downloadReportFile, fetchSettlementLines, recordsFromAccountingReports, fetchSettlementRecords, settlementLinesFromReports } from './reconciliation.ts';
-import type { ReportSource } from './reconciliation.ts';
+import { downloadReportFile, recordsFromAccountingReports, settlementLinesFromReports } from './reconciliation.ts';
+import type { ReportCredential, ReportSource } from './reconciliation.ts';
 import { addDays, parseReportFileName, zoneDayStartMs } from './report-files.ts';
 import { readAdyenReturn } from './customer-return.ts';
 import { modificationOutcome, paymentOutcome, resumeOutcome } from './status-map.ts';
@@ -37,7 +34,7 @@ import { adyenTokenProblem, captureRequest, paymentRequest, refundRequest, resol
 import { recordTransport, RedirectingHttpClient } from './transport.ts';
 import { announcedReport, verifyAdyenWebhook } from './webhook.ts';
 
-export { ReconciliationFetchError } from './reconciliation.ts';
+export { ReconciliationFetchError, ReportAccessError } from './reconciliation.ts';
 
 export interface AdyenConnectorDeps {
   readonly declineTable?: DeclineTable;
@@ -156,18 +153,17 @@ export function createAdyenConnector(account: string, options: AdyenConnectorOpt
     });
   }
 
+  // Reports go to the report service user (Merchant Report Download role); a sandbox account
+  // configured without one downloads with the payments key.
+  const credential: ReportCredential = options.reportApiKey !== undefined
+    ? { kind: 'api_key', apiKey: options.reportApiKey, setting: `connectors.${account}.report_api_key` }
+    : options.reportBasicAuth !== undefined
+      ? { kind: 'basic_auth', ...options.reportBasicAuth, setting: `connectors.${account}.report_basic_auth` }
+      : { kind: 'api_key', apiKey: options.apiKey, setting: `connectors.${account}.api_key (no report_api_key or report_basic_auth configured)` };
   const reportSource: ReportSource = {
     baseUrl: options.reportBaseUrl ?? options.baseUrl ?? (options.environment === 'LIVE' ? 'https://ca-live.adyen.com' : 'https://ca-test.adyen.com'),
-    merchantAccount, apiKey: options.apiKey, ca: options.caPem, timeoutMs: options.timeoutMs, zone: options.reportTimeZone,
+    merchantAccount, credential, ca: options.caPem, timeoutMs: options.timeoutMs, zone: options.reportTimeZone,
   };
-
-  function fetchReconciliationRecords(window: ReconciliationWindow): Promise<readonly ReconciliationRecord[]> {
-    return fetchSettlementRecords(reportSource, window, options.reportHistoryDays);
-  }
-
-  function fetchReportLines(window: ReconciliationWindow): Promise<readonly SettlementLine[]> {
-    return fetchSettlementLines(reportSource, window);
-  }
 
   const reports: ProviderReports = {
     accepts: (fileName) => announcedReport(fileName).report ?? null,
@@ -198,8 +194,8 @@ export function createAdyenConnector(account: string, options: AdyenConnectorOpt
     readCustomerReturn: readAdyenReturn,
     cancelByReference,
     verifyWebhook: (rawBody, headers, now) => verifyAdyenWebhook(rawBody, headers, webhookSecrets, now, declineTable),
-    fetchReconciliationRecords,
-    fetchSettlementLines: fetchReportLines,
+    // No fetchReconciliationRecords / fetchSettlementLines: Adyen's records and settlement rows
+    // come only from the reports it announces (`reports`, src/reconcile/provider-reports.ts).
     reports,
     close: () => Promise.resolve(), // the library opens a new agent per request (connection: close)
   };

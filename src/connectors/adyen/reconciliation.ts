@@ -1,5 +1,5 @@
-// Reconciliation: Adyen has no list-payments API, so the connector downloads the daily
-// settlement-details reports (CSV) that cover the window and folds their rows per pspReference.
+// Reconciliation: Adyen has no list-payments API; it announces report files (REPORT_AVAILABLE), which
+// the connector downloads by name and folds per pspReference (src/reconcile/provider-reports.ts).
 // Amounts in the report are decimal strings in major units; they are read back to minor units by
 // string arithmetic, never through a float.
 
@@ -29,7 +29,6 @@ export class ReconciliationFetchError extends Error {
   override readonly name = 'ReconciliationFetchError';
 }
 
-const DAY_MS = 86_400_000;
 
 /** RFC 4180 CSV (quoted fields, doubled quotes, CRLF or LF). */
 export function parseCsv(text: string): string[][] {
@@ -182,30 +181,53 @@ function recordOf(f: Fold): ReconciliationRecord {
 export interface ReportSource {
   readonly baseUrl: string;
   readonly merchantAccount: string;
-  readonly apiKey: string;
+  /** The report service user's credential, with the config path that names it (for findings). */
+  readonly credential: ReportCredential;
   readonly ca: string | undefined;
   readonly timeoutMs: number;
   /** The account's IANA zone: report times are local to it. */
   readonly zone: string;
 }
 
-/**
- * One announced report by file name, from the configured origin and merchant account only (never a
- * URL from the notification). Null when the report is not there (404).
- */
-export function downloadReportFile(source: ReportSource, fileName: string): Promise<string | null> {
-  return download(reportDownloadUrl(source.baseUrl, source.merchantAccount, fileName), source);
+export type ReportCredential =
+  | { readonly kind: 'api_key'; readonly apiKey: string; readonly setting: string }
+  | { readonly kind: 'basic_auth'; readonly username: string; readonly password: string; readonly setting: string };
+
+/** Adyen refused the report credential (401: unknown; 403: a user without the Merchant Report Download role). */
+export class ReportAccessError extends Error {
+  override readonly name = 'ReportAccessError';
+  constructor(
+    readonly status: number,
+    /** The config setting holding the credential that was refused. */
+    readonly setting: string,
+    fileName: string,
+  ) {
+    super(`report download of ${fileName} refused with HTTP ${status}: ${status === 403 ? 'the report user lacks the Merchant Report Download role' : 'Adyen does not accept the credential'} (${setting})`);
+  }
 }
 
-function download(url: string, source: ReportSource): Promise<string | null> {
+function authHeaders(credential: ReportCredential): Record<string, string> {
+  if (credential.kind === 'api_key') return { 'x-api-key': credential.apiKey };
+  return { authorization: `Basic ${Buffer.from(`${credential.username}:${credential.password}`, 'utf8').toString('base64')}` };
+}
+
+/**
+ * One announced report by file name, from the configured origin and merchant account only (never a
+ * URL from the notification). Null when the report is not there (404); a 401/403 is a
+ * ReportAccessError naming the credential. Live Adyen serves only the files it announces: nothing
+ * is ever asked for by a name we make up (a UTC day).
+ */
+export function downloadReportFile(source: ReportSource, fileName: string): Promise<string | null> {
+  const url = reportDownloadUrl(source.baseUrl, source.merchantAccount, fileName);
   return new Promise((resolve, reject) => {
-    const req = https.get(url, { headers: { 'x-api-key': source.apiKey }, ...(source.ca !== undefined && { ca: source.ca }), timeout: source.timeoutMs }, (res) => {
+    const req = https.get(url, { headers: authHeaders(source.credential), ...(source.ca !== undefined && { ca: source.ca }), timeout: source.timeoutMs }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('error', reject);
       res.on('end', () => {
         if (!res.complete) return reject(new ReconciliationFetchError(`report download cut off: ${url}`));
-        if (res.statusCode === 404) return resolve(null); // not generated yet
+        if (res.statusCode === 404) return resolve(null); // announced, not served yet
+        if (res.statusCode === 401 || res.statusCode === 403) return reject(new ReportAccessError(res.statusCode, source.credential.setting, fileName));
         if (res.statusCode !== 200) return reject(new ReconciliationFetchError(`report download ${url}: HTTP ${res.statusCode ?? '?'}`));
         resolve(Buffer.concat(chunks).toString('utf8'));
       });
@@ -213,46 +235,6 @@ function download(url: string, source: ReportSource): Promise<string | null> {
     req.on('timeout', () => req.destroy(new ReconciliationFetchError(`report download timed out: ${url}`)));
     req.on('error', (e) => reject(e instanceof ReconciliationFetchError ? e : new ReconciliationFetchError(`report download ${url}: ${e.message}`, { cause: e })));
   });
-}
-
-export function reportFileName(dayStartMs: number): string {
-  const iso = new Date(dayStartMs).toISOString();
-  return `settlement_detail_report_${iso.slice(0, 4)}_${iso.slice(5, 7)}_${iso.slice(8, 10)}.csv`;
-}
-
-/** The reports of every UTC day in [fromMs, toMs); a day not generated yet contributes nothing. */
-async function downloadDays(source: ReportSource, fromMs: number, toMs: number): Promise<string[]> {
-  const csvs: string[] = [];
-  for (let day = Math.floor(fromMs / DAY_MS) * DAY_MS; day < toMs; day += DAY_MS) {
-    const url = `${source.baseUrl}/reports/download/MerchantAccount/${encodeURIComponent(source.merchantAccount)}/${reportFileName(day)}`;
-    const csv = await download(url, source);
-    if (csv !== null) csvs.push(csv);
-  }
-  return csvs;
-}
-
-/** The reports of every UTC day the window touches. */
-function downloadReports(source: ReportSource, window: ReconciliationWindow): Promise<string[]> {
-  return downloadDays(source, window.from.getTime(), window.to.getTime());
-}
-
-/**
- * One record per payment with a row in the window, each with its whole history: when one of them
- * has no authorisation row among the window's reports, the `historyDays` days before the window
- * are read too (only then), so a refund, chargeback or capture booked days after the payment is
- * compared with the payment's totals, not with the window's rows alone.
- */
-export async function fetchSettlementRecords(source: ReportSource, window: ReconciliationWindow, historyDays = 0): Promise<ReconciliationRecord[]> {
-  const csvs = await downloadReports(source, window);
-  if (historyDays > 0 && refsMissingHistory(csvs, window, source.zone).size > 0) {
-    const startOfWindowDay = Math.floor(window.from.getTime() / DAY_MS) * DAY_MS;
-    csvs.unshift(...(await downloadDays(source, startOfWindowDay - historyDays * DAY_MS, startOfWindowDay)));
-  }
-  return recordsFromSettlementReports(csvs, window, source.zone);
-}
-
-export async function fetchSettlementLines(source: ReportSource, window: ReconciliationWindow): Promise<SettlementLine[]> {
-  return settlementLinesFromReports(await downloadReports(source, window), window, source.zone);
 }
 
 /** Rows that book no money: the sandbox's Authorised / Cancelled additions. */

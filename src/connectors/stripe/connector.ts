@@ -189,13 +189,24 @@ export function createStripeConnector(account: string, options: StripeConnectorO
     }
   }
 
-  /** Refunds live on the charge; fetch it when the list did not expand it and money was received. */
+  /** The charge says what was refunded; fetch it when the list did not expand it and money was received. */
   async function unexpandedCharge(pi: Stripe.PaymentIntent): Promise<Stripe.Charge | null> {
     const id = pi.latest_charge;
     if (typeof id !== 'string' || pi.amount_received === 0) return null;
-    const ch = await recordAttempts(() => stripe.charges.retrieve(id, { expand: ['refunds'] }));
+    const ch = await recordAttempts(() => stripe.charges.retrieve(id));
     if (!ch.ok) throw new ReconciliationFetchError(`Stripe charge ${id} could not be read: ${String((ch.error as Error).message)}`, { cause: ch.error });
     return ch.value;
+  }
+
+  /**
+   * The record of a PaymentIntent as it is now: its charge, and the charge's refunds read from the
+   * refunds list (charges do not embed them since API version 2022-11-15), every page of it.
+   */
+  async function recordOf(pi: Stripe.PaymentIntent): Promise<ReconciliationRecord> {
+    const charge = typeof pi.latest_charge === 'object' && pi.latest_charge !== null ? pi.latest_charge : await unexpandedCharge(pi);
+    if (charge === null || charge.amount_captured === 0) return reconciliationRecord(pi, charge, []);
+    const refunds = await listAll('refund', (after) => stripe.refunds.list({ charge: charge.id, limit: 100, ...(after !== undefined ? { starting_after: after } : {}) }));
+    return reconciliationRecord(pi, charge, refunds);
   }
 
   /** Every page of a list, newest first, following starting_after while has_more. */
@@ -232,8 +243,8 @@ export function createStripeConnector(account: string, options: StripeConnectorO
   async function fetchReconciliationRecords(window: ReconciliationWindow): Promise<readonly ReconciliationRecord[]> {
     const created = { gte: Math.floor(window.from.getTime() / 1000), lt: Math.ceil(window.to.getTime() / 1000) };
     const records = new Map<string, ReconciliationRecord>();
-    const created_ = await listAll('PaymentIntent', (after) => stripe.paymentIntents.list({ created, limit: 100, expand: ['data.latest_charge.refunds'], ...(after !== undefined ? { starting_after: after } : {}) }));
-    for (const pi of created_) records.set(pi.id, reconciliationRecord(pi, await unexpandedCharge(pi)));
+    const created_ = await listAll('PaymentIntent', (after) => stripe.paymentIntents.list({ created, limit: 100, expand: ['data.latest_charge'], ...(after !== undefined ? { starting_after: after } : {}) }));
+    for (const pi of created_) records.set(pi.id, await recordOf(pi));
     const touched = new Set<string>();
     const balance = await listAll('balance transaction', (after) => stripe.balanceTransactions.list({ created, limit: 100, expand: ['data.source'], ...(after !== undefined ? { starting_after: after } : {}) }));
     for (const t of balance) {
@@ -247,12 +258,12 @@ export function createStripeConnector(account: string, options: StripeConnectorO
     }
     for (const id of touched) {
       if (records.has(id)) continue;
-      const r = await recordAttempts(() => stripe.paymentIntents.retrieve(id, { expand: ['latest_charge.refunds'] }));
+      const r = await recordAttempts(() => stripe.paymentIntents.retrieve(id, { expand: ['latest_charge'] }));
       if (!r.ok) {
         if (isMissingResource(r.error)) continue;
         throw new ReconciliationFetchError(`Stripe PaymentIntent ${id} could not be read: ${String((r.error as Error).message)}`, { cause: r.error });
       }
-      records.set(id, reconciliationRecord(r.value, await unexpandedCharge(r.value)));
+      records.set(id, await recordOf(r.value));
     }
     return [...records.values()];
   }
@@ -261,15 +272,15 @@ export function createStripeConnector(account: string, options: StripeConnectorO
   async function lookupAttempt(req: AttemptLookup): Promise<ReconciliationRecord | null> {
     if (req.providerRef !== null) {
       const id = req.providerRef;
-      const r = await recordAttempts(() => stripe.paymentIntents.retrieve(id, { expand: ['latest_charge.refunds'] }));
-      if (r.ok) return reconciliationRecord(r.value, await unexpandedCharge(r.value));
+      const r = await recordAttempts(() => stripe.paymentIntents.retrieve(id, { expand: ['latest_charge'] }));
+      if (r.ok) return recordOf(r.value);
       if (!isMissingResource(r.error)) throw new ReconciliationFetchError(`Stripe PaymentIntent ${id} could not be read: ${String((r.error as Error).message)}`, { cause: r.error });
     }
     const t = Math.floor(req.createdAt.getTime() / 1000);
     const created = { gte: t - 60, lt: t + 3600 };
-    const listed = await listAll('PaymentIntent', (after) => stripe.paymentIntents.list({ created, limit: 100, expand: ['data.latest_charge.refunds'], ...(after !== undefined ? { starting_after: after } : {}) }));
+    const listed = await listAll('PaymentIntent', (after) => stripe.paymentIntents.list({ created, limit: 100, expand: ['data.latest_charge'], ...(after !== undefined ? { starting_after: after } : {}) }));
     const pi = listed.find((x) => attemptIdOf(x.metadata) === req.attemptId);
-    return pi === undefined ? null : reconciliationRecord(pi, await unexpandedCharge(pi));
+    return pi === undefined ? null : recordOf(pi);
   }
 
   return {

@@ -187,15 +187,18 @@ function toMinor(wire: number, wireCurrency: string): number {
   return fromStripeAmount(wire, wireCurrency)?.amount ?? wire;
 }
 
-/** `charge`: the PaymentIntent's latest charge when it was fetched separately (not expanded). */
-/** Refunds that failed after they were made (Stripe's refund.failed: the money came back), when the charge lists its refunds. */
-function refundsReturnedOf(charge: Stripe.Charge | null, currency: string): { refundsReturned?: number } {
-  const refunds = charge?.refunds?.data;
-  if (refunds === undefined) return {};
+/** Refunds that failed after they were made (Stripe's refund.failed: the money came back), when the charge's refunds were listed. */
+function refundsReturnedOf(refunds: readonly Stripe.Refund[] | null, currency: string): { refundsReturned?: number } {
+  if (refunds === null) return {};
   return { refundsReturned: toMinor(refunds.filter((r) => r.status === 'failed').reduce((sum, r) => sum + r.amount, 0), currency) };
 }
 
-export function reconciliationRecord(pi: Stripe.PaymentIntent, fetchedCharge: Stripe.Charge | null = null): ReconciliationRecord {
+/**
+ * `fetchedCharge`: the PaymentIntent's latest charge when it was fetched separately (not expanded);
+ * `refunds`: every refund of that charge, from GET /v1/refunds?charge=… (charges do not embed them
+ * since API version 2022-11-15), null when they were not read.
+ */
+export function reconciliationRecord(pi: Stripe.PaymentIntent, fetchedCharge: Stripe.Charge | null = null, refunds: readonly Stripe.Refund[] | null = null): ReconciliationRecord {
   const charge = typeof pi.latest_charge === 'object' && pi.latest_charge !== null ? pi.latest_charge : fetchedCharge;
   const captured = toMinor(pi.amount_received, pi.currency);
   const capturable = toMinor(pi.amount_capturable, pi.currency);
@@ -208,7 +211,7 @@ export function reconciliationRecord(pi: Stripe.PaymentIntent, fetchedCharge: St
     authorized: captured + capturable,
     captured,
     refunded: charge === null ? 0 : toMinor(charge.amount_refunded, pi.currency),
-    ...refundsReturnedOf(charge, pi.currency),
+    ...refundsReturnedOf(refunds, pi.currency),
     createdAt: new Date(pi.created * 1000).toISOString(),
     ...(charge?.disputed === true ? { disputed: true } : {}),
   };

@@ -114,11 +114,10 @@ function chargeEvent(type: string, ch: Stripe.Charge, table: DeclineTable): Even
     case 'charge.captured':
       // amount_captured is cumulative; the core compares it with what it has recorded.
       return { kind: 'capture_succeeded', ...refs, ...money(ch.amount_captured, ch.currency), modificationRef: ch.id };
-    case 'charge.refunded': {
-      const latest = ch.refunds?.data[0];
-      if (latest === undefined) return { kind: 'ignored', ...refs };
-      return { kind: 'refund_succeeded', ...refs, ...money(latest.amount, latest.currency), modificationRef: latest.id, ourRef: refundIdOf(latest.metadata) };
-    }
+    case 'charge.refunded':
+      // Since API version 2022-11-15 a charge does not embed its refunds: the event says the total
+      // refunded (amount_refunded); refund.created / refund.updated / refund.failed name each refund.
+      return { kind: 'refund_total', ...refs, ...money(ch.amount_refunded, ch.currency) };
     case 'charge.failed': {
       // outcome.reason carries the issuer's decline code (insufficient_funds); failure_code is Stripe's.
       const providerCode = ch.failure_code ?? 'card_declined';

@@ -3,7 +3,8 @@
 // resultCode RedirectShopper (or IdentifyShopper for a threeDS2 action) and nothing authorised; the
 // page's click issues a redirectResult and sends the browser to the payment's returnUrl (GET, or an
 // auto-submitting POST for a POST redirect action); /payments/details with that redirectResult
-// authorises or refuses once, books the ledger and queues the AUTHORISATION notification.
+// authorises or refuses once, books the ledger and queues the AUTHORISATION notification; a later
+// details call with it is 422 errorCode 704.
 
 import { randomBytes } from 'node:crypto';
 import type { AdyenOperationContext, JsonObject } from './context.ts';
@@ -150,9 +151,17 @@ export function pspOfRedirectResult(redirectResult: unknown): string | null {
 const invalidDetails = (): AdyenServiceError => new AdyenServiceError(422, '14_018', 'Invalid payload provided', 'validation');
 
 /**
+ * Adyen's answer to a redirectResult it has processed already (another idempotency key or none; the
+ * same key replays the stored answer): it says nothing of the result, which only the AUTHORISATION
+ * notification then gives. 422, not the 409 of a key in flight.
+ */
+const alreadyProcessed = (): AdyenServiceError => new AdyenServiceError(422, '704', 'request already processed or in progress', 'validation');
+
+/**
  * POST /payments/details {details: {redirectResult}}. The first call settles the payment; a later
- * one with the same redirectResult answers the same result again, with no second notification and
- * no second booking. A payment cancelled while it waited answers Cancelled: nothing was authorised.
+ * one with the same redirectResult is 422 errorCode 704, as live Adyen answers, with no second
+ * notification and no second booking. A payment cancelled while it waited answers Cancelled:
+ * nothing was authorised.
  */
 export function paymentDetails(ctx: AdyenOperationContext, body: JsonObject): { status: number; body: Record<string, unknown> } {
   const details = body['details'];
@@ -164,7 +173,8 @@ export function paymentDetails(ctx: AdyenOperationContext, body: JsonObject): { 
   const p = psp === null ? undefined : ctx.state.payments.get(psp);
   const auth = p?.authentication;
   if (p === undefined || auth === undefined || auth.redirectResult === null || auth.redirectResult !== redirectResult) throw invalidDetails();
-  if (auth.detailsAtMs === null) settle(ctx, p, auth);
+  if (auth.detailsAtMs !== null) throw alreadyProcessed();
+  settle(ctx, p, auth);
   return { status: 200, body: withReferences(detailsResponse(p), ctx.authentication?.detailsReferences ?? 'echo') };
 }
 

@@ -1,7 +1,7 @@
 // How the Adyen sandbox answers one HTTP request: API-key authentication, Checkout v72 routing,
 // JSON bodies, Adyen's idempotency around the operation (stored response replayed; a duplicate
 // in flight gets 409 errorCode 704 with `transient-error: true`), ServiceError bodies, and the
-// settlement-details report download. A request that changes state runs in one transaction of
+// report downloads (to the report user only). A request that changes state runs in one transaction of
 // the sandbox database (AccountStore.unit): key claim, change, notifications and stored answer
 // commit together.
 
@@ -22,6 +22,8 @@ import { cancelPayment, capturePayment, refundPayment, reversePayment, technical
 import type { NotificationItem } from './notifications.ts';
 import { createPayment } from './payments.ts';
 import { CHALLENGE_PATH, DEFAULT_AUTHENTICATION, paymentDetails, postReturnPage, pageOpen, recordChoice, stalePage, challengePage } from './authentication.ts';
+import { reportAccessRefusal } from './report-access.ts';
+import type { ReportUser } from './report-access.ts';
 import { matchReportPath, settlementReport } from './settlement-report.ts';
 import { AdyenSandboxState } from './state.ts';
 import type { SettlementBooking } from './state.ts';
@@ -39,6 +41,8 @@ export interface AdyenProtocolDeps {
   readonly toEvent: (item: NotificationItem) => { eventId: string; type: string; items: NotificationItem[] };
   /** Where browsers reach this sandbox (the listener's URL, known once it listens). */
   readonly publicUrl: () => string;
+  /** Who downloads reports (report-access.ts); absent: the payments API key's user. */
+  readonly reportUser?: ReportUser;
 }
 
 const MAX_IDEMPOTENCY_KEY_LENGTH = 64;
@@ -112,8 +116,12 @@ export class AdyenProtocol implements ProviderProtocol {
   async process(req: ProviderRequest, options: ExecutionOptions): Promise<ProviderReply> {
     const page = CHALLENGE_PATH.exec(req.path);
     if (page !== null) return this.challenge(req, page[1]!);
+    if (req.method === 'GET') {
+      // Reports are served to the report user, not to the payments key (report-access.ts).
+      const refused = reportAccessRefusal(req.headers, this.deps.apiKey, this.deps.reportUser);
+      return this.reply(req, refused === null ? await this.report(req) : errorAnswer(refused));
+    }
     if (header(req, 'x-api-key') !== this.deps.apiKey) return this.reply(req, errorAnswer(unauthorized()));
-    if (req.method === 'GET') return this.reply(req, await this.report(req));
     const route = matchCheckoutRoute(req.method, req.path);
     if (route === null) return this.reply(req, errorAnswer(notFound(req.path)));
     const key = header(req, 'idempotency-key');

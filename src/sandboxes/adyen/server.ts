@@ -29,6 +29,7 @@ import { batchDay, batchOf } from './settlement-report.ts';
 import type { SettlementBooking } from './state.ts';
 import type { AdyenWebhookEndpoint, NotificationBatching, NotificationItem } from './notifications.ts';
 import { AdyenProtocol, newPspReference } from './protocol.ts';
+import type { ReportUser } from './report-access.ts';
 
 export interface AdyenSandboxOptions {
   readonly account: string;
@@ -55,6 +56,8 @@ export interface AdyenSandboxOptions {
   readonly reportTimeZone?: string;
   /** Multiple partial captures enabled on the merchant account (Adyen's default: off); kept in the account's settings. */
   readonly multicapture?: boolean;
+  /** The report service user downloads are served to (its API key or basic auth); absent: the payments API key's user. */
+  readonly reportUser?: ReportUser;
 }
 
 export interface AdyenSandbox extends SandboxControl {
@@ -146,6 +149,7 @@ export async function startAdyenSandbox(options: AdyenSandboxOptions): Promise<A
     reportTimeZone,
     toEvent: (item) => notifications.toEvent(item),
     publicUrl: () => listener.url,
+    ...(options.reportUser !== undefined && { reportUser: options.reportUser }),
   });
   let listener: ProviderListener;
   try {

@@ -1,7 +1,7 @@
-// The settlement-details report (CSV), one file per UTC booking day:
-// GET /reports/download/MerchantAccount/{merchantAccount}/settlement_detail_report_{YYYY_MM_DD}.csv
-// A row appears once `availabilityDelayMs` has passed since it was booked (sandbox clock); a day
-// that has not begun that long ago is 404, as a report not generated yet. Amounts are decimal
+// The reports live Adyen serves, by the names it announces (REPORT_AVAILABLE):
+// GET /reports/download/MerchantAccount/{merchantAccount}/settlement_detail_report_batch_{N}.csv
+// and .../payments_accounting_report_{YYYY_MM_DD}.csv, each once its account-zone day has closed
+// plus `availabilityDelayMs` (404 before). No file named by UTC day: live Adyen serves none. Amounts are decimal
 // strings in major units, as Adyen writes them. Settled rows carry the commission in force when
 // they were booked (setSettlementCommission; none by default: net = gross); other rows none. The sandbox books
 // Settled when the capture succeeds, so a capture the scheme rejects later (CAPTURE_FAILED) shows
@@ -17,15 +17,14 @@ export const SETTLEMENT_REPORT_COLUMNS = [
   'Net Debit (NC)', 'Net Credit (NC)', 'Commission (NC)', 'Batch Number',
 ] as const;
 
-const REPORT_PATH = /^\/reports\/download\/MerchantAccount\/([^/]+)\/settlement_detail_report_(\d{4})_(\d{2})_(\d{2})\.csv$/;
 const BATCH_PATH = /^\/reports\/download\/MerchantAccount\/([^/]+)\/settlement_detail_report_batch_([1-9]\d{0,8})\.csv$/;
 const ACCOUNTING_PATH = /^\/reports\/download\/MerchantAccount\/([^/]+)\/payments_accounting_report_(\d{4})_(\d{2})_(\d{2})\.csv$/;
 const DAY_MS = 86_400_000;
 
 export interface ReportRequest {
   readonly merchantAccount: string;
-  /** settlement_day: the legacy UTC-day file; settlement_batch: batch N = the Nth local day since 1970; accounting: the daily payments accounting report. */
-  readonly kind: 'settlement_day' | 'settlement_batch' | 'accounting';
+  /** settlement_batch: batch N = the Nth local day since 1970; accounting: the daily payments accounting report. */
+  readonly kind: 'settlement_batch' | 'accounting';
   readonly dayStartMs: number;
   readonly dayEndMs: number;
 }
@@ -44,19 +43,12 @@ export function matchReportPath(path: string, zone = 'UTC'): ReportRequest | nul
   const b = BATCH_PATH.exec(path);
   if (b !== null) return { merchantAccount: decodeURIComponent(b[1] ?? ''), kind: 'settlement_batch', ...local(batchDay(Number(b[2]))) };
   const a = ACCOUNTING_PATH.exec(path);
-  const m = a ?? REPORT_PATH.exec(path);
-  if (m === null) return null;
-  const [, account, y, mo, d] = m;
+  if (a === null) return null;
+  const [, account, y, mo, d] = a;
   const day = `${y}-${mo}-${d}`;
   const utc = Date.UTC(Number(y), Number(mo) - 1, Number(d));
   if (Number.isNaN(utc) || account === undefined || new Date(utc).toISOString().slice(0, 10) !== day) return null;
-  if (a !== null) return { merchantAccount: decodeURIComponent(account), kind: 'accounting', ...local(day) };
-  return { merchantAccount: decodeURIComponent(account), kind: 'settlement_day', dayStartMs: utc, dayEndMs: utc + DAY_MS };
-}
-
-export function settlementReportFileName(date: Date): string {
-  const iso = date.toISOString();
-  return `settlement_detail_report_${iso.slice(0, 4)}_${iso.slice(5, 7)}_${iso.slice(8, 10)}.csv`;
+  return { merchantAccount: decodeURIComponent(account), kind: 'accounting', ...local(day) };
 }
 
 /** Adyen minor units -> "12.34", with Adyen's decimals ("5000.00" CLP, "12345" IDR), by string arithmetic. */
@@ -86,14 +78,12 @@ function row(b: SettlementBooking, zone: string): string[] {
 }
 
 /**
- * The CSV for one report, or null when it does not exist yet. The legacy day file grows as rows
- * become available; a batch and a daily accounting report exist only once their day has closed
- * (plus the availability delay), as Adyen generates them then.
+ * The CSV for one report, or null when it does not exist yet: a batch and a daily accounting report
+ * exist only once their day has closed (plus the availability delay), as Adyen generates them then.
  */
 export function settlementReport(state: AdyenSandboxState, request: ReportRequest, nowMs: number, availabilityDelayMs: number, zone = 'UTC'): string | null {
   const cutoff = nowMs - availabilityDelayMs;
-  if (request.dayStartMs > cutoff) return null;
-  if (request.kind !== 'settlement_day' && request.dayEndMs > cutoff) return null;
+  if (request.dayEndMs > cutoff) return null;
   const inReport = state.bookings.filter((b) => b.bookedMs >= request.dayStartMs && b.bookedMs < request.dayEndMs && b.bookedMs <= cutoff && b.payment.merchantAccount === request.merchantAccount);
   if (request.kind === 'accounting') return accountingReport(inReport, zone);
   const lines = inReport.map((b) => row(b, zone).map(csvField).join(','));

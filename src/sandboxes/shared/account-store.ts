@@ -374,22 +374,37 @@ export class AccountStore {
       .catch(() => undefined);
   }
 
-  /** Runs `work` in one transaction holding advisory locks on `locks` (idempotency keys, references). */
-  async unit<T>(locks: readonly string[], work: (unit: Unit) => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` in one transaction holding advisory locks on `locks` (idempotency keys, references).
+   * `busy`: a lock taken without waiting; when another transaction holds it (a same-key request
+   * that has not committed), nothing runs and `busy.answer()` is the result.
+   */
+  async unit<T>(locks: readonly string[], work: (unit: Unit) => Promise<T>, busy?: { readonly lock: string; readonly key: string; readonly answer: () => T }): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       const client = await this.db.pool.connect();
       let broken: Error | undefined;
       try {
         await client.query('BEGIN');
-        const ids = [...new Set(locks)].map((l) => lockId(this.account, l));
+        const ids = [...new Set(locks)].filter((l) => l !== busy?.lock).map((l) => lockId(this.account, l));
         const { rows } = await client.query({
-          name: 'sbx_unit_begin',
+          name: 'sbx_unit_begin_2',
           text: `SELECT a.clock_offset_ms, a.webhook_settings, a.settings,
+                        ($3::bigint IS NULL OR pg_try_advisory_xact_lock($3::bigint)) AS free,
                         (SELECT count(pg_advisory_xact_lock(k)) FROM (SELECT unnest($2::bigint[]) AS k ORDER BY 1) s) AS locked
                  FROM sandbox_accounts a WHERE a.account = $1`,
-          values: [this.account, ids],
+          values: [this.account, ids, busy === undefined ? null : lockId(this.account, busy.lock)],
         });
-        const account = this.remember(accountOf(rows[0] as Parameters<typeof accountOf>[0]));
+        const row = rows[0] as Parameters<typeof accountOf>[0] & { free: boolean };
+        const account = this.remember(accountOf(row));
+        if (busy !== undefined && !row.free) {
+          // Held by a replay of an answer already committed: wait for it and replay too.
+          const done = await client.query('SELECT 1 FROM sandbox_idempotency_keys WHERE account = $1 AND key = $2 AND state = $3', [this.account, busy.key, 'done']);
+          if (done.rowCount === 0) {
+            await client.query('ROLLBACK');
+            return busy.answer();
+          }
+          await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [lockId(this.account, busy.lock)]);
+        }
         const result = await work(this.unitOn(client, account));
         await client.query('COMMIT');
         return result;

@@ -97,7 +97,7 @@ export function changedAggregates(loaded: LoadedState, nowMs: number): Pick<Chan
   return { objects, aliases };
 }
 
-export type StripeLoadKind = 'create' | 'list' | 'payment_intent' | 'child' | 'balance' | 'events' | 'customer_create' | 'attach';
+export type StripeLoadKind = 'create' | 'list' | 'payment_intent' | 'child' | 'balance' | 'events' | 'customer_create' | 'attach' | 'refunds';
 
 /** What a request on this route reads: the PaymentIntent it names, or the one owning the named child. */
 export function loadSpecOf(kind: StripeLoadKind, id: string, params: FormParams): LoadSpec & { all?: boolean; fromMs?: number; toMs?: number } {
@@ -121,6 +121,13 @@ export function loadSpecOf(kind: StripeLoadKind, id: string, params: FormParams)
     }
     case 'list':
       return { all: true, ...createdRange(params) };
+    case 'refunds': {
+      // GET /v1/refunds: the charge's or PaymentIntent's aggregate, else every one (a refund is newer than its PaymentIntent).
+      const pi = params['payment_intent'];
+      const charge = params['charge'];
+      if (typeof pi !== 'string' && typeof charge !== 'string') return { all: true };
+      return { ids: typeof pi === 'string' ? [pi] : [], aliases: typeof charge === 'string' ? [charge] : [] };
+    }
     case 'payment_intent':
       return { ids: [id, ...named('payment_method')] };
     case 'child':

@@ -7,8 +7,11 @@ export interface OperationContext {
   readonly state: StripeSandboxState;
   /** Unix seconds on the sandbox clock. */
   readonly now: number;
-  /** Queues a Stripe event about `object` (a snapshot taken now); sent after the state change. */
-  emit(type: string, object: StripeObject): void;
+  /**
+   * Queues a Stripe event about `object` (a snapshot taken now); sent after the state change.
+   * `previous`: what the changed fields were before (required for `*.updated`: previous_attributes).
+   */
+  emit(type: string, object: StripeObject, previous?: StripeObject): void;
   /** Fault release_fail_later: a refund is answered pending, not performed, and its event says it failed. */
   readonly failModification?: boolean;
   /** The sandbox's own base URL (the hosted authentication page lives there); absent: no page to offer. */

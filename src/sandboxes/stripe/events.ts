@@ -14,14 +14,19 @@ export interface EventOrigin {
   readonly idempotencyKey: string | null;
 }
 
-export function buildStripeEvent(type: string, object: StripeObject, created: number, origin: EventOrigin): OutgoingEvent {
+/**
+ * `previous`: the changed fields' values before the change. Stripe sends it (`data.previous_attributes`)
+ * with every `*.updated` event, so one is required for those.
+ */
+export function buildStripeEvent(type: string, object: StripeObject, created: number, origin: EventOrigin, previous?: StripeObject): OutgoingEvent {
+  if (type.endsWith('.updated') && previous === undefined) throw new Error(`a ${type} event needs the previous values of what changed (previous_attributes)`);
   const id = stripeId('evt');
   const event = {
     id,
     object: 'event',
     api_version: STRIPE_API_VERSION,
     created,
-    data: { object },
+    data: { object, ...(previous !== undefined && { previous_attributes: previous }) },
     livemode: false,
     pending_webhooks: 1,
     request: { id: origin.requestId, idempotency_key: origin.idempotencyKey },

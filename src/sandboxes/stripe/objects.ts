@@ -33,7 +33,7 @@ export function renderPaymentIntent(pi: PaymentIntentRecord, state: StripeSandbo
     description: pi.description,
     excluded_payment_method_types: null,
     last_payment_error: pi.lastPaymentError,
-    latest_charge: expand.some((e) => e === 'latest_charge' || e.startsWith('latest_charge.')) && latestCharge ? renderCharge(latestCharge, state) : pi.latestCharge,
+    latest_charge: expand.some((e) => e === 'latest_charge' || e.startsWith('latest_charge.')) && latestCharge ? renderCharge(latestCharge, state, subExpand(expand, 'latest_charge')) : pi.latestCharge,
     livemode: false,
     managed_payments: null,
     metadata: { ...pi.metadata },
@@ -57,8 +57,26 @@ export function renderPaymentIntent(pi: PaymentIntentRecord, state: StripeSandbo
   };
 }
 
-export function renderCharge(charge: ChargeRecord, state: StripeSandboxState): StripeObject {
-  const refunds = charge.refunds.map((id) => state.refunds.get(id)).filter((r): r is RefundRecord => r !== undefined);
+/** The expansions of a field's own fields: `latest_charge.refunds` under `latest_charge` is `refunds`. */
+export function subExpand(expand: readonly string[], field: string): string[] {
+  return expand.flatMap((e) => (e.startsWith(`${field}.`) ? [e.slice(field.length + 1)] : []));
+}
+
+const EMBEDDED_LIST_LIMIT = 10;
+
+/** Refunds of a charge, newest first (Stripe's list order). */
+export function chargeRefunds(charge: ChargeRecord, state: StripeSandboxState): RefundRecord[] {
+  return charge.refunds.map((id) => state.refunds.get(id)).filter((r): r is RefundRecord => r !== undefined).reverse();
+}
+
+/**
+ * A charge as the pinned API version renders it: since 2022-11-15 `refunds` is not included unless
+ * expanded (`expand[]=refunds`); the refunds are read from GET /v1/refunds?charge=… .
+ */
+export function renderCharge(charge: ChargeRecord, state: StripeSandboxState, expand: readonly string[] = []): StripeObject {
+  // An expanded sublist holds its first 10 items, as Stripe's do; the rest are read from the list endpoint.
+  const all = expand.includes('refunds') ? chargeRefunds(charge, state) : null;
+  const refunds = all === null ? {} : { refunds: renderList(`/v1/charges/${charge.id}/refunds`, all.slice(0, EMBEDDED_LIST_LIMIT).map(renderRefund), all.length > EMBEDDED_LIST_LIMIT) };
   const failed = charge.failure !== null;
   return {
     id: charge.id,
@@ -103,7 +121,7 @@ export function renderCharge(charge: ChargeRecord, state: StripeSandboxState): S
     receipt_number: null,
     receipt_url: null,
     refunded: charge.amountCaptured > 0 && charge.amountRefunded >= charge.amountCaptured,
-    refunds: { object: 'list', data: refunds.map(renderRefund), has_more: false, url: `/v1/charges/${charge.id}/refunds` },
+    ...refunds,
     review: null,
     shipping: null,
     source: null,

@@ -124,6 +124,9 @@ export class StripeProtocol implements ProviderProtocol {
       }
       await sleep(options.executionDelayMs);
     }
+    // Stripe answers a request whose key is held by one still executing with 409 at once; it does
+    // not wait for the first to finish and replay it.
+    const busy = key === null || held !== undefined ? undefined : { lock: `key:${key}`, key, answer: () => this.replyTo(req, requestId, key, { kind: 'in_flight' }) };
     return store.unit(key === null ? [] : [`key:${key}`], async (unit) => {
       const loaded = await unit.load(claim, spec, held);
       if (loaded.verdict.kind !== 'execute') return this.replyTo(req, requestId, key!, loaded.verdict);
@@ -136,7 +139,7 @@ export class StripeProtocol implements ProviderProtocol {
         ...(key !== null && { key: outcome.storable && options.forgetAnswer !== true ? { key, store: { status: outcome.status, body: outcome.body, requestId } } : { key, release: true as const } }),
       });
       return this.reply(req, requestId, outcome);
-    });
+    }, busy);
   }
 
   /** The hosted authentication page (a browser, no API key): GET shows it, POST records the customer's choice. */
@@ -156,13 +159,13 @@ export class StripeProtocol implements ProviderProtocol {
     const origin: EventOrigin = { requestId: null, idempotencyKey: null };
     return this.deps.store.unit([], async (unit) => {
       const before = stateOf((await unit.load(null, spec)).objects);
-      const emitted: { type: string; object: Record<string, unknown> }[] = [];
+      const emitted: { type: string; object: Record<string, unknown>; previous?: Record<string, unknown> }[] = [];
       const now = Math.floor(unit.nowMs / 1000);
-      const ctx: OperationContext = { state: before.state, now, emit: (type, object) => emitted.push({ type, object }) };
+      const ctx: OperationContext = { state: before.state, now, emit: (type, object, previous) => emitted.push({ type, object, ...(previous !== undefined && { previous }) }) };
       const location = completeAuthentication(ctx, piId, token, completed);
       if (location === null) return html(409, stalePage());
       const events = emitted.map((e) => {
-        const event = buildStripeEvent(e.type, e.object, now, origin);
+        const event = buildStripeEvent(e.type, e.object, now, origin, e.previous);
         return { eventId: event.id, type: event.type, body: event.body };
       });
       await unit.save({ ...changedAggregates(before, unit.nowMs), events });
@@ -186,9 +189,9 @@ export class StripeProtocol implements ProviderProtocol {
 
   /** Runs an operation against the loaded state; the events it emitted are written with its change. */
   private execute(route: StripeRoute, id: string, params: FormParams, origin: EventOrigin, options: ExecutionOptions, state: StripeSandboxState, nowMs: number): Executed {
-    const emitted: { type: string; object: Record<string, unknown> }[] = [];
+    const emitted: { type: string; object: Record<string, unknown>; previous?: Record<string, unknown> }[] = [];
     const ctx: OperationContext = {
-      state, now: Math.floor(nowMs / 1000), emit: (type, object) => emitted.push({ type, object }), failModification: options.failModification === true,
+      state, now: Math.floor(nowMs / 1000), emit: (type, object, previous) => emitted.push({ type, object, ...(previous !== undefined && { previous }) }), failModification: options.failModification === true,
       ...(this.deps.publicUrl !== undefined && { publicUrl: this.deps.publicUrl() }),
       ...(this.deps.searchLagMs !== undefined && { searchLagMs: this.deps.searchLagMs }),
     };
@@ -208,7 +211,7 @@ export class StripeProtocol implements ProviderProtocol {
     }
     if (options.failAfterProcessing) outcome = failureOutcome(serverError('An unknown error occurred while processing the request (sandbox fault).'));
     const events = emitted.map((e) => {
-      const event = buildStripeEvent(e.type, e.object, ctx.now, origin);
+      const event = buildStripeEvent(e.type, e.object, ctx.now, origin, e.previous);
       return { eventId: event.id, type: event.type, body: event.body };
     });
     return { outcome, events };

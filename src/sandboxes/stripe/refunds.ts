@@ -6,11 +6,11 @@ import type { OperationContext } from './context.ts';
 import { invalidParam, missingParam, resourceMissing, stateError } from './errors.ts';
 import type { FormParams } from './form-encoding.ts';
 import { stripeId } from './ids.ts';
-import { renderCharge, renderDispute, renderRefund } from './objects.ts';
+import { renderCharge, renderDispute, renderList, renderRefund } from './objects.ts';
 import type { StripeObject } from './objects.ts';
 import { findPaymentIntent } from './payment-intents.ts';
 import { assertWholeUnits } from './currencies.ts';
-import { assertKnownParams, readAmount, readEnum, readExpand, readMetadata, readString } from './params.ts';
+import { assertKnownParams, createdFilter, readAmount, readEnum, readExpand, readInteger, readMetadata, readString } from './params.ts';
 import type { ChargeRecord, DisputeRecord, RefundRecord } from './state.ts';
 
 const REFUND_PARAMS = new Set(['payment_intent', 'charge', 'amount', 'reason', 'metadata', 'expand', 'refund_application_fee', 'reverse_transfer', 'instructions_email']);
@@ -73,8 +73,30 @@ export function retrieveRefund(ctx: OperationContext, id: string, params: FormPa
 }
 
 export function retrieveCharge(ctx: OperationContext, id: string, params: FormParams): StripeObject {
+  return renderCharge(findCharge(ctx, id), ctx.state, readExpand(params));
+}
+
+const REFUND_LIST_PARAMS = new Set(['charge', 'payment_intent', 'created', 'limit', 'starting_after', 'ending_before', 'expand']);
+
+/** GET /v1/refunds: newest first, filtered by charge or PaymentIntent and `created`, paginated like every Stripe list. */
+export function listRefunds(ctx: OperationContext, params: FormParams): StripeObject {
+  assertKnownParams(params, REFUND_LIST_PARAMS);
   readExpand(params);
-  return renderCharge(findCharge(ctx, id), ctx.state);
+  const limit = readInteger(params, 'limit', 1, 100) ?? 10;
+  const chargeId = readString(params, 'charge');
+  const paymentIntentId = readString(params, 'payment_intent');
+  const startingAfter = readString(params, 'starting_after');
+  const matches = createdFilter(params);
+  let all = [...ctx.state.refunds.values()]
+    .filter((r) => (chargeId === undefined || r.charge === chargeId) && (paymentIntentId === undefined || r.paymentIntent === paymentIntentId) && matches(r.created))
+    .reverse()
+    .sort((a, b) => b.created - a.created);
+  if (startingAfter !== undefined) {
+    const index = all.findIndex((r) => r.id === startingAfter);
+    if (index < 0) throw resourceMissing('refund', startingAfter, 'starting_after');
+    all = all.slice(index + 1);
+  }
+  return renderList('/v1/refunds', all.slice(0, limit).map(renderRefund), all.length > limit);
 }
 
 export function retrieveDispute(ctx: OperationContext, id: string): StripeObject {
@@ -89,12 +111,13 @@ export function failRefund(ctx: OperationContext, refundId: string, failureReaso
   if (refund === undefined) throw resourceMissing('refund', refundId);
   if (refund.status !== 'succeeded' && refund.status !== 'pending') throw stateError('refund_not_failable', `Refund ${refundId} is ${refund.status}.`);
   const charge = findCharge(ctx, refund.charge);
+  const previous = { status: refund.status, failure_reason: refund.failureReason };
   refund.status = 'failed';
   refund.failureReason = failureReason;
   charge.amountRefunded -= refund.amount;
   // The money comes back to the balance when the refund fails, booked at that time.
   bookBalanceTransaction(ctx, { paymentIntent: refund.paymentIntent, source: refund.id, type: 'refund_failure', reportingCategory: 'refund_failure', amount: refund.amount, currency: refund.currency });
-  ctx.emit('refund.updated', renderRefund(refund));
+  ctx.emit('refund.updated', renderRefund(refund), previous);
   ctx.emit('refund.failed', renderRefund(refund));
   return renderRefund(refund);
 }
@@ -155,9 +178,10 @@ export function advanceDispute(ctx: OperationContext, disputeId: string, status:
   if (dispute === undefined) throw resourceMissing('dispute', disputeId);
   const allowed = NEXT_STATUS[dispute.status] ?? [];
   if (!allowed.includes(status)) throw stateError('dispute_status_invalid', `Dispute ${disputeId} is ${dispute.status}; it cannot become ${status}.`);
+  const previous = { status: dispute.status };
   dispute.status = status;
   if (status === 'needs_response') {
-    ctx.emit('charge.dispute.updated', renderDispute(dispute, ctx.state));
+    ctx.emit('charge.dispute.updated', renderDispute(dispute, ctx.state), previous);
     withdraw(ctx, dispute);
   } else if (status === 'won') {
     bookBalanceTransaction(ctx, { paymentIntent: dispute.paymentIntent, source: dispute.id, type: 'adjustment', reportingCategory: 'dispute_reversal', amount: dispute.amount, fee: -STRIPE_DISPUTE_FEE, currency: dispute.currency });
@@ -166,7 +190,7 @@ export function advanceDispute(ctx: OperationContext, disputeId: string, status:
   } else if (status === 'lost' || status === 'warning_closed' || status === 'prevented') {
     ctx.emit('charge.dispute.closed', renderDispute(dispute, ctx.state));
   } else {
-    ctx.emit('charge.dispute.updated', renderDispute(dispute, ctx.state));
+    ctx.emit('charge.dispute.updated', renderDispute(dispute, ctx.state), previous);
   }
   return renderDispute(dispute, ctx.state);
 }

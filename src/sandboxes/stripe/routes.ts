@@ -10,7 +10,7 @@ import type { StripeObject } from './objects.ts';
 import {
   cancelPaymentIntent, capturePaymentIntent, confirmPaymentIntent, createPaymentIntent, listPaymentIntents, retrievePaymentIntent,
 } from './payment-intents.ts';
-import { createRefund, retrieveCharge, retrieveDispute, retrieveRefund } from './refunds.ts';
+import { createRefund, listRefunds, retrieveCharge, retrieveDispute, retrieveRefund } from './refunds.ts';
 import { searchPaymentIntents } from './search.ts';
 
 export interface StripeRoute {
@@ -43,6 +43,7 @@ export const STRIPE_ROUTES: readonly StripeRoute[] = [
   { method: 'POST', pattern: new RegExp(`^/v1/payment_intents/${ID}/capture$`), loads: 'payment_intent', faultOp: () => 'capture', run: capturePaymentIntent },
   { method: 'POST', pattern: new RegExp(`^/v1/payment_intents/${ID}/cancel$`), loads: 'payment_intent', faultOp: () => 'void', run: cancelPaymentIntent },
   { method: 'POST', pattern: /^\/v1\/refunds$/, loads: 'create', faultOp: () => 'refund', run: (ctx, _id, params) => createRefund(ctx, params) },
+  { method: 'GET', pattern: /^\/v1\/refunds$/, loads: 'refunds', faultOp: none, run: (ctx, _id, params) => listRefunds(ctx, params) },
   { method: 'GET', pattern: new RegExp(`^/v1/refunds/${ID}$`), loads: 'child', faultOp: none, run: retrieveRefund },
   { method: 'GET', pattern: new RegExp(`^/v1/charges/${ID}$`), loads: 'child', faultOp: none, run: retrieveCharge },
   { method: 'GET', pattern: new RegExp(`^/v1/disputes/${ID}$`), loads: 'child', faultOp: none, run: (ctx, id) => retrieveDispute(ctx, id) },

@@ -116,8 +116,8 @@ export async function startStripeSandbox(options: StripeSandboxOptions): Promise
       const ctx: OperationContext = {
         state: loaded.state,
         now,
-        emit: (type, object) => {
-          const event = buildStripeEvent(type, object, now, { requestId: null, idempotencyKey: null });
+        emit: (type, object, previous) => {
+          const event = buildStripeEvent(type, object, now, { requestId: null, idempotencyKey: null }, previous);
           events.push({ eventId: event.id, type: event.type, body: event.body });
         },
       };

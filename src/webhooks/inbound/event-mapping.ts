@@ -194,6 +194,19 @@ export function actionForEvent(p: Payment, account: string, stored: NormalizedEv
       if (r === undefined) return { kind: 'ignore', reason: `${e.rawType}: no refund in flight matches ${e.amount} ${e.currency}` };
       return fact({ fact: 'refund_succeeded', refundId: r.id, ...(e.modificationRef === null ? {} : { providerRef: e.modificationRef }) }, attempt.id);
     }
+    case 'refund_total': {
+      // The provider's total names no refund: it settles the one refund in flight whose amount is
+      // exactly what the total adds to the refunds succeeded here; anything else waits for the
+      // refund events, which name theirs.
+      if (!kept) return { kind: 'ignore', reason: `${e.rawType}: attempt ${attempt.id} is ${attempt.status}; its refund events settle its release` };
+      if (e.currency !== p.currency) return { kind: 'ignore', reason: `${e.rawType}: total refunded in ${e.currency}, the payment is in ${p.currency}` };
+      const known = p.refunds.filter((r) => r.status === 'succeeded').reduce((sum, r) => sum + r.amount, 0);
+      const added = e.amount - known;
+      if (added <= 0) return { kind: 'ignore', reason: `${e.rawType}: ${e.amount} ${e.currency} refunded in all, ${known} known succeeded here` };
+      const r = refundFor(p, { ...e, amount: added, modificationRef: null }, 'in_flight');
+      if (r === undefined || r === AMBIGUOUS) return { kind: 'ignore', reason: `${e.rawType}: ${e.amount} ${e.currency} refunded in all adds ${added} to the ${known} known here, which ${r === AMBIGUOUS ? 'several' : 'no'} refund in flight matches; the refund events settle it` };
+      return fact({ fact: 'refund_succeeded', refundId: r.id }, attempt.id);
+    }
     case 'refund_failed': {
       if (!kept) return { kind: 'ignore', reason: `${e.rawType}: attempt ${attempt.id} is ${attempt.status}, not the attempt that holds the payment` };
       const pending = refundFor(p, e, 'in_flight');

@@ -18,6 +18,13 @@ export const ENDPOINT_SIGNATURE_HEADER = 'Switchyard-Signature-Endpoint';
 /** How old an iat merchants accept; retired keys stay published at least this long (doubled for clock skew). */
 export const SIGNATURE_MAX_AGE_S = 300;
 export const RETIRED_KEY_GRACE_MS = 2 * SIGNATURE_MAX_AGE_S * 1000;
+/**
+ * A rotated endpoint key is published this long before it signs anything. The documented verifier
+ * (jose's createRemoteJWKSet) refetches a key set for an unknown kid only 30 s after its last fetch
+ * (cooldownDuration): any fetch it made before the rotation is older than that when the new kid
+ * first signs, and any fetch after it already holds the new key.
+ */
+export const KEY_ANNOUNCE_MS = 45_000;
 
 export async function signDetached(body: Uint8Array, key: SigningKey, iatSeconds: number): Promise<string> {
   const jws = await new CompactSign(body).setProtectedHeader({ alg: SIGNING_ALG, kid: key.kid, iat: iatSeconds }).sign(key.privateKey);

@@ -20,6 +20,7 @@ import type { WebhookServices } from '../webhook-services.ts';
 import { nextDeliveryAttempt } from './delivery-schedule.ts';
 import { ENDPOINT_SIGNATURE_HEADER, SIGNATURE_HEADER, signDetached } from './delivery-signature.ts';
 import { releaseLease } from './delivery-take.ts';
+import { signingVersionAt } from './endpoint-keys.ts';
 import type { TakenDelivery } from './delivery-take.ts';
 
 export type DeliveryResult =
@@ -40,13 +41,15 @@ interface DeliveryRow extends Record<string, unknown> {
   readonly url: string;
   readonly endpoint_status: string;
   readonly signing_version: number;
+  /** Raw driver value, like created_at. */
+  readonly signing_rotated_at: string | Date | null;
   readonly global_signature: boolean;
 }
 
 async function loadDelivery(db: DbOrTx, id: string): Promise<DeliveryRow | undefined> {
   const r = await db.execute<DeliveryRow>(sql`
     SELECT d.id, d.status, d.attempts, d.created_at, d.event_id, e.payment_id, e.payload, d.endpoint_id, d.merchant_id, w.url, w.status AS endpoint_status,
-           w.signing_version, w.global_signature
+           w.signing_version, w.signing_rotated_at, w.global_signature
       FROM event_deliveries d JOIN merchant_events e ON e.id = d.event_id JOIN webhook_endpoints w ON w.id = d.endpoint_id
      WHERE d.id = ${id}`);
   return r.rows[0];
@@ -101,7 +104,9 @@ function deliveredBody(d: DeliveryRow): Buffer {
  */
 async function signaturesFor(s: WebhookServices, d: DeliveryRow, body: Buffer): Promise<{ kid: string; headers: Record<string, string> }> {
   const iat = Math.floor(s.now().getTime() / 1000);
-  const own = await s.endpointKeys.key(d.endpoint_id, d.signing_version);
+  // A rotated key signs only once it has been announced long enough (endpoint-store.ts).
+  const version = signingVersionAt(d.signing_version, d.signing_rotated_at === null ? null : new Date(d.signing_rotated_at), s.now());
+  const own = await s.endpointKeys.key(d.endpoint_id, version);
   const ownSignature = await signDetached(body, own, iat);
   if (!d.global_signature) return { kid: own.kid, headers: { [SIGNATURE_HEADER]: ownSignature } };
   const global = s.keys.active;

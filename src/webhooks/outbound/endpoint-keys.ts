@@ -13,6 +13,7 @@ import { importJWK } from 'jose';
 import type { CryptoKey, JWK } from 'jose';
 import { sql } from 'drizzle-orm';
 import type { Db } from '../../store/db.ts';
+import { KEY_ANNOUNCE_MS } from './delivery-signature.ts';
 import { SIGNING_ALG, SigningKeyError } from './signing-keys.ts';
 import type { SigningKey } from './signing-keys.ts';
 
@@ -23,6 +24,14 @@ const SALT = 'switchyard/webhook-endpoint-signing/v1';
 /** `ep_….v2`: merchants see which endpoint and which version signed. */
 export function endpointKid(endpointId: string, version: number): string {
   return `${endpointId}.v${version}`;
+}
+
+/**
+ * The key version that signs at `now`: after a rotation the new version is only announced (in the
+ * JWKS) for KEY_ANNOUNCE_MS, the previous one signing meanwhile.
+ */
+export function signingVersionAt(version: number, rotatedAt: Date | null, now: Date): number {
+  return rotatedAt !== null && version > 1 && now.getTime() - rotatedAt.getTime() < KEY_ANNOUNCE_MS ? version - 1 : version;
 }
 
 /** Parses the secret (hex or base64); the message never carries the material. */

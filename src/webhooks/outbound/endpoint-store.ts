@@ -8,7 +8,8 @@ import type { MerchantEventType } from '../../core/effects.ts';
 import type { Db, DbOrTx } from '../../store/db.ts';
 import { eventDeliveries, eventDeliveryAttempts, merchantEvents, webhookEndpoints } from '../../store/schema.ts';
 import { enqueueWebhookJob } from '../webhook-jobs.ts';
-import { endpointKid } from './endpoint-keys.ts';
+import { endpointKid, signingVersionAt } from './endpoint-keys.ts';
+import { KEY_ANNOUNCE_MS } from './delivery-signature.ts';
 
 import { ALL_EVENTS } from '../../resources/event-body.ts';
 
@@ -25,6 +26,9 @@ export interface EndpointView {
     readonly jwks_path: string;
     /** The kid that signs now. */
     readonly kid: string;
+    /** After a rotation: the next kid, already published, and when it starts signing (KEY_ANNOUNCE_MS later). */
+    readonly next_kid?: string;
+    readonly next_kid_signs_at?: string;
     /** True for endpoints from before per-endpoint keys: the global key signs Switchyard-Signature until the first rotation. */
     readonly global_signature: boolean;
   };
@@ -36,10 +40,12 @@ export function endpointJwksPath(endpointId: string): string {
 
 type EndpointRow = typeof webhookEndpoints.$inferSelect;
 
-function endpointView(r: EndpointRow): EndpointView {
+function endpointView(r: EndpointRow, now: Date): EndpointView {
+  const signing = signingVersionAt(r.signingVersion, r.signingRotatedAt, now);
+  const next = signing === r.signingVersion || r.signingRotatedAt === null ? {} : { next_kid: endpointKid(r.id, r.signingVersion), next_kid_signs_at: new Date(r.signingRotatedAt.getTime() + KEY_ANNOUNCE_MS).toISOString() };
   return {
     id: r.id, url: r.url, events: r.enabledEvents.includes(ALL_EVENTS) ? [ALL_EVENTS] : r.enabledEvents, status: r.status, created: r.createdAt.toISOString(),
-    signing: { jwks_path: endpointJwksPath(r.id), kid: endpointKid(r.id, r.signingVersion), global_signature: r.globalSignature },
+    signing: { jwks_path: endpointJwksPath(r.id), kid: endpointKid(r.id, signing), ...next, global_signature: r.globalSignature },
   };
 }
 
@@ -65,35 +71,57 @@ export async function createEndpoint(db: DbOrTx, merchantId: string, url: string
       if ((count?.n ?? 0) >= limit) throw new EndpointLimitError(limit);
     }
     const [row] = await tx.insert(webhookEndpoints).values({ id: newId('endpoint', now.getTime()), merchantId, url, enabledEvents: enabled, status: 'enabled', createdAt: now }).returning();
-    return endpointView(row!);
+    return endpointView(row!, now);
   });
 }
 
-export async function listEndpoints(db: DbOrTx, merchantId: string): Promise<EndpointView[]> {
+export async function listEndpoints(db: DbOrTx, merchantId: string, now: Date = new Date()): Promise<EndpointView[]> {
   const rows = await db.select().from(webhookEndpoints)
     .where(and(eq(webhookEndpoints.merchantId, merchantId), eq(webhookEndpoints.status, 'enabled')))
     .orderBy(desc(webhookEndpoints.id));
-  return rows.map(endpointView);
+  return rows.map((r) => endpointView(r, now));
 }
 
 /**
- * A new signing key for the endpoint (the next version); the previous one stays published for
- * RETIRED_KEY_GRACE_MS, so deliveries signed just before still verify. Ends the global signature of
- * an endpoint from before per-endpoint keys. Null when not found (or not the merchant's).
+ * A new signing key for the endpoint (the next version): published at once, signing only after
+ * KEY_ANNOUNCE_MS (the previous one signs meanwhile); the previous one stays published for
+ * RETIRED_KEY_GRACE_MS after that, so deliveries signed just before still verify. Ends the global
+ * signature of an endpoint from before per-endpoint keys. A rotation while the previous one is
+ * still announced is refused (RotationPendingError): the key that would be skipped never signed.
+ * Null when not found (or not the merchant's).
  */
 export async function rotateEndpointKey(db: DbOrTx, merchantId: string, id: string, now: Date): Promise<EndpointView | null> {
+  const announcedSince = new Date(now.getTime() - KEY_ANNOUNCE_MS);
   const rows = await db.update(webhookEndpoints)
     .set({ signingVersion: sql`${webhookEndpoints.signingVersion} + 1`, signingRotatedAt: now, globalSignature: false })
-    .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.merchantId, merchantId), eq(webhookEndpoints.status, 'enabled')))
+    .where(and(
+      eq(webhookEndpoints.id, id), eq(webhookEndpoints.merchantId, merchantId), eq(webhookEndpoints.status, 'enabled'),
+      sql`(${webhookEndpoints.signingRotatedAt} IS NULL OR ${webhookEndpoints.signingRotatedAt} <= ${announcedSince})`,
+    ))
     .returning();
-  return rows[0] === undefined ? null : endpointView(rows[0]);
+  if (rows[0] !== undefined) return endpointView(rows[0], now);
+  const [pending] = await db.select().from(webhookEndpoints)
+    .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.merchantId, merchantId), eq(webhookEndpoints.status, 'enabled')));
+  if (pending === undefined) return null;
+  throw new RotationPendingError(endpointView(pending, now));
 }
 
-/** The versions whose public keys an endpoint's JWKS publishes now: the current one, and the one before during the grace. */
+/** The previous rotation's key is still only announced: rotating again would skip it before it ever signed. */
+export class RotationPendingError extends Error {
+  override readonly name = 'RotationPendingError';
+  constructor(readonly endpoint: EndpointView) {
+    super(`the key ${endpoint.signing.next_kid ?? '?'} of the last rotation starts signing at ${endpoint.signing.next_kid_signs_at ?? '?'}; rotate again after that`);
+  }
+}
+
+/**
+ * The versions whose public keys an endpoint's JWKS publishes now: the current (announced or
+ * signing) one, and the one before while it signs (the announcement) and for the grace after.
+ */
 export async function publishedEndpointVersions(db: DbOrTx, id: string, now: Date, graceMs: number): Promise<number[] | null> {
   const [row] = await db.select({ v: webhookEndpoints.signingVersion, at: webhookEndpoints.signingRotatedAt }).from(webhookEndpoints).where(eq(webhookEndpoints.id, id));
   if (row === undefined) return null;
-  const recent = row.at !== null && now.getTime() - row.at.getTime() < graceMs && row.v > 1;
+  const recent = row.at !== null && now.getTime() - row.at.getTime() < KEY_ANNOUNCE_MS + graceMs && row.v > 1;
   return recent ? [row.v, row.v - 1] : [row.v];
 }
 

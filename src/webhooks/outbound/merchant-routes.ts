@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { MERCHANT_EVENT_TYPES } from '../../core/effects.ts';
 import type { WebhookServices } from '../webhook-services.ts';
 import { publishedJwks, RETIRED_KEY_GRACE_MS } from './delivery-signature.ts';
-import { createEndpoint, deleteEndpoint, EndpointLimitError, listEndpoints, loadEventView, publishedEndpointVersions, redeliverEvent, rotateEndpointKey } from './endpoint-store.ts';
+import { createEndpoint, deleteEndpoint, EndpointLimitError, listEndpoints, loadEventView, publishedEndpointVersions, redeliverEvent, rotateEndpointKey, RotationPendingError } from './endpoint-store.ts';
 import type { EndpointView } from './endpoint-store.ts';
 import { safeErrorText } from '../../observability/safe-error-text.ts';
 
@@ -19,8 +19,9 @@ const PROBLEM_TYPE_BASE = 'https://switchyard.dev/problems/';
 const TITLES = {
   validation_error: 'The request is not valid', unauthorized: 'Unauthorized', not_found: 'Not found',
   endpoint_limit_reached: 'The merchant has as many webhook endpoints as allowed', internal_error: 'Internal error',
+  signing_key_rotation_pending: 'The last rotation\'s key has not started signing yet',
 } as const;
-const STATUS = { validation_error: 400, unauthorized: 401, not_found: 404, endpoint_limit_reached: 409, internal_error: 500 } as const;
+const STATUS = { validation_error: 400, unauthorized: 401, not_found: 404, endpoint_limit_reached: 409, signing_key_rotation_pending: 409, internal_error: 500 } as const;
 type Code = keyof typeof TITLES;
 
 function problem(res: Response, code: Code, detail: string, errors?: readonly { path: string; message: string }[]): void {
@@ -92,11 +93,17 @@ export function createWebhookEndpointsRouter(s: WebhookServices, auth?: RequestH
     }
   }));
   router.get('/v1/webhook_endpoints', route(s, async (req, res, merchantId) => {
-    res.json({ data: (await listEndpoints(s.db, merchantId)).map((e) => withJwksUrl(originOf(req), e)) });
+    res.json({ data: (await listEndpoints(s.db, merchantId, s.now())).map((e) => withJwksUrl(originOf(req), e)) });
   }));
   router.post('/v1/webhook_endpoints/:id/rotate_signing_key', route(s, async (req, res, merchantId) => {
     const id = String(req.params['id']);
-    const rotated = await rotateEndpointKey(s.db, merchantId, id, s.now());
+    let rotated;
+    try {
+      rotated = await rotateEndpointKey(s.db, merchantId, id, s.now());
+    } catch (err) {
+      if (err instanceof RotationPendingError) return problem(res, 'signing_key_rotation_pending', err.message);
+      throw err;
+    }
     if (rotated === null) return problem(res, 'not_found', `no webhook endpoint ${id}`);
     res.json(withJwksUrl(originOf(req), rotated));
   }));

@@ -1,7 +1,7 @@
 // The Adyen sandbox's 3-D Secure (issue 27) through the official library over real TLS sockets:
 // RedirectShopper with a GET or POST redirect action, the hosted challenge page, /payments/details
-// (idempotent by key; a second call with the same redirectResult answers the same result without a
-// second notification or booking), threeDS2 actions, attemptAuthentication never, the cancel of a
+// (idempotent by key; a second call with the same redirectResult and another key or none is 422
+// errorCode 704, as live Adyen answers, with no second notification or booking), threeDS2 actions, attemptAuthentication never, the cancel of a
 // payment awaiting its shopper, and faults aimed at the resume call (op `resume`). Request and
 // answer bodies are validated against the shipped CheckoutService-v72.json.
 
@@ -142,9 +142,10 @@ describe('adyen sandbox: 3-D Secure by redirect', () => {
     expect((await browser('POST', String(created.action!.url).split('?')[0]!, { choice: 'fail', MD: new URL(String(created.action!.url)).searchParams.get('token')! })).status).toBe(409);
     const first = await details(redirectResult, `${created.reference}:resume:1`);
     expect(first).toMatchObject({ resultCode: 'Authorised', pspReference: psp, merchantReference: created.reference, amount: { value: 1000, currency: 'EUR' } });
-    // Same key: the stored answer. A new key with the same redirectResult: the same result, nothing new.
+    // Same key: the stored answer. A new key (or none) with the same redirectResult: 422 errorCode 704, nothing new.
     expect(await details(redirectResult, `${created.reference}:resume:1`)).toEqual(first);
-    expect(await details(redirectResult, `${created.reference}:resume:2`)).toMatchObject({ resultCode: 'Authorised', pspReference: psp });
+    expect(await details(redirectResult, `${created.reference}:resume:2`).catch((e: unknown) => e)).toMatchObject({ statusCode: 422, errorCode: '704' });
+    expect(await checkout.PaymentsApi.paymentsDetails({ details: { redirectResult } }).catch((e: unknown) => e)).toMatchObject({ statusCode: 422, errorCode: '704' });
     const notes = await notificationsFor(psp);
     expect(notes.map((x) => [x['eventCode'], x['success']])).toEqual([['AUTHORISATION', 'true']]);
     expect(await ledgerOf(psp)).toMatchObject({ authorized: 1000, captured: 0, status: 'Authorised' });
@@ -250,11 +251,11 @@ describe('adyen sandbox: 3-D Secure by redirect', () => {
     const redirectResult = await clickGet(act(created), 'complete');
     const err: unknown = await details(redirectResult, `${created.reference}:resume:1`).catch((e: unknown) => e);
     expect(err).toMatchObject({ statusCode: 500 });
-    // It was processed: authorised once, notified once; a new key answers the settled result.
+    // It was processed: authorised once, notified once; a new key is told it was processed (704), not the result.
     expect((await ledgerOf(created.pspReference!)).authorized).toBe(1000);
     await sandbox.scheduleFault({ op: 'resume', mode: 'reset_before_processing', count: 1 });
     await expect(details(redirectResult, `${created.reference}:resume:2`)).rejects.toThrow();
-    expect(await details(redirectResult, `${created.reference}:resume:2`)).toMatchObject({ resultCode: 'Authorised' });
+    expect(await details(redirectResult, `${created.reference}:resume:2`).catch((e: unknown) => e)).toMatchObject({ statusCode: 422, errorCode: '704' });
     expect((await notificationsFor(created.pspReference!)).map((x) => x['eventCode'])).toEqual(['AUTHORISATION']);
     expect((await sandbox.faults()).every((f) => f.remaining === 0)).toBe(true);
   });

@@ -49,7 +49,7 @@ afterAll(async () => {
 afterEach(async () => {
   await adyen.configureAuthentication({ redirectMethod: 'GET', forceNative: false });
   await adyen.clearFaults();
-  await adyen.configureWebhooks({ enabled: true });
+  await adyen.configureWebhooks({ enabled: true, delayMs: 0 });
 });
 
 
@@ -180,14 +180,19 @@ describe('3-D Secure through the Adyen sandbox, in Chromium', () => {
   // AUTHORISATION notification settles it. A 500 after processing is stored under the key (the
   // sandbox replays it), so there only the notification can tell; a 503 (nothing processed) and a
   // timeout (processed, the answer stored) are settled by the resend alone, with notifications off.
+  // Processed with its answer lost and not stored (already_done): the resend is a new request for a
+  // processed redirectResult, which Adyen answers 422 errorCode 704 — unknown, in progress — so the
+  // AUTHORISATION notification settles it.
   const RESUME_FAULTS = [
     { fault: { mode: 'error_500_after_processing', count: 1 }, webhooks: true },
+    { fault: { mode: 'already_done', count: 1 }, webhooks: true, notificationDelayMs: 3_000 },
     { fault: { mode: 'error_503', count: 1 }, webhooks: false },
     { fault: { mode: 'latency', latencyMs: 2_500, count: 1 }, webhooks: false },
   ] as const;
-  for (const { fault, webhooks } of RESUME_FAULTS) {
+  for (const { fault, webhooks, notificationDelayMs } of RESUME_FAULTS.map((r) => ({ notificationDelayMs: 0, ...r }))) {
     it(`/payments/details faulted once (${fault.mode}, notifications ${webhooks ? 'on' : 'off'}): authorized, never declined`, async () => {
-      await adyen.configureWebhooks({ enabled: webhooks });
+      // A delayed notification: the resend goes out before it arrives.
+      await adyen.configureWebhooks({ enabled: webhooks, delayMs: notificationDelayMs });
       await adyen.scheduleFault({ op: 'resume', ...fault });
       const p = await challenged();
       const page = await authenticate(p, 'Complete authentication');
@@ -197,6 +202,11 @@ describe('3-D Secure through the Adyen sandbox, in Chromium', () => {
       expect((await adyen.faults()).at(-1)).toMatchObject({ remaining: 0 });
       const resumes = (await providerOps(p.id)).filter((op) => op === 'resume').length;
       if (!webhooks) expect(resumes).toBeGreaterThanOrEqual(2);
+      if (fault.mode === 'already_done') {
+        // The resend met 704: kept as unknown (in progress), never a decline; the notification settled it.
+        const inputs = (await api.gw.db.db.execute<{ input: string }>(sql`SELECT input::text AS input FROM payment_transitions WHERE payment_id = ${p.id} ORDER BY id`)).rows.map((r) => r.input);
+        expect(inputs.some((i) => i.includes('"in_progress"')), inputs.join('\n')).toBe(true);
+      }
       const psp = after.attempts[0]!.provider_reference!;
       expect((await adyen.ledger()).find((e) => e.id === psp)).toMatchObject({ authorized: 1000 });
     }, 60_000);

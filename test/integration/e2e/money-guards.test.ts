@@ -12,7 +12,9 @@ import type { Payment } from '../../../src/core/payment.ts';
 import { step } from '../../../src/core/step.ts';
 import type { StepEnvFactory } from '../../../src/jobs/step-env.ts';
 import { checkLedger } from '../../../src/ledger/check.ts';
-import { importSettlement } from '../../../src/ledger/settlement.ts';
+import { syncProviderReports } from '../../../src/reconcile/provider-reports.ts';
+import type { AdyenSandbox } from '../../../src/sandboxes/adyen/index.ts';
+import { publishAdyenReports } from '../helpers/adyen-reports.ts';
 import { resolvePayment } from '../../../src/ops/payment-ops.ts';
 import { providerRecords } from '../../../src/ops/provider-records.ts';
 import { reconcile } from '../../../src/reconcile/run.ts';
@@ -232,8 +234,9 @@ describe('money guards', () => {
     const [view] = await providerRecords(gw.rt.database.db, gw.rt.connectors, b, new Date());
     expect(view).toMatchObject({ attemptId: lateAdyen.id, source: 'reports_and_notifications' });
     expect(view!.lines.join('\n')).toContain('AUTHORISATION');
-    await adyen.advanceClock(20 * 60);
-    await importSettlement(gw.rt.database.db, 'adyen_b', gw.rt.connectors.get('adyen_b')!, { from: started, to: new Date(Date.now() + 20 * 60_000) }, new Date());
+    // The settlement batch Adyen announces once the day has closed (UTC: no report_time_zone here).
+    await publishAdyenReports(gw, adyen as AdyenSandbox, 'UTC');
+    await syncProviderReports(gw.rt.database.db, 'adyen_b', gw.rt.connectors.get('adyen_b')!, new Date());
     const settled = await checkLedger(gw.rt.database.db);
     expect(settled.problems.filter((x) => x.kind === 'settled_exceeds_booked')).toEqual([
       { kind: 'settled_exceeds_booked', id: lateAdyen.id, detail: `attempt ${lateAdyen.id}: the provider settled 1200 EUR gross, the books hold a capture of 0` },

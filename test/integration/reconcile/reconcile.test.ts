@@ -3,7 +3,8 @@
 // moved at the providers (capture, refund, refund returned, disputes, a capture the scheme rejects
 // after success), plus a bug-like change on our side and a dead-lettered inbox row. One run finds
 // every category, applies the missed capture, refund and CAPTURE_FAILED through transition(),
-// lists the rest, and imports the Adyen settlement rows; a second run adds nothing.
+// lists the rest, and imports the Adyen settlement rows from the reports Adyen announced (the
+// sandbox's days close on its clock, then it announces them); a second run adds nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiServer } from '../../../src/api/server.ts';
 import { requestCapture, requestRefund } from '../../../src/app/payment-service.ts';
@@ -19,6 +20,7 @@ import type { ReconcileSummary } from '../../../src/reconcile/run.ts';
 import { settled } from '../helpers/runtime.ts';
 import type { TestGateway } from '../helpers/runtime.ts';
 import { startShippedGateway } from '../helpers/shipped-gateway.ts';
+import { publishAdyenReports } from '../helpers/adyen-reports.ts';
 import type { ShippedGateway } from '../helpers/shipped-gateway.ts';
 
 let shipped: ShippedGateway;
@@ -27,7 +29,7 @@ let gw: TestGateway;
 let stripe: StripeSandbox;
 let adyen: AdyenSandbox;
 const started = new Date(Date.now() - 60_000);
-const LATER_MS = 20 * 60_000; // past Adyen's 15-minute report delay (the sandbox clock is advanced to match)
+const LATER_MS = 20 * 60_000; // past the connectors' reconciliation delay
 
 beforeAll(async () => {
   shipped = await startShippedGateway('reconcile');
@@ -95,7 +97,8 @@ describe('reconcile', () => {
        VALUES ('stripe_eu', 'evt_dead', '\\x7b7d', true, 'failed', 'no payment after 8 tries', $1, NULL)`,
       [JSON.stringify({ kind: 'refund_succeeded', rawType: 'charge.refunded', providerEventId: 'evt_dead', connectorType: 'stripe', attemptId: null, providerRef: 'pi_unknown', occurredAt: new Date().toISOString(), amount: 1, currency: 'EUR', modificationRef: null })],
     );
-    await adyen.advanceClock(LATER_MS / 1000); // the settlement report rows become available
+    // Adyen's side is read only from the reports it announces: its days close, then they are announced.
+    await publishAdyenReports(gw, adyen);
 
     const first = await run();
     expect(first.auto_resolved).toBe(3);
@@ -135,7 +138,8 @@ describe('reconcile', () => {
     const second = await run();
     expect(second.new).toBe(0);
     expect(second.auto_resolved).toBe(0);
-    expect(second.settlement).toEqual({ ...first.settlement, posted: 0 });
+    // Each announced report is imported once: the second run reads no settlement row again.
+    expect(second.settlement).toEqual({ lines: 0, posted: 0, unmatched: 0 });
     expect(await rows()).toHaveLength(stored.length);
     expect((await checkLedger(gw.rt.database.db)).problems).toEqual([]);
   }, 60_000);

@@ -91,6 +91,34 @@ describe('idempotency', () => {
     expect((await paymentsWithReference('att_409'))).toHaveLength(1);
   });
 
+  it('answers 409 to a same-key request sent a few ms after the first, with no fault: it does not wait and replay', async () => {
+    // Live Stripe refuses a key held by a request that has not committed; the sandbox used to wait
+    // for the first and replay it, so a gateway never saw this 409 before production.
+    const answerOf = (call: Promise<Stripe.Response<Stripe.PaymentIntent>>): Promise<string> =>
+      call.then(
+        (pi) => (pi.lastResponse.headers['idempotent-replayed'] === 'true' ? 'replayed' : 'executed'),
+        (err: unknown) => {
+          expect(err).toBeInstanceOf(Stripe.errors.StripeAPIError);
+          expect(err).toMatchObject({ statusCode: 409, code: 'idempotency_key_in_use' });
+          return '409';
+        },
+      );
+    const pairs: string[][] = [];
+    for (let i = 0; i < 5; i++) {
+      const send = () => answerOf(stripe.paymentIntents.create(params(`att_overlap_${i}`), { idempotencyKey: `key-overlap-${i}` }));
+      const first = send();
+      await sleep(2);
+      const second = send();
+      const pair = [await first, await second];
+      pairs.push(pair.sort());
+      // One of the two ran, once; a later resend replays it.
+      expect(pair).toContain('executed');
+      expect(await paymentsWithReference(`att_overlap_${i}`)).toHaveLength(1);
+      expect(await send()).toBe('replayed');
+    }
+    expect(pairs.map((p) => p.join('+')), JSON.stringify(pairs)).toContain('409+executed');
+  });
+
   it('stores nothing when the parameters fail validation', async () => {
     const invalid = await rejectionOf(stripe.paymentIntents.create({ currency: 'usd' } as Stripe.PaymentIntentCreateParams, { idempotencyKey: 'key-invalid' }));
     expect(invalid).toMatchObject({ code: 'parameter_missing' });

@@ -36,7 +36,8 @@ afterAll(async () => {
 describe('response shapes match fixtures3.json', () => {
   it('payment_intent, charge, refund, dispute and event carry every fixture key', async () => {
     const pi = await stripe.paymentIntents.create({ amount: 1000, currency: 'usd', confirm: true, payment_method: 'pm_card_visa' });
-    const charge = await stripe.charges.retrieve(pi.latest_charge as string);
+    // fixtures3.json shows includable fields expanded: `refunds` is on a charge only with expand[]=refunds (API version 2022-11-15 on).
+    const charge = await stripe.charges.retrieve(pi.latest_charge as string, { expand: ['refunds'] });
     const refund = await stripe.refunds.create({ payment_intent: pi.id, amount: 100 });
     const dispute = await sandbox.createDispute(pi.id);
     await sandbox.webhooksIdle();

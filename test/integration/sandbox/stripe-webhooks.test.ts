@@ -2,6 +2,8 @@
 
 import Stripe from 'stripe';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { STRIPE_DEFAULT_DECLINES } from '../../../src/connectors/stripe/defaults.ts';
+import { normalizeStripeEvent } from '../../../src/connectors/stripe/webhook.ts';
 import type { StripeSandbox } from '../../../src/sandboxes/stripe/index.ts';
 import { rejectionOf, startSandbox, startWebhookReceiver, stripeFor, WEBHOOK_SECRET } from './helpers.ts';
 import type { ReceivedWebhook, WebhookReceiver } from './helpers.ts';
@@ -83,6 +85,52 @@ describe('webhook delivery', () => {
     );
     const dispute = receiver.received.map(verify).find((e) => e.type === 'charge.dispute.created');
     expect(dispute?.data.object).toMatchObject({ object: 'dispute', amount: 800, payment_intent: pi.id });
+  });
+
+  it('renders charges as the pinned API version does: no embedded refunds unless expanded; refunds are listed by charge', async () => {
+    const pi = await stripe.paymentIntents.create({ amount: 800, currency: 'usd', confirm: true, payment_method: 'pm_card_mastercard' });
+    const first = await stripe.refunds.create({ payment_intent: pi.id, amount: 300 });
+    const second = await stripe.refunds.create({ payment_intent: pi.id, amount: 200 });
+    const chargeId = pi.latest_charge as string;
+    // Since 2022-11-15 the charge does not carry `refunds`; `expand[]=refunds` brings them back.
+    const plain = await stripe.charges.retrieve(chargeId);
+    expect(Object.hasOwn(plain, 'refunds')).toBe(false);
+    expect(plain).toMatchObject({ amount_refunded: 500, refunded: false });
+    expect((await stripe.charges.retrieve(chargeId, { expand: ['refunds'] })).refunds?.data.map((r) => r.id)).toEqual([second.id, first.id]);
+    const viaIntent = await stripe.paymentIntents.retrieve(pi.id, { expand: ['latest_charge'] });
+    expect(Object.hasOwn(viaIntent.latest_charge as object, 'refunds')).toBe(false);
+    // The refunds list, newest first, by charge or PaymentIntent, paginated.
+    expect((await stripe.refunds.list({ charge: chargeId })).data.map((r) => r.id)).toEqual([second.id, first.id]);
+    expect((await stripe.refunds.list({ payment_intent: pi.id, limit: 1 }))).toMatchObject({ has_more: true, data: [{ id: second.id }] });
+    const all: string[] = [];
+    for await (const r of stripe.refunds.list({ charge: chargeId, limit: 1 })) all.push(r.id);
+    expect(all).toEqual([second.id, first.id]);
+    await sandbox.webhooksIdle();
+    const refundedEvents = receiver.received.map(verify).filter((e) => e.type === 'charge.refunded');
+    const refunded = refundedEvents.map((e) => e.data.object);
+    expect(refunded.map((c) => c.amount_refunded)).toEqual([300, 500]);
+    expect(refunded.every((c) => !Object.hasOwn(c, 'refunds'))).toBe(true);
+    // The gateway's connector reads them from amount_refunded (it used to read the embedded list, and saw nothing).
+    expect(refundedEvents.flatMap((e) => normalizeStripeEvent(e, STRIPE_DEFAULT_DECLINES))).toMatchObject([
+      { kind: 'refund_total', amount: 300, currency: 'USD', providerRef: pi.id },
+      { kind: 'refund_total', amount: 500, currency: 'USD', providerRef: pi.id },
+    ]);
+  });
+
+  it('*.updated events carry previous_attributes (refund.updated, charge.dispute.updated)', async () => {
+    const pi = await stripe.paymentIntents.create({ amount: 800, currency: 'usd', confirm: true, payment_method: 'pm_card_mastercard' });
+    const refund = await stripe.refunds.create({ payment_intent: pi.id, amount: 300 });
+    await sandbox.failRefund(refund.id);
+    const dispute = await sandbox.createDispute(pi.id, { amount: 500 });
+    await sandbox.advanceDispute(String(dispute['id']), 'under_review');
+    await sandbox.webhooksIdle();
+    const updated = receiver.received.map(verify).filter((e) => e.type.endsWith('.updated'));
+    expect(updated.map((e) => [e.type, e.data.previous_attributes])).toEqual([
+      ['refund.updated', { status: 'succeeded', failure_reason: null }],
+      ['charge.dispute.updated', { status: 'needs_response' }],
+    ]);
+    // With the previous status the connector tells a refund returned after success from one that failed.
+    expect(normalizeStripeEvent(updated[0]!, STRIPE_DEFAULT_DECLINES)).toMatchObject([{ kind: 'refund_reversed', amount: 300, modificationRef: refund.id }]);
   });
 
   it('retries a non-2xx answer with a short backoff', async () => {

@@ -109,7 +109,8 @@ describe('per-endpoint signing keys', () => {
 
     const rotated = await api.call('POST', `/v1/webhook_endpoints/${e.endpoint.id}/rotate_signing_key`, { body: {} });
     expect(rotated.status).toBe(200);
-    expect((rotated.json as unknown as Endpoint).signing).toMatchObject({ kid: `${e.endpoint.id}.v2`, global_signature: false });
+    // The next key is announced first; the endpoint's own current key signs until it takes over (key-rotation.test.ts).
+    expect((rotated.json as unknown as Endpoint).signing).toMatchObject({ kid: `${e.endpoint.id}.v1`, next_kid: `${e.endpoint.id}.v2`, global_signature: false });
     const published = (await (await fetch(e.endpoint.signing.jwks_url)).json()) as { keys: { kid: string }[] };
     expect(published.keys.map((k) => k.kid)).toEqual([`${e.endpoint.id}.v2`, `${e.endpoint.id}.v1`]);
 

@@ -21,7 +21,7 @@ function report(): string {
   state.book({ bookedMs: DAY + 5_000, type: 'CaptureFailed', payment, modificationReference: 'CAP2', amount: 4_000 });
   state.book({ bookedMs: DAY + 6_000, type: 'Chargeback', payment, modificationReference: 'PSP1', amount: 2_000 });
   state.book({ bookedMs: DAY + 7_000, type: 'Chargeback', payment, modificationReference: 'PSP1', amount: 2_000 });
-  return settlementReport(state, { merchantAccount: 'Shop', kind: 'settlement_day', dayStartMs: DAY, dayEndMs: DAY + 86_400_000 }, DAY + 86_400_000, 0)!;
+  return settlementReport(state, { merchantAccount: 'Shop', kind: 'settlement_batch', dayStartMs: DAY, dayEndMs: DAY + 86_400_000 }, DAY + 86_400_000, 0)!;
 }
 
 describe('settlement lines from the report', () => {
@@ -59,7 +59,7 @@ describe('settlement lines from the report', () => {
       const state = new AdyenSandboxState();
       state.book({ bookedMs: DAY + 1_000, type: 'Settled', payment, modificationReference: 'CAP1', amount: 10_000 });
       for (const [i, type] of types.entries()) state.book({ bookedMs: DAY + 2_000 + i, type, payment, modificationReference: 'DSP1', amount: 10_000 });
-      const csv = settlementReport(state, { merchantAccount: 'Shop', kind: 'settlement_day', dayStartMs: DAY, dayEndMs: DAY + 86_400_000 }, DAY + 86_400_000, 0)!;
+      const csv = settlementReport(state, { merchantAccount: 'Shop', kind: 'settlement_batch', dayStartMs: DAY, dayEndMs: DAY + 86_400_000 }, DAY + 86_400_000, 0)!;
       const [r] = recordsFromSettlementReports([csv], window);
       return [r?.disputed, r?.status, settlementLinesFromReports([csv], window).slice(1).map((l) => l.gross)];
     };
@@ -74,7 +74,7 @@ describe('settlement lines from the report', () => {
     const dayReport = (book: (state: AdyenSandboxState) => void, dayStartMs: number): string => {
       const state = new AdyenSandboxState();
       book(state);
-      return settlementReport(state, { merchantAccount: 'Shop', kind: 'settlement_day', dayStartMs, dayEndMs: dayStartMs + 86_400_000 }, dayStartMs + 86_400_000, 0)!;
+      return settlementReport(state, { merchantAccount: 'Shop', kind: 'settlement_batch', dayStartMs, dayEndMs: dayStartMs + 86_400_000 }, dayStartMs + 86_400_000, 0)!;
     };
     const early = dayReport((st) => {
       st.book({ bookedMs: DAY + 1_000, type: 'Authorised', payment, modificationReference: 'PSP1', amount: 10_000 });

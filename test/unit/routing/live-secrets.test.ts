@@ -32,6 +32,7 @@ const OWN = {
   ADYEN_HMAC_KEY: '0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF',
   ADYEN_WEBHOOK_USER: 'switchyard-live',
   ADYEN_WEBHOOK_PASSWORD: 'a-long-own-password-0123456789',
+  ADYEN_REPORT_API_KEY: 'AQEyhmfxOwnReportUser0123456789',
 } as const;
 
 const SECRETS = [
@@ -40,6 +41,7 @@ const SECRETS = [
   { variable: 'ADYEN_API_KEY', path: 'connectors.adyen_eu.api_key', shipped: 'sandbox' },
   { variable: 'ADYEN_HMAC_KEY', path: 'connectors.adyen_eu.hmac_keys.0', shipped: ADYEN_PRINTED_HMAC },
   { variable: 'ADYEN_WEBHOOK_PASSWORD', path: 'connectors.adyen_eu.basic_auth.password', shipped: 'sandbox' },
+  { variable: 'ADYEN_REPORT_API_KEY', path: 'connectors.adyen_eu.report_api_key', shipped: 'sandbox_report' },
 ] as const;
 
 function configFile(text: string): string {
@@ -108,6 +110,22 @@ routing:
     expect(!written.ok && written.problems.map((p) => [p.path, p.message.includes('a public sandbox value written in the file')])).toEqual([['connectors.stripe_live.secret_key', true]]);
     const empty = parseConfigText(text.replace('sk_test_sandbox', 'sk_live_own0123456789'), 'f.yaml', {});
     expect(!empty.ok && empty.problems.map((p) => [p.path, p.message.includes('${WHSEC}, unset or empty')])).toEqual([['connectors.stripe_live.webhook_secrets.0', true]]);
+  });
+
+  it('a live Adyen account needs a report credential of its own (report downloads refuse the payments key); one, not both', () => {
+    const without = liveConfig().replace(/\n\s+report_api_key: [^\n]*/, '');
+    const r = parseConfigText(without, 'f.yaml', { ...OWN });
+    expect(!r.ok && r.problems.map((p) => p.path)).toEqual(['connectors.adyen_eu.report_api_key']);
+    expect(!r.ok && r.problems[0]!.message).toContain('Merchant Report Download role');
+    const basic = without.replace('hmac_keys:', 'report_basic_auth: { username: report-user, password: "${ADYEN_REPORT_PASSWORD}" }\n    hmac_keys:');
+    expect(parseConfigText(basic, 'f.yaml', { ...OWN, ADYEN_REPORT_PASSWORD: 'own-report-password-0123' }).ok).toBe(true);
+    const publicPassword = parseConfigText(basic, 'f.yaml', { ...OWN, ADYEN_REPORT_PASSWORD: 'sandbox' });
+    expect(!publicPassword.ok && publicPassword.problems.map((p) => p.path)).toEqual(['connectors.adyen_eu.report_basic_auth.password']);
+    const both = liveConfig().replace('hmac_keys:', 'report_basic_auth: { username: u, password: own-report-password-0123 }\n    hmac_keys:');
+    const twice = parseConfigText(both, 'f.yaml', { ...OWN });
+    expect(!twice.ok && twice.problems.map((p) => p.path)).toEqual(['connectors.adyen_eu.report_basic_auth']);
+    // A sandbox account may go without: it downloads with its payments key.
+    expect(parseConfigText(SHIPPED.replace(/\n\s+report_api_key: [^\n]*/, ''), 'f.yaml', {}).ok).toBe(true);
   });
 
   it('every secret of every live account is named at once', () => {

@@ -97,6 +97,18 @@ describe('actionForEvent', () => {
     expect(actionForEvent(pending, 'adyen_b', ev({ kind: 'refund_succeeded', amount: 700, currency: 'USD', modificationRef: null }))).toMatchObject({ kind: 'ignore' });
   });
 
+  it("a provider's refunded total (Stripe charge.refunded, no embedded refunds) settles only the one refund in flight it adds", () => {
+    const total = (amount: number, currency = 'EUR') => ev({ kind: 'refund_total', amount, currency });
+    const one = payment({ state: 'captured', amountCaptured: 5000, amountRefunded: 300, refunds: [refund({ id: 'rfd_0', amount: 300, status: 'succeeded', providerRef: 're_0' }), refund({ id: 'rfd_1', no: 2, status: 'pending' })] });
+    expect(factOf(actionForEvent(one, 'adyen_b', total(1000)))).toEqual({ fact: 'refund_succeeded', refundId: 'rfd_1' });
+    // Nothing new (its refund event came first), a total that matches no refund, another currency: the refund events decide.
+    expect(actionForEvent(one, 'adyen_b', total(300))).toMatchObject({ kind: 'ignore' });
+    expect(actionForEvent(one, 'adyen_b', total(900))).toMatchObject({ kind: 'ignore' });
+    expect(actionForEvent(one, 'adyen_b', total(1000, 'USD'))).toMatchObject({ kind: 'ignore' });
+    const two = payment({ ...one, refunds: [...one.refunds, refund({ id: 'rfd_2', no: 3 })] });
+    expect(actionForEvent(two, 'adyen_b', total(1000))).toMatchObject({ kind: 'ignore' });
+  });
+
   it('two equal refunds in flight: an event naming neither waits for their references; once named, each settles its own', () => {
     const p = payment({ state: 'captured', amountCaptured: 5000, refunds: [refund({ id: 'rfd_1', no: 1 }), refund({ id: 'rfd_2', no: 2 })] });
     const e = ev({ kind: 'refund_succeeded', amount: 700, currency: 'EUR', modificationRef: 'mod_2' });

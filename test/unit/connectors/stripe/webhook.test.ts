@@ -69,7 +69,8 @@ describe('event normalization', () => {
     ['payment_intent.created', pi(), undefined, { kind: 'ignored' }],
     ['charge.captured', charge, undefined, { kind: 'capture_succeeded', amount: 600, currency: 'EUR', modificationRef: 'ch_1', providerRef: 'pi_1' }],
     ['charge.failed', charge, undefined, { kind: 'authorization', outcome: { kind: 'declined', code: 'insufficient_funds', class: 'soft' } }],
-    ['charge.refunded', { ...charge, refunds: { data: [refundObject()] } }, undefined, { kind: 'refund_succeeded', amount: 300, modificationRef: 're_1' }],
+    // The pinned API version's charge embeds no refunds: the event says the total refunded.
+    ['charge.refunded', { ...charge, amount_refunded: 500 }, undefined, { kind: 'refund_total', amount: 500, currency: 'EUR', providerRef: 'pi_1' }],
     ['refund.updated', refundObject(), { status: 'pending' }, { kind: 'refund_succeeded', amount: 300, modificationRef: 're_1', attemptId: 'att_1', providerRef: 'pi_1' }],
     ['refund.created', refundObject({ status: 'pending' }), undefined, { kind: 'ignored' }],
     ['refund.failed', refundObject({ status: 'failed' }), { status: 'succeeded' }, { kind: 'refund_reversed', modificationRef: 're_1' }],
