@@ -111,6 +111,16 @@ export async function runMigrations(databaseUrl: string, options: RunMigrationsO
   }
 }
 
+/** Whether the database named in the URL exists (asks the server's `postgres` database). */
+export async function databaseExists(databaseUrl: string): Promise<boolean> {
+  const admin = await connect(withDatabase(databaseUrl, 'postgres'), databaseUrl);
+  try {
+    return (await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [databaseName(databaseUrl)])).rowCount !== 0;
+  } finally {
+    await admin.end().catch(() => undefined);
+  }
+}
+
 /** Creates the database named in the URL when it does not exist (connects to `postgres` to do so). */
 export async function ensureDatabase(databaseUrl: string): Promise<boolean> {
   const name = databaseName(databaseUrl);

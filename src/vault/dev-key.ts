@@ -7,7 +7,7 @@ import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseVaultKeys, VAULT_KEYS_VARIABLE, VaultKeyError } from './keys.ts';
-import type { VaultKeySet } from './keys.ts';
+import type { VaultKeySet, VaultKeySource } from './keys.ts';
 
 export const DEFAULT_DEV_KEY_FILE = join(fileURLToPath(new URL('../../', import.meta.url)), '.data', 'vault', 'dev.key');
 
@@ -30,7 +30,7 @@ export async function loadVaultKeys(options: LoadVaultKeysOptions = {}): Promise
   const line = await readOrCreateDevKey(path);
   const parsed = parseVaultKeys(line, path);
   if (!parsed.ok) throw new VaultKeyError(`${parsed.problem} (delete the file to make a new development key, or set ${VAULT_KEYS_VARIABLE})`);
-  options.log?.(`vault: ${VAULT_KEYS_VARIABLE} is not set; using the development key in ${path} (never for live providers)`);
+  options.log?.(developmentKeyWarning(path));
   return { keys: parsed.keys, source: { kind: 'development_file', path } };
 }
 
@@ -55,4 +55,14 @@ async function readOrCreateDevKey(path: string): Promise<string> {
   } finally {
     await unlink(draft).catch(() => undefined);
   }
+}
+
+/** A development key must not guard real cards: refused while any connector account reaches a live provider. */
+export function developmentKeyProblem(source: VaultKeySource, liveAccounts: readonly string[]): string | null {
+  if (source.kind !== 'development_file' || liveAccounts.length === 0) return null;
+  return `connector account${liveAccounts.length === 1 ? '' : 's'} ${liveAccounts.join(', ')} reach${liveAccounts.length === 1 ? 'es' : ''} a live provider, and the vault would use the development key in ${source.path}: set ${VAULT_KEYS_VARIABLE} (name:base64 of 32 random bytes)`;
+}
+
+export function developmentKeyWarning(path: string): string {
+  return `vault: ${VAULT_KEYS_VARIABLE} is not set; using the development key in ${path} (never for live providers)`;
 }

@@ -11,7 +11,7 @@ export type { CardBrand, CardField, CardInput } from './card-checks.ts';
 export { VaultContextMismatchError, VaultDecryptError } from './envelope.ts';
 export { VAULT_KEYS_VARIABLE, VaultKeyError } from './keys.ts';
 export type { VaultKeySet, VaultKeySource } from './keys.ts';
-export { developmentKeyProblem } from './start-checks.ts';
+export { developmentKeyProblem } from './dev-key.ts';
 export { CODE_LIFETIME_MS } from './vault.ts';
 export type { PaymentMethod, RevealAccess, RevealedCard, TokenizeResult, Vault } from './vault.ts';
 

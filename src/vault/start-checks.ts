@@ -53,9 +53,3 @@ export async function assertKeySetOpensRecords(pool: pg.Pool, envelope: Envelope
     }
   }
 }
-
-/** A development key must not guard real cards: refused while any connector account reaches a live provider. */
-export function developmentKeyProblem(source: VaultKeySource, liveAccounts: readonly string[]): string | null {
-  if (source.kind !== 'development_file' || liveAccounts.length === 0) return null;
-  return `connector account${liveAccounts.length === 1 ? '' : 's'} ${liveAccounts.join(', ')} reach${liveAccounts.length === 1 ? 'es' : ''} a live provider, and the vault would use the development key in ${source.path}: set ${VAULT_KEYS_VARIABLE} (name:base64 of 32 random bytes)`;
-}

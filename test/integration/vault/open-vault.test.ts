@@ -10,6 +10,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseUrlFromEnv, withDatabase } from '../../../src/store/database-url.ts';
 import { openVault, VaultKeyError } from '../../../src/vault/index.ts';
+import { checkVaultRecordsForStart } from '../../../src/vault/gateway-start.ts';
+import { parseVaultKeys } from '../../../src/vault/keys.ts';
 import { dropDatabase } from '../helpers/db.ts';
 
 describe('openVault', () => {
@@ -50,5 +52,26 @@ describe('openVault', () => {
     await expect(openVault({ gatewayDatabaseUrl: gatewayUrl, env: { SWITCHYARD_VAULT_KEYS: other }, sweepEveryMs: 0 })).rejects.toThrow(/SWITCHYARD_VAULT_KEYS cannot decrypt the vault's records/);
     // A new development key file (the old one lost) is refused, naming the file and the variable.
     await expect(openVault({ gatewayDatabaseUrl: gatewayUrl, env: {}, devKeyFile: join(dir, 'new.key'), sweepEveryMs: 0 })).rejects.toThrow(/the development key in .*new\.key \(SWITCHYARD_VAULT_KEYS is not set\) cannot decrypt/);
+  });
+
+  it('at gateway start: checks the stored records against the key set, and creates no vault database when there is none', async () => {
+    const keys = (value: string) => {
+      const p = parseVaultKeys(value);
+      if (!p.ok) throw new Error(p.problem);
+      return { keys: p.keys, source: { kind: 'environment' } } as const;
+    };
+    const other = keys(`other:${randomBytes(32).toString('base64')}`);
+    await expect(checkVaultRecordsForStart(gatewayUrl, other, { env: {} })).rejects.toThrow(/SWITCHYARD_VAULT_KEYS cannot decrypt the vault's records: .*sealed under key "dev"/);
+    const { readFile } = await import('node:fs/promises');
+    const dev = keys((await readFile(join(dir, 'dev.key'), 'utf8')).trim());
+    expect(await checkVaultRecordsForStart(gatewayUrl, dev, { env: {} })).toBe('checked');
+
+    const fresh = withDatabase(databaseUrlFromEnv(), `switchyard_test_no_vault_${randomBytes(4).toString('hex')}`);
+    expect(await checkVaultRecordsForStart(fresh, other, { env: {} })).toBe('no_vault_database');
+    const admin = new pg.Client({ connectionString: withDatabase(fresh, 'postgres') });
+    await admin.connect();
+    const created = await admin.query("SELECT datname FROM pg_database WHERE datname LIKE 'switchyard_test_no_vault_%'");
+    await admin.end();
+    expect(created.rowCount).toBe(0);
   });
 });

@@ -6,9 +6,8 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadVaultKeys } from '../../../src/vault/dev-key.ts';
+import { developmentKeyProblem, loadVaultKeys } from '../../../src/vault/dev-key.ts';
 import { VaultKeyError } from '../../../src/vault/keys.ts';
-import { developmentKeyProblem } from '../../../src/vault/start-checks.ts';
 
 describe('loadVaultKeys', () => {
   let dir: string;
