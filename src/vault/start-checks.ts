@@ -32,12 +32,19 @@ export async function loadFingerprintKey(pool: pg.Pool, envelope: Envelope, sour
 
 /** For every vault key that wraps stored cards or codes: the key is configured and opens one of them. */
 export async function assertKeySetOpensRecords(pool: pg.Pool, envelope: Envelope, source: VaultKeySource): Promise<void> {
+  // One record per wrapping key, found through the (key_name, id) index: a start must not scan every card.
   const samples = await pool.query<{ key_name: string; id: string; merchant_id: string; ciphertext: Buffer; field: 'pan' | 'cvc_key' }>(
-    `SELECT DISTINCT ON (key_name, field) key_name, id, merchant_id, ciphertext, field FROM (
-       SELECT key_name, id, merchant_id, pan_ciphertext AS ciphertext, 'pan' AS field FROM payment_methods
+    `WITH RECURSIVE names AS (
+       (SELECT key_name FROM payment_methods ORDER BY key_name LIMIT 1)
        UNION ALL
-       SELECT k.key_name, p.id, p.merchant_id, k.wrapped_key, 'cvc_key' FROM card_code_keys k JOIN payment_methods p ON p.id = k.payment_method_id
-     ) records ORDER BY key_name, field, id DESC`,
+       SELECT (SELECT p.key_name FROM payment_methods p WHERE p.key_name > names.key_name ORDER BY p.key_name LIMIT 1) FROM names WHERE names.key_name IS NOT NULL
+     )
+     SELECT s.key_name, s.id, s.merchant_id, s.pan_ciphertext AS ciphertext, 'pan' AS field
+       FROM names, LATERAL (SELECT * FROM payment_methods p WHERE p.key_name = names.key_name ORDER BY p.id DESC LIMIT 1) s
+      WHERE names.key_name IS NOT NULL
+     UNION ALL
+     SELECT DISTINCT ON (k.key_name) k.key_name, p.id, p.merchant_id, k.wrapped_key, 'cvc_key'
+       FROM card_code_keys k JOIN payment_methods p ON p.id = k.payment_method_id`,
   );
   const missing = [...new Set(samples.rows.map((r) => r.key_name).filter((n) => !envelope.keyNames.includes(n)))];
   if (missing.length > 0) {

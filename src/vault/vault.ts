@@ -79,6 +79,7 @@ export async function createVault(pool: pg.Pool, keySet: VaultKeySet, now: () =>
 function vaultOver({ pool, envelope, fingerprintKey, now }: VaultParts): Vault {
   return {
     async tokenize(merchantId, input) {
+      if (typeof merchantId !== 'string' || merchantId === '') throw new TypeError('tokenize needs the merchant id');
       const at = now();
       const checked = checkCard(input, at);
       if (!checked.ok) return { ok: false, field: checked.field, reason: checked.reason };

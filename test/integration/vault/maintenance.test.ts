@@ -57,6 +57,8 @@ describe('vault rotate and check', () => {
     } })).rejects.toThrow('stopped');
     expect(lines).toEqual(['rotating 5 card record(s) to key "k2"', 'rotated 2/5']);
     expect(await keyNames()).toEqual({ k1: 3 + 5, k2: 2 + 1 });
+    // Here the fingerprint key opens under k2, and a k1 with other bytes is caught on the records themselves.
+    await expect(t.vault([k2, vaultKey('k1')], clock)).rejects.toThrow(/SWITCHYARD_VAULT_KEYS cannot decrypt the vault's records: key "k1" does not open pmd_\w+ .*the key's bytes differ/);
 
     const progress: string[] = [];
     const r = await rotateVault(vault.parts, { process: 'test:rotate', batchSize: 2, onProgress: (l) => progress.push(l) });
