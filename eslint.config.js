@@ -53,6 +53,17 @@ export default tseslint.config(
     },
   },
   {
+    // Rooms that keep their own database take generic helpers from src/pg-kit, never from the
+    // gateway's store: the provider and the vault are failure domains (and the vault a PCI scope) of
+    // their own. pg-kit itself knows no room.
+    files: ['src/sandboxes/**/*.ts', 'src/vault/**/*.ts', 'src/pg-kit/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [{ group: ['**/store', '**/store/**'], message: 'Rooms with their own database use src/pg-kit, not src/store.' }],
+      }],
+    },
+  },
+  {
     // Tests stub provider calls with small async functions.
     files: ['test/**/*.ts'],
     rules: { '@typescript-eslint/require-await': 'off' },

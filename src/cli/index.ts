@@ -12,6 +12,7 @@ import { startFailureLine } from './start-retry.ts';
 import type { ExplainInput } from './route-commands.ts';
 import { parsePort, settingsFromEnv, SettingsError } from './settings.ts';
 import { registerPaymentCommands } from './payment-commands.ts';
+import { registerVaultCommands } from './vault-commands.ts';
 import { registerWebhookCommands } from './webhook-commands.ts';
 
 const print = (line: string): void => console.log(line);
@@ -20,7 +21,7 @@ const log = (line: string): void => console.error(redact(line));
 /** Known failures become their one line; anything else its message, never a stack. */
 function fail(err: unknown): never {
   const known = startFailureLine(err);
-  const expected = err instanceof CliInputError || err instanceof SettingsError || ['ConfigError', 'OperatorIdentityError'].includes((err as Error | null)?.name ?? '');
+  const expected = err instanceof CliInputError || err instanceof SettingsError || ['ConfigError', 'OperatorIdentityError', 'VaultKeyError', 'VaultDatabaseError'].includes((err as Error | null)?.name ?? '');
   console.error(known ?? (expected ? (err as Error).message : `switchyard: ${safeErrorText(err)}`));
   process.exit(1);
 }
@@ -232,5 +233,6 @@ program
 
 registerPaymentCommands(program, { action, print, log, settings: () => settingsFromEnv() });
 registerWebhookCommands(program, { action, print, log, settings: () => settingsFromEnv() });
+registerVaultCommands(program, { action, print, log, settings: () => settingsFromEnv() });
 
 await program.parseAsync(process.argv);

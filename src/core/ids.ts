@@ -16,6 +16,7 @@ export const ID_PREFIXES = {
   discrepancy: 'dsc',
   transition: 'trn',
   ledger: 'ltx',
+  paymentMethod: 'pmd',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

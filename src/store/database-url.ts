@@ -1,5 +1,4 @@
-// DATABASE_URL handling: the default, masking the password for messages, and turning a refused
-// connection into an error that says where we tried and how to fix it.
+// DATABASE_URL: the gateway's own database, and its default.
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/switchyard';
 
@@ -8,60 +7,6 @@ export function databaseUrlFromEnv(env: NodeJS.ProcessEnv = process.env): string
   return url !== undefined && url !== '' ? url : DEFAULT_DATABASE_URL;
 }
 
-/** The URL with its password replaced by ***, safe for logs and error messages. */
-export function maskDatabaseUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password !== '') u.password = '***';
-    return u.toString();
-  } catch {
-    return '<unparseable DATABASE_URL>';
-  }
-}
-
-export function databaseName(url: string): string {
-  const name = decodeURIComponent(new URL(url).pathname.replace(/^\//, ''));
-  if (name === '') throw new Error(`DATABASE_URL ${maskDatabaseUrl(url)} names no database`);
-  return name;
-}
-
-/** The same server and credentials, another database (e.g. `postgres` to create ours). */
-export function withDatabase(url: string, name: string): string {
-  const u = new URL(url);
-  u.pathname = `/${encodeURIComponent(name)}`;
-  return u.toString();
-}
-
-export class DatabaseUnreachableError extends Error {
-  override readonly name = 'DatabaseUnreachableError';
-  constructor(
-    readonly maskedUrl: string,
-    readonly code: string,
-    options?: ErrorOptions,
-  ) {
-    super(
-      `cannot reach PostgreSQL at ${maskedUrl} (${code}): start it with ` +
-        `'pg_ctlcluster --skip-systemctl-redirect <version> main start' or set DATABASE_URL`,
-      options,
-    );
-  }
-}
-
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ECONNRESET', '57P03']);
-
-/** Wraps connection-level failures (server down, wrong host) so callers see the URL; passes others through. */
-export function describeConnectError(url: string, err: unknown): unknown {
-  const code = errorCode(err);
-  if (code !== undefined && UNREACHABLE_CODES.has(code)) return new DatabaseUnreachableError(maskDatabaseUrl(url), code, { cause: err });
-  return err;
-}
-
-export function errorCode(err: unknown): string | undefined {
-  if (typeof err !== 'object' || err === null) return undefined;
-  const direct = (err as { code?: unknown }).code;
-  if (typeof direct === 'string') return direct;
-  // Node reports a refused dual-stack connect as an AggregateError whose members carry the code.
-  const inner = (err as { errors?: unknown }).errors;
-  if (Array.isArray(inner)) for (const e of inner) { const c = errorCode(e); if (c !== undefined) return c; }
-  return undefined;
-}
+// The generic helpers live in src/pg-kit (shared with the sandboxes and the vault); re-exported so
+// the gateway's modules keep one import path for its database.
+export { databaseName, DatabaseUnreachableError, describeConnectError, errorCode, maskDatabaseUrl, withDatabase } from '../pg-kit/database-url.ts';

@@ -4,9 +4,7 @@
 
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { databaseName, maskDatabaseUrl, withDatabase } from '../../store/database-url.ts';
-import { createPool, endPool } from '../../store/db.ts';
-import { ensureDatabase, migrate } from '../../store/migrate.ts';
+import { createPool, databaseName, endPool, ensureDatabase, maskDatabaseUrl, runMigrations, sameDatabase, withDatabase } from '../../pg-kit/index.ts';
 
 export const SANDBOX_MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
 
@@ -30,13 +28,6 @@ export function sandboxDatabaseUrl(gatewayUrl: string, env: NodeJS.ProcessEnv = 
   return url;
 }
 
-function sameDatabase(a: string, b: string): boolean {
-  const ua = new URL(a);
-  const ub = new URL(b);
-  const port = (u: URL): string => (u.port === '' ? '5432' : u.port);
-  return ua.hostname === ub.hostname && port(ua) === port(ub) && databaseName(a) === databaseName(b);
-}
-
 export interface SandboxDatabase {
   readonly url: string;
   readonly pool: pg.Pool;
@@ -53,7 +44,7 @@ export interface SandboxDatabaseOptions {
 /** Creates the database when missing, applies the sandbox migrations, opens the pool. */
 export async function openSandboxDatabase(url: string, options: SandboxDatabaseOptions = {}): Promise<SandboxDatabase> {
   await ensureDatabase(url);
-  await migrate(url, { dir: SANDBOX_MIGRATIONS_DIR });
+  await runMigrations(url, { dir: SANDBOX_MIGRATIONS_DIR });
   const log = options.log ?? (() => undefined);
   const pool = createPool(url, { max: options.poolMax ?? 10, onConnectionError: (e) => log(`sandbox postgres: ${e.message}`) });
   const listeners = new Map<string, Set<() => void>>();

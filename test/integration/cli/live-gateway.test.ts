@@ -4,6 +4,7 @@
 // port; and a live gateway that starts serves no sandbox control API and says how /metrics is served.
 // Real processes (bin/switchyard.js), the shared PostgreSQL, a private redis-server.
 
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,7 +62,9 @@ afterAll(async () => {
   await db?.drop();
 });
 
-const base = () => ({ DATABASE_URL: db.url, REDIS_URL: redis.url, SWITCHYARD_START_TIMEOUT: '5s' });
+/** A key of the operator's own: the development key file is refused next to a live account. */
+const VAULT_KEYS = `live1:${randomBytes(32).toString('base64')}`;
+const base = () => ({ DATABASE_URL: db.url, REDIS_URL: redis.url, SWITCHYARD_START_TIMEOUT: '5s', SWITCHYARD_VAULT_KEYS: VAULT_KEYS });
 
 describe('a live account on a public sandbox secret', () => {
   it('routes validate exits 1 naming every variable left blank, one line each', async () => {
@@ -84,6 +87,13 @@ describe('a live account on a public sandbox secret', () => {
 });
 
 describe('/metrics and the sandbox control API with a live account', () => {
+  it('start refuses the development vault key, naming the variable, before it listens', async () => {
+    const r = await runCli(['start'], { ...base(), ...OWN, ...NO_METRICS, SWITCHYARD_METRICS_TOKEN: METRICS_TOKEN, SWITCHYARD_VAULT_KEYS: '', SWITCHYARD_CONFIG: mixedFile, PORT: String(await freePort()) }, 30_000);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/connector account stripe_live reaches a live provider, and the vault would use the development key in .*dev\.key: set SWITCHYARD_VAULT_KEYS/);
+    expect(r.stdout).not.toContain('listening');
+  });
+
   it('start refuses /metrics open on the API port, naming the two settings', async () => {
     const r = await runCli(['start'], { ...base(), ...OWN, ...NO_METRICS, SWITCHYARD_CONFIG: mixedFile, PORT: String(await freePort()) }, 30_000);
     expect(r.code).toBe(1);
