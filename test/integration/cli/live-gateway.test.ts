@@ -18,7 +18,7 @@ import { freePort, startPrivateRedis } from '../helpers/redis-server.ts';
 import type { PrivateRedis } from '../helpers/redis-server.ts';
 import { until } from '../helpers/until.ts';
 
-const VARIABLES = ['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET', 'ADYEN_API_KEY', 'ADYEN_HMAC_KEY', 'ADYEN_WEBHOOK_PASSWORD'] as const;
+const VARIABLES = ['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET', 'ADYEN_API_KEY', 'ADYEN_HMAC_KEY', 'ADYEN_WEBHOOK_PASSWORD', 'ADYEN_REPORT_API_KEY'] as const;
 const BLANK = Object.fromEntries(VARIABLES.map((v) => [v, '']));
 const OWN = {
   STRIPE_SECRET_KEY: 'sk_live_51OwnKey0123456789abcdef',
@@ -26,6 +26,7 @@ const OWN = {
   ADYEN_API_KEY: 'AQEyhmfxOwnKey0123456789abcdef',
   ADYEN_HMAC_KEY: '0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF',
   ADYEN_WEBHOOK_PASSWORD: 'a-long-own-password-0123456789',
+  ADYEN_REPORT_API_KEY: 'AQEyhmfxOwnReportKey0123456789abcdef',
 };
 const NO_METRICS = { SWITCHYARD_METRICS_TOKEN: '', SWITCHYARD_METRICS_PORT: '' };
 const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
