@@ -29,7 +29,7 @@ routing:
   default: { priority: [stripe_a] }
 `, {
     webhooks: { inboundRetryBaseMs: 100 },
-    aroundCall: async (effect, call) => (held.has(effect.attemptId) ? ({ kind: 'not_sent', reason: 'local_validation', detail: 'held by the test' } satisfies CallOutcome) : call()),
+    aroundCall: async (effect, call) => (held.has(effect.attemptId) ? ({ kind: 'not_sent', reason: 'connection_refused', detail: 'held by the test (a refused connection is resent; a local validation refusal is final)' } satisfies CallOutcome) : call()),
   });
   sb = gw.rt.sandboxes[0] as StripeSandbox;
 });
