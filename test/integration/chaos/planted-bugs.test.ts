@@ -17,9 +17,14 @@ import type { TestDatabase } from '../helpers/db.ts';
 
 /**
  * Bugs whose aim no longer meets their workload reliably, parked here (with a note in
- * docs/reliability.md) until it is fixed. None now.
+ * docs/reliability.md) until it is fixed.
  */
 const NOT_IN_CI: readonly PlantedBug[] = [
+  // Caught on its first seed until issue 43 made the Stripe sandbox answer as live does: its
+  // charge.refunded, a success naming no refund, no longer settles a release (refund_total), and
+  // that nameless success was what the bug misattributed. Now caught on about one seed in five
+  // (docs/reliability.md): parked until its workload is aimed again.
+  'release_events_to_current_round',
 ];
 
 // Each bug is its own test, in this order: a cancelled run (`vitest run --bail 1` after another
