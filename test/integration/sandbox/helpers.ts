@@ -5,6 +5,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Stripe from 'stripe';
+import { createConnector } from '../../../src/connectors/registry.ts';
+import type { Connector } from '../../../src/connectors/contract.ts';
 import { startStripeSandbox } from '../../../src/sandboxes/stripe/index.ts';
 import type { StripeSandbox, StripeSandboxOptions } from '../../../src/sandboxes/stripe/index.ts';
 import { withOwnSandboxDatabase } from '../helpers/sandbox-db.ts';
@@ -19,6 +21,15 @@ export async function startSandbox(options: Partial<Omit<StripeSandboxOptions, '
 
 export function stripeFor(sandbox: StripeSandbox, config: Stripe.StripeConfig = {}, key = SECRET_KEY): Stripe {
   return new Stripe(key, { host: '127.0.0.1', port: sandbox.port, protocol: 'http', maxNetworkRetries: 0, telemetry: false, ...config });
+}
+
+/** The gateway's own Stripe connector pointed at the sandbox (settings: what a test changes). */
+export function stripeConnectorFor(sandbox: StripeSandbox, settings: Record<string, unknown> = {}): Connector {
+  return createConnector('stripe_test', {
+    type: 'stripe',
+    sandbox: true,
+    settings: { secretKey: SECRET_KEY, webhookSecrets: ['whsec_unused'], apiHost: sandbox.host, apiPort: sandbox.port, apiProtocol: 'http', timeoutMs: 5_000, ...settings },
+  });
 }
 
 /** Awaits a promise that must reject, and returns the error. */

@@ -6,21 +6,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { authorizeRequest } from '../../../src/conformance/harness.ts';
 import type { Connector } from '../../../src/connectors/contract.ts';
-import { createConnector } from '../../../src/connectors/registry.ts';
 import type { CallOutcome } from '../../../src/core/outcome.ts';
 import type { StripeSandbox } from '../../../src/sandboxes/stripe/index.ts';
-import { SECRET_KEY, startSandbox } from './helpers.ts';
+import { startSandbox, stripeConnectorFor } from './helpers.ts';
 
 let sandbox: StripeSandbox;
 let connector: Connector;
 
 beforeAll(async () => {
   sandbox = await startSandbox();
-  connector = createConnector('stripe_test', {
-    type: 'stripe',
-    sandbox: true,
-    settings: { secretKey: SECRET_KEY, webhookSecrets: ['whsec_unused'], apiHost: sandbox.host, apiPort: sandbox.port, apiProtocol: 'http', timeoutMs: 5_000 },
-  });
+  connector = stripeConnectorFor(sandbox);
 });
 afterAll(async () => {
   await connector.close();

@@ -5,9 +5,8 @@
 import type Stripe from 'stripe';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Connector } from '../../../src/connectors/contract.ts';
-import { createConnector } from '../../../src/connectors/registry.ts';
 import type { StripeSandbox } from '../../../src/sandboxes/stripe/index.ts';
-import { SECRET_KEY, startSandbox, stripeFor } from './helpers.ts';
+import { startSandbox, stripeConnectorFor, stripeFor } from './helpers.ts';
 
 let sandbox: StripeSandbox;
 let stripe: Stripe;
@@ -16,11 +15,7 @@ let connector: Connector;
 beforeAll(async () => {
   sandbox = await startSandbox();
   stripe = stripeFor(sandbox);
-  connector = createConnector('stripe_test', {
-    type: 'stripe',
-    sandbox: true,
-    settings: { secretKey: SECRET_KEY, webhookSecrets: ['whsec_unused'], apiHost: sandbox.host, apiPort: sandbox.port, apiProtocol: 'http', timeoutMs: 5_000 },
-  });
+  connector = stripeConnectorFor(sandbox);
 });
 afterAll(async () => {
   await connector.close();
