@@ -44,7 +44,8 @@ describe('dispatch at commit', () => {
     const done = await gw.waitFor(p.id, authorized, 10_000);
     expect(done.state).toBe('authorized');
     expect((await requestCapture(gw.rt, gw.merchantId, done, undefined, true)).kind).toBe('applied');
-    expect((await gw.waitFor(p.id, (x) => x.state === 'captured', 10_000)).state).toBe('captured');
+    // 20 s: a loaded .ci/run once saw it still capturing at 10 s (the capture runs in this API process, no worker).
+    expect((await gw.waitFor(p.id, (x) => x.state === 'captured', 20_000)).state).toBe('captured');
     const rows = await gw.rt.database.db.execute<{ claimed_by: string; status: string }>(sql`SELECT claimed_by, status FROM outbox WHERE payment_id = ${p.id} AND kind = 'provider_call' ORDER BY id`);
     expect(rows.rows.length).toBeGreaterThan(0);
     for (const r of rows.rows) expect([r.status, r.claimed_by.startsWith('local-')]).toEqual(['done', true]);
