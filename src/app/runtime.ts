@@ -40,6 +40,8 @@ import type { TransitionSeams } from '../store/transition.ts';
 import { startReconcileSchedule } from '../reconcile/schedule.ts';
 import type { ReconcileScheduleOptions } from '../reconcile/schedule.ts';
 import { safeErrorText } from '../observability/safe-error-text.ts';
+import { lazyVault } from '../vault/lazy.ts';
+import type { ProcessVault } from '../vault/lazy.ts';
 
 /** Dependency-injection seams: production passes none; the chaos harness plants bugs through them. */
 export interface GatewaySeams {
@@ -102,6 +104,8 @@ export interface RuntimeOptions {
    * dead-lettered (account_not_configured); SWITCHYARD_ORPHAN_GRACE, default 15 min.
    */
   readonly orphanGraceMs?: number;
+  /** The card vault (tests pass their own); default: the embedded vault, opened on first use. */
+  readonly vault?: ProcessVault;
 }
 
 export interface Runtime {
@@ -136,6 +140,8 @@ export interface Runtime {
   readonly outboxAccounts: AccountRows;
   /** RuntimeOptions.orphanGraceMs as applied. */
   readonly orphanGraceMs: number;
+  /** Tokenizes, describes and (for a provider call) reveals vaulted cards. */
+  readonly vault: ProcessVault;
   stop(): Promise<void>;
 }
 
@@ -157,6 +163,11 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const database = createDatabase(opts.databaseUrl, { max: opts.dbPoolMax ?? 20, onConnectionError: (e) => log(`postgres: ${safeErrorText(e)}`) });
   const snapshots = new RoutingSnapshotStore();
   const cleanups: (() => Promise<unknown>)[] = [() => database.close()];
+  // Loaded on first use: the encryption SDK costs a few hundred ms to load.
+  const vault = opts.vault ?? lazyVault(async () => (await import('../vault/index.ts')).openVault({
+    gatewayDatabaseUrl: opts.databaseUrl, ...(opts.env === undefined ? {} : { env: opts.env }), log,
+  }));
+  cleanups.push(() => vault.close());
   try {
     await saveRoutingSnapshot(database.db, snapshot);
     snapshots.remember(snapshot);
@@ -295,7 +306,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     let stopped = false;
     return {
       role: opts.role, database, config: holder, connectors: set.connectors, sandboxes: set.sandboxes, breakers, envs, snapshots, relay, waits, queues, workers, webhooks, metrics, logger, now, queueFor,
-      dispatch: kick, dispatcher, budget, outboxAccounts, orphanGraceMs,
+      dispatch: kick, dispatcher, budget, outboxAccounts, orphanGraceMs, vault,
       publicUrl: publicUrl ?? null,
       async stop() {
         if (stopped) return;

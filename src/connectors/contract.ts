@@ -25,6 +25,24 @@ export interface PaymentMethodInput {
   readonly token?: PaymentToken;
   /** Sandbox only: a Stripe documented test card number, translated by each connector. */
   readonly testCard?: string;
+  /**
+   * A vaulted card, revealed by the vault for this one provider call (issue 44): Stripe sends it as
+   * payment_method_data[card], Adyen as paymentMethod {type: scheme}. Never logged, stored or queued.
+   */
+  readonly card?: ConnectorCard;
+}
+
+/** A card number as the provider call needs it: only ever in memory, for the call that sends it. */
+export interface ConnectorCard {
+  /** The vault's payment method id (pmd_…): what logs and errors may name instead of the card. */
+  readonly paymentMethodId: string;
+  readonly number: string;
+  readonly expMonth: number;
+  /** Four digits. */
+  readonly expYear: number;
+  /** Null once the vault forgot it (after the first authorization response, or an hour). */
+  readonly cvc: string | null;
+  readonly holderName: string | null;
 }
 
 export interface AuthorizeRequest {

@@ -28,6 +28,14 @@ export interface ConnectorCapabilities {
    */
   readonly declineAfterAuthenticationLeavesOpen?: boolean;
   /**
+   * Takes a vaulted card's number in the authorization call (PaymentMethodInput.card: Stripe's
+   * raw-card API, Adyen's scheme for PCI-compliant accounts). Absent: false, routing skips the
+   * connector for a payment paid with a vaulted card.
+   */
+  readonly acceptsCardData?: boolean;
+  /** A vaulted card is refused without its verification code: routing skips it once the code is gone. Absent: false. */
+  readonly requiresCardCode?: boolean;
+  /**
    * The provider's object of a capture, void or refund can be read back (op `lookup`; Stripe: the
    * PaymentIntent and its charge's refunds). An operation whose outcome stays unknown is then looked
    * up before it parks. Absent: false (Adyen: its notifications and reports settle it instead).

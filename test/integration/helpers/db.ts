@@ -1,6 +1,6 @@
 // Each integration test file gets its own database, so files run in parallel and leave nothing behind.
 // `createTestDatabase('store_migrate')` -> switchyard_test_store_migrate_<random>, migrated unless told not to.
-// drop() also drops <name>_sandbox, the sandbox database a gateway on this database creates on first use.
+// drop() also drops <name>_sandbox and <name>_vault, the sandbox and vault databases a gateway on this database creates on first use.
 //
 // A migrated database is a copy of a template (CREATE DATABASE … TEMPLATE, a file copy inside
 // PostgreSQL) migrated once per machine and schema: running the migrations for every file cost
@@ -44,6 +44,7 @@ export async function createTestDatabase(name: string, options: TestDatabaseOpti
       await database.close();
       await dropDatabase(url, dbName);
       await dropDatabase(url, `${dbName}_sandbox`);
+      await dropDatabase(url, `${dbName}_vault`);
     },
   };
 }
