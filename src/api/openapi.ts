@@ -3,7 +3,7 @@
 // (regenerate with `npm run openapi`).
 
 import { z } from 'zod';
-import { captureBody, createPaymentBody, listPaymentsQuery, refundBody, voidBody } from './request-schemas.ts';
+import { captureBody, createPaymentBody, listPaymentsQuery, paymentMethodSchema, paymentMethodUnion, refundBody, storedPaymentToken, voidBody } from './request-schemas.ts';
 import { attemptResource, balanceList, balanceResource, captureResource, paymentList, paymentResource, problemResource, refundResource, routingResource, timelineList, transitionResource } from './resource-schemas.ts';
 import { MAX_KEY_LENGTH } from './idempotent-post.ts';
 import { endpointBody, redeliverBody } from '../webhooks/outbound/merchant-routes.ts';
@@ -16,13 +16,27 @@ const COMPONENTS = {
   CreatePaymentRequest: createPaymentBody, CaptureRequest: captureBody, VoidRequest: voidBody, RefundRequest: refundBody,
   Payment: paymentResource, Attempt: attemptResource, Capture: captureResource, Routing: routingResource, Refund: refundResource, Transition: transitionResource,
   PaymentList: paymentList, Timeline: timelineList, Problem: problemResource, Balance: balanceResource, BalanceList: balanceList,
-  WebhookEndpointRequest: endpointBody, RedeliverRequest: redeliverBody.unwrap(),
+  WebhookEndpointRequest: endpointBody, RedeliverRequest: redeliverBody.unwrap(), StoredPaymentToken: storedPaymentToken,
 };
 
 function componentSchemas(): JsonObject {
   const registry = z.registry<{ id: string }>();
   for (const [id, schema] of Object.entries(COMPONENTS)) registry.add(schema, { id });
-  const out = z.toJSONSchema(registry, { io: 'input', uri: (id) => `#/components/schemas/${id}`, unrepresentable: 'any' });
+  // The API parses payment_method as one object (precise errors), and documents the union it accepts.
+  // Standalone, its named parts land in $defs: pointed at the components instead (each is one).
+  const { $schema: _s, $defs: _d, anyOf, ...rest } = JSON.parse(
+    JSON.stringify(z.toJSONSchema(paymentMethodUnion, { io: 'input', unrepresentable: 'any' })).replaceAll('"#/$defs/', '"#/components/schemas/'),
+  ) as JsonObject;
+  // The variants exclude each other (each requires its own field, none allows another's): oneOf.
+  const union = { ...rest, oneOf: anyOf };
+  const out = z.toJSONSchema(registry, {
+    io: 'input', uri: (id) => `#/components/schemas/${id}`, unrepresentable: 'any',
+    override: (ctx) => {
+      if (ctx.zodSchema !== paymentMethodSchema) return;
+      for (const k of Object.keys(ctx.jsonSchema)) delete (ctx.jsonSchema as JsonObject)[k];
+      Object.assign(ctx.jsonSchema, union);
+    },
+  });
   const schemas: JsonObject = {};
   for (const [id, s] of Object.entries(out.schemas)) {
     const { $schema: _drop, id: _id, ...rest } = s as JsonObject;

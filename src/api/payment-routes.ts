@@ -29,6 +29,7 @@ export const authorizationKnown = (p: Payment): boolean => !AUTHORIZATION_PENDIN
 function startRequest(b: CreatePaymentBody): StartPaymentRequest {
   const pm = b.payment_method;
   const paymentMethod: StoredPaymentMethod = {
+    ...(pm.id === undefined ? {} : { id: pm.id }),
     ...(pm.tokens === undefined ? {} : { tokens: pm.tokens }),
     ...(pm.test_card === undefined ? {} : { test_card: pm.test_card }),
     ...(pm.brand === undefined ? {} : { brand: pm.brand }),

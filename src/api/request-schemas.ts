@@ -48,7 +48,7 @@ const metadata = z
   .refine((m) => Object.keys(m).length <= 50, { message: 'at most 50 metadata keys' })
   .meta({ description: 'Up to 50 string keys (<= 40 chars) with string values (<= 500 chars). Neither may hold a card number.' });
 
-const storedToken = z
+export const storedPaymentToken = z
   .strictObject({
     payment_method: shortText(500).optional().meta({ description: 'Stripe: the PaymentMethod (pm_…).' }),
     customer: shortText(500).optional().meta({ description: 'Stripe: the Customer (cus_…) the PaymentMethod is attached to.' }),
@@ -57,7 +57,7 @@ const storedToken = z
   })
   .meta({ id: 'StoredPaymentToken' });
 
-const paymentToken = z.union([shortText(500), storedToken], { error: 'a token is a non-empty string or an object {payment_method, customer} (Stripe) / {stored_payment_method_id, shopper_reference} (Adyen)' });
+const paymentToken = z.union([shortText(500), storedPaymentToken], { error: 'a token is a non-empty string or an object {payment_method, customer} (Stripe) / {stored_payment_method_id, shopper_reference} (Adyen)' });
 
 function acceptedTestCards(): string {
   return Object.entries(TEST_CARDS).map(([number, scenario]) => `${number} (${scenario})`).join(', ');
@@ -66,24 +66,55 @@ function acceptedTestCards(): string {
 // The number given is not echoed: it may be a real card's.
 const UNKNOWN_TEST_CARD_MESSAGE = `test_card is not one of the gateway's test cards; accepted: ${acceptedTestCards()}`;
 
+const paymentMethodId = z
+  .string()
+  .regex(/^pmd_[0-9a-z]{26}$/, { message: 'id must be a payment method id (pmd_…) from POST /v1/tokens or POST /v1/payment_methods' })
+  .meta({ description: 'A card in the vault (pmd_…, from POST /v1/tokens or POST /v1/payment_methods): any connector that takes card data may charge it.' });
+
+const paymentMethodTokens = z.record(shortText(100), paymentToken).meta({
+  description: "Payment-method tokens by connector account name: a bare token (a one-off Stripe PaymentMethod), or a stored one with its owner — Stripe {payment_method, customer}, Adyen {stored_payment_method_id, shopper_reference}. One lacking what its provider needs is refused, naming the account.",
+});
+
+const paymentMethodTestCard = z
+  .string()
+  .regex(/^[0-9]{12,19}$/, { message: 'test_card must be 12 to 19 digits' })
+  // Refused here, not by the connector later: an unknown card would only end `failed` after the wait.
+  .refine((v) => testCardScenario(v) !== null, { message: UNKNOWN_TEST_CARD_MESSAGE })
+  .meta({ description: `Sandbox only: one of the gateway's test cards (${acceptedTestCards()}). Refused unless every candidate connector is a sandbox.` });
+
+const routingHints = {
+  brand: withoutCardNumber(shortText(32)).optional(),
+  country: z.string().regex(/^[A-Z]{2}$/, { message: 'country must be an upper-case ISO 3166-1 alpha-2 code' }).optional(),
+};
+
+// What the API documents: a union on how the card is given, exactly one of id, tokens, test_card.
+const paymentMethodVariants = [
+  z.strictObject({ type: z.literal('card'), id: paymentMethodId, ...routingHints }).meta({ title: 'Vaulted card' }),
+  z.strictObject({ type: z.literal('card'), tokens: paymentMethodTokens, ...routingHints }).meta({ title: 'Provider tokens' }),
+  z.strictObject({ type: z.literal('card'), test_card: paymentMethodTestCard, ...routingHints }).meta({ title: 'Test card' }),
+];
+/** The union as OpenAPI shows it (src/api/openapi.ts puts it in place of paymentMethodSchema). */
+export const paymentMethodUnion = z.union(paymentMethodVariants).meta({ description: 'The card: exactly one of id (a vaulted card), tokens (provider tokens by account) or test_card (sandbox only).' });
+
+/**
+ * What the API parses: one object with every field optional and "exactly one of" checked on its
+ * own, so a bad field is named precisely (a union's error would only say no variant matched).
+ */
 export const paymentMethodSchema = z
   .strictObject({
     type: z.literal('card'),
-    tokens: z.record(shortText(100), paymentToken).optional().meta({
-      description: "Payment-method tokens by connector account name: a bare token (a one-off Stripe PaymentMethod), or a stored one with its owner — Stripe {payment_method, customer}, Adyen {stored_payment_method_id, shopper_reference}. One lacking what its provider needs is refused, naming the account.",
-    }),
-    test_card: z
-      .string()
-      .regex(/^[0-9]{12,19}$/, { message: 'test_card must be 12 to 19 digits' })
-      // Refused here, not by the connector later: an unknown card would only end `failed` after the wait.
-      .refine((v) => testCardScenario(v) !== null, { message: UNKNOWN_TEST_CARD_MESSAGE })
-      .optional()
-      .meta({ description: `Sandbox only: one of the gateway's test cards (${acceptedTestCards()}). Refused unless every candidate connector is a sandbox.` }),
-    brand: withoutCardNumber(shortText(32)).optional(),
-    country: z.string().regex(/^[A-Z]{2}$/, { message: 'country must be an upper-case ISO 3166-1 alpha-2 code' }).optional(),
+    id: paymentMethodId.optional(),
+    tokens: paymentMethodTokens.optional(),
+    test_card: paymentMethodTestCard.optional(),
+    ...routingHints,
   })
-  .refine((pm) => pm.test_card !== undefined || (pm.tokens !== undefined && Object.keys(pm.tokens).length > 0), {
-    message: 'give tokens or (in sandbox mode) a test_card',
+  .superRefine((pm, ctx) => {
+    const given = (['id', 'tokens', 'test_card'] as const).filter((k) => pm[k] !== undefined);
+    if (given.length !== 1) {
+      ctx.addIssue({ code: 'custom', message: given.length === 0 ? 'give exactly one of id (a vaulted card), tokens or (in sandbox mode) test_card' : `give exactly one of id, tokens, test_card (got ${given.join(', ')})` });
+    } else if (pm.tokens !== undefined && Object.keys(pm.tokens).length === 0) {
+      ctx.addIssue({ code: 'custom', path: ['tokens'], message: 'tokens must name at least one connector account' });
+    }
   });
 
 /** https anywhere, http only on localhost: where the customer's browser is sent back after authentication. */

@@ -35,7 +35,7 @@ export interface StartPaymentRequest {
 export type StartPaymentResult =
   | { readonly ok: true; readonly payment: Payment }
   /** The request's fault, nothing written: `field` is the API's dotted path of what to fix. */
-  | { readonly ok: false; readonly code: Exclude<SelectRefusalCode, 'no_candidate'> | 'token_incomplete'; readonly message: string; readonly field: string; readonly decision: RouteDecision };
+  | { readonly ok: false; readonly code: Exclude<SelectRefusalCode, 'no_candidate'> | 'token_incomplete' | 'payment_method_unknown' | 'card_expired'; readonly message: string; readonly field: string; readonly decision: RouteDecision | null };
 
 export interface StartPaymentOptions {
   readonly paymentId?: string;
@@ -46,10 +46,13 @@ export interface StartPaymentOptions {
 export async function startPayment(rt: Runtime, merchantId: string, req: StartPaymentRequest, opts: StartPaymentOptions = {}): Promise<StartPaymentResult> {
   const { snapshot } = rt.config.current();
   const id = opts.paymentId ?? newId('payment', rt.now().getTime());
+  const vaulted = await vaultedCardFor(rt, merchantId, req.paymentMethod);
+  if (!vaulted.ok) return { ...vaulted, field: 'payment_method.id', decision: null };
+  const paymentMethod = vaulted.paymentMethod;
   const routed = select(snapshot, {
     paymentId: id, amount: req.amount, currency: req.currency, merchantId,
-    country: req.paymentMethod.country, brand: req.paymentMethod.brand, metadata: req.metadata,
-    tokens: req.paymentMethod.tokens, testCard: req.paymentMethod.test_card,
+    country: paymentMethod.country, brand: paymentMethod.brand ?? paymentMethod.card?.brand, metadata: req.metadata,
+    tokens: paymentMethod.tokens, testCard: paymentMethod.test_card, vaultedCard: paymentMethod.id !== undefined,
   });
   if (!routed.ok && routed.code !== 'no_candidate') return { ok: false, code: routed.code, message: routed.message, field: routed.field ?? 'payment_method', decision: routed.decision };
   const lacking = tokenLackingWhatItsProviderNeeds(snapshot, req.paymentMethod.tokens);
@@ -64,11 +67,29 @@ export async function startPayment(rt: Runtime, merchantId: string, req: StartPa
     },
     rt.envs.current(snapshot.maxAttempts),
     {
-      origin: 'api', now: rt.now, paymentMethod: req.paymentMethod, ...(req.shopper === undefined ? {} : { shopper: req.shopper }), onCommitted: (ids) => rt.dispatch(ids),
+      origin: 'api', now: rt.now, paymentMethod, ...(req.shopper === undefined ? {} : { shopper: req.shopper }), onCommitted: (ids) => rt.dispatch(ids),
       ...(opts.inTransaction === undefined ? {} : { inTransaction: (tx: DbOrTx) => opts.inTransaction!(tx, id) }),
     },
   );
   return { ok: true, payment: created.payment };
+}
+
+/**
+ * A vaulted card (payment_method.id) must be this merchant's and not past its expiry month; the
+ * payment keeps what the merchant may see of it (brand, last 4, expiry), never the number.
+ */
+async function vaultedCardFor(rt: Runtime, merchantId: string, pm: StoredPaymentMethod): Promise<
+  { readonly ok: true; readonly paymentMethod: StoredPaymentMethod } | { readonly ok: false; readonly code: 'payment_method_unknown' | 'card_expired'; readonly message: string }
+> {
+  if (pm.id === undefined) return { ok: true, paymentMethod: pm };
+  const card = await rt.vault.describe(merchantId, pm.id);
+  // Another merchant's id reads as unknown: nothing says it exists.
+  if (card === null) return { ok: false, code: 'payment_method_unknown', message: `payment_method.id ${pm.id} is not a payment method of this merchant` };
+  const now = rt.now();
+  if (card.expYear * 12 + card.expMonth < now.getUTCFullYear() * 12 + now.getUTCMonth() + 1) {
+    return { ok: false, code: 'card_expired', message: `payment_method.id ${pm.id}: the card expired (${String(card.expMonth).padStart(2, '0')}/${card.expYear})` };
+  }
+  return { ok: true, paymentMethod: { ...pm, card: { brand: card.brand, last4: card.last4, exp_month: card.expMonth, exp_year: card.expYear } } };
 }
 
 /** The first configured account whose token lacks what its provider needs (accounts the config lacks are routing's business). */

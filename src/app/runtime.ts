@@ -40,6 +40,7 @@ import type { TransitionSeams } from '../store/transition.ts';
 import { startReconcileSchedule } from '../reconcile/schedule.ts';
 import type { ReconcileScheduleOptions } from '../reconcile/schedule.ts';
 import { safeErrorText } from '../observability/safe-error-text.ts';
+import { hostname } from 'node:os';
 import { lazyVault } from '../vault/lazy.ts';
 import type { ProcessVault } from '../vault/lazy.ts';
 
@@ -258,6 +259,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       db: database.db, connectors: set.connectors, breakers, envs, now, budget,
       kick: (ids) => kick(ids),
       aroundCall: metrics.aroundCall(aroundCall),
+      cards: { vault, process: `${opts.role}@${hostname()}:${process.pid}`, log },
       ...(opts.seams?.checks === undefined ? {} : { checks: opts.seams.checks }),
     };
     const dispatcher = new LocalDispatcher(processorDeps, {

@@ -404,6 +404,8 @@ export interface ConnectorFactory {
   amountProblem(amount: number, currency: string): string | null;
   /** What a token lacks for this provider (the API refuses it, naming the account), or null. Pure. */
   tokenProblem(token: PaymentToken): string | null;
+  /** Its connectors take a vaulted card's number (capabilities.acceptsCardData): routing asks before choosing. */
+  readonly acceptsCardData?: boolean;
 }
 
 export class ConnectorConfigError extends Error {

@@ -44,3 +44,9 @@ export function connectorTokenProblem(type: string, token: PaymentToken): string
   const factory = Object.hasOwn(CONNECTOR_FACTORIES, type) ? CONNECTOR_FACTORIES[type] : undefined;
   return factory === undefined ? `unknown connector type "${type}"` : factory.tokenProblem(token);
 }
+
+/** Whether connectors of this type take a vaulted card's number; an unknown type takes none. */
+export function connectorAcceptsCardData(type: string): boolean {
+  const factory = Object.hasOwn(CONNECTOR_FACTORIES, type) ? CONNECTOR_FACTORIES[type] : undefined;
+  return factory?.acceptsCardData === true;
+}

@@ -27,6 +27,7 @@ export type UnknownReason =
   | 'superseded_execution' // refused, but another execution claimed the same call since this one did and may have reached the provider
   | 'stalled' // no answer and nothing pending long past the operation's normal lifetime (the recovery sweeper): may have been processed
   | 'key_expired' // not sent: the provider may have forgotten the key (past its retention), so a send could be a second operation
+  | 'card_code_gone' // not sent: the request was first sent with the card's code, which the vault has destroyed; resent without it, it would be another request under the key
   // The provider refused the request because its object is already in the state the operation would
   // put it in (Stripe: cancel of a canceled PaymentIntent, capture of a succeeded one, refund of a
   // charge already refunded; Adyen: a CANCELLATION / CAPTURE notification saying so). An answer, not

@@ -256,6 +256,15 @@ export interface RoutingDecision {
   readonly skipped: readonly { readonly connector: string; readonly reason: string }[];
 }
 
+export interface VaultedCardSummary {
+  /** The vault's payment method (pmd_…). */
+  readonly id: string;
+  readonly brand: string;
+  readonly last4: string;
+  readonly expMonth: number;
+  readonly expYear: number;
+}
+
 export interface Payment {
   readonly id: string;
   readonly merchantId: string;
@@ -282,6 +291,8 @@ export interface Payment {
   readonly deadlineAt: string;
   /** Customer authentication settings; absent on payments created before they existed (automatic, no return URL). */
   readonly authentication?: PaymentAuthentication;
+  /** A vaulted card, as the merchant may see it (no number, no code); absent for tokens and test cards. */
+  readonly vaultedCard?: VaultedCardSummary;
 }
 
 export function currentAttempt(p: Payment): Attempt | undefined {

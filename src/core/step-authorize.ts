@@ -178,7 +178,7 @@ export function resolveUnknown(d: Draft, attempt: Attempt, notFound: boolean, ke
     d.note(`query ${a.queries} scheduled`);
     return;
   }
-  // The worker refused to send past retention (key_expired): never a resend with that key, whatever our clock says.
+  // The worker refused to send past retention (key_expired) or without the code first sent (card_code_gone): never a resend with that key.
   const withinRetention = !keyExpired && mayResend(attempt.firstSentAt, d.now, policy.keyRetentionMs, core.retentionMarginMs);
   if (withinRetention && attempt.sends <= core.maxResends) {
     resendAuthorize(d, { ...attempt, status: 'unknown' }, true);
@@ -413,7 +413,8 @@ export function onAuthorizationOutcome(d: Draft, attempt: Attempt, o: CallOutcom
     }
     case 'unknown': {
       const a = d.updateAttempt(attempt.id, { status: 'unknown', maybeReached: true, lastOutcome: 'unknown', ...withRef });
-      return resolveUnknown(d, a, source === 'query' && o.reason === 'not_found', o.reason === 'key_expired');
+      // key_expired and card_code_gone: the worker could not resend that request; only a query or a fence resolves it.
+      return resolveUnknown(d, a, source === 'query' && o.reason === 'not_found', o.reason === 'key_expired' || o.reason === 'card_code_gone');
     }
   }
 }

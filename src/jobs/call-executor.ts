@@ -5,19 +5,30 @@ import type { ProviderCallEffect } from '../core/effects.ts';
 import type { OperationRef } from '../core/inputs.ts';
 import type { CallOutcome } from '../core/outcome.ts';
 import type { Attempt, Payment } from '../core/payment.ts';
-import type { AuthenticationRequest, BrowserInfo, Connector, PaymentMethodInput, PaymentToken } from '../connectors/contract.ts';
+import type { AuthenticationRequest, BrowserInfo, Connector, ConnectorCard, PaymentMethodInput, PaymentToken } from '../connectors/contract.ts';
 import { authenticationReturnPath } from '../resources/authentication-tokens.ts';
 
 export interface StoredPaymentMethod {
   readonly tokens?: Readonly<Record<string, PaymentToken>>;
   readonly test_card?: string;
+  /** A vaulted card (pmd_…): the worker asks the vault for the number at each authorization send. */
+  readonly id?: string;
+  /** What the merchant may see of the vaulted card, copied at creation (no number, no code). */
+  readonly card?: StoredCardSummary;
   readonly brand?: string;
   readonly country?: string;
 }
 
-export function paymentMethodFor(pm: StoredPaymentMethod | null, account: string): PaymentMethodInput {
+export interface StoredCardSummary {
+  readonly brand: string;
+  readonly last4: string;
+  readonly exp_month: number;
+  readonly exp_year: number;
+}
+
+export function paymentMethodFor(pm: StoredPaymentMethod | null, account: string, card?: ConnectorCard): PaymentMethodInput {
   const token = pm?.tokens?.[account];
-  return { ...(token === undefined ? {} : { token }), ...(pm?.test_card === undefined ? {} : { testCard: pm.test_card }) };
+  return { ...(token === undefined ? {} : { token }), ...(pm?.test_card === undefined ? {} : { testCard: pm.test_card }), ...(card === undefined ? {} : { card }) };
 }
 
 /** The operation an answer belongs to, as the core names it. */
@@ -92,7 +103,8 @@ export function authenticationRequest(p: Payment, attempt: Attempt, e: ProviderC
   };
 }
 
-export async function executeCall(connector: Connector, p: Payment, attempt: Attempt, e: ProviderCallEffect, pm: StoredPaymentMethod | null, shopper: StoredShopper | null = null): Promise<CallOutcome> {
+/** `card`: the vaulted card revealed for this authorization send (only ever in memory). */
+export async function executeCall(connector: Connector, p: Payment, attempt: Attempt, e: ProviderCallEffect, pm: StoredPaymentMethod | null, shopper: StoredShopper | null = null, card?: ConnectorCard): Promise<CallOutcome> {
   const key = e.providerKey ?? '';
   const base = { paymentId: p.id, attemptId: attempt.id, amount: e.amount, currency: e.currency, idempotencyKey: key };
   switch (e.op) {
@@ -104,7 +116,7 @@ export async function executeCall(connector: Connector, p: Payment, attempt: Att
       // authorizes in one call resends exactly its first request, even once a lookup found the
       // provider's object: the same key with another request would be refused as a mismatch.
       return connector.authorize({
-        ...base, captureMethod: p.captureMethod, paymentMethod: paymentMethodFor(pm, attempt.connector), providerRef: attempt.prepareCalls > 0 ? attempt.providerRef : null,
+        ...base, captureMethod: p.captureMethod, paymentMethod: paymentMethodFor(pm, attempt.connector, card), providerRef: attempt.prepareCalls > 0 ? attempt.providerRef : null,
         authentication: authenticationRequest(p, attempt, e, shopper),
       });
     case 'resume':

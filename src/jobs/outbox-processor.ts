@@ -15,6 +15,8 @@ import type { Payment } from '../core/payment.ts';
 import { transition } from '../store/transition.ts';
 import { executeCall, operationRef, usesBreaker } from './call-executor.ts';
 import type { StoredPaymentMethod, StoredShopper } from './call-executor.ts';
+import { cardForSend, forgetCodeAfterResponse } from './card-reveal.ts';
+import type { CardVaultDeps } from './card-reveal.ts';
 import type { AccountBudget } from './account-budget.ts';
 import { claimAsApplied, claimOutboxRowLoaded, executionToken, keepClaim, markOutboxDone, outboxDoneStatement, releaseOutboxRow, unpublishOutboxRow } from './outbox-claims.ts';
 import type { ClaimedRow } from './outbox-claims.ts';
@@ -43,6 +45,8 @@ export interface ProcessorDeps {
   readonly checks?: ExecutionChecks;
   /** The fleet-wide budget of each connector account (src/jobs/account-budget.ts); absent: none. */
   readonly budget?: AccountBudget;
+  /** The vault, for payments paid with a vaulted card; absent: such a payment's calls are retried (and dead-lettered). */
+  readonly cards?: CardVaultDeps;
 }
 
 /** How a provider call row gets its slot in its account's budget. */
@@ -141,9 +145,17 @@ async function runProviderCall(deps: ProcessorDeps, row: ExecutedRow, loaded: Lo
   } else {
     const pm = loaded.paymentMethod as StoredPaymentMethod | null;
     const shopper = loaded.shopper as StoredShopper | null;
-    const call = (e: ProviderCallEffect = effect) => executeCall(connector, payment, attempt, e, pm, shopper);
-    const guarded = (e?: ProviderCallEffect) => (usesBreaker(effect.op) ? deps.breakers.call(effect.connector, () => call(e)) : call(e));
-    outcome = deps.aroundCall === undefined ? await guarded() : await deps.aroundCall(effect, guarded);
+    const vaulted = effect.op === 'authorize' && pm?.id !== undefined ? pm.id : null;
+    const forSend = vaulted === null ? null : await cardForSend(deps.cards, vaulted, attempt.id, effect.providerKey ?? '');
+    if (forSend?.kind === 'not_sent') {
+      outcome = forSend.outcome;
+    } else {
+      const card = forSend?.card;
+      const call = (e: ProviderCallEffect = effect) => executeCall(connector, payment, attempt, e, pm, shopper, card);
+      const guarded = (e?: ProviderCallEffect) => (usesBreaker(effect.op) ? deps.breakers.call(effect.connector, () => call(e)) : call(e));
+      outcome = deps.aroundCall === undefined ? await guarded() : await deps.aroundCall(effect, guarded);
+      if (vaulted !== null) await forgetCodeAfterResponse(deps.cards, vaulted, outcome);
+    }
   }
   const answered = outcome;
   // Breaker states and time are read after the call: they are what the decision sees.

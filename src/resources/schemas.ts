@@ -108,6 +108,14 @@ export const paymentResource = z
     captures: z.array(captureResource).meta({ description: 'Every capture asked for, in order, with its outcome; under automatic capture the capture made with the approval.' }),
     refunds: z.array(refundResource).meta({ description: 'Every refund asked for, in order, with its outcome.' }),
     routing: routingResource,
+    payment_method: z
+      .strictObject({
+        type: z.literal('card'),
+        id: z.string().meta({ description: 'The vaulted card (pmd_…).' }),
+        card: z.strictObject({ brand: z.string(), last4: z.string(), exp_month: z.int(), exp_year: z.int() }),
+      })
+      .optional()
+      .meta({ description: 'The vaulted card the payment was made with (present only for payment_method.id; never the number).' }),
     return_url: z.string().nullable().meta({ description: "The merchant's return_url, when it gave one." }),
     next_action: z
       .strictObject({

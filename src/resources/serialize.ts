@@ -78,6 +78,9 @@ export function paymentResource(p: Payment, updatedAt: string): PaymentResource 
     captures: [...p.captures.map(captureResource), ...[automaticCapture(p)].filter((c) => c !== null)],
     refunds: p.refunds.map((r) => refundResource(p, r)),
     routing: { snapshot: p.routing.snapshot, rule: p.routing.rule, candidates: [...p.routing.candidates], skipped: p.routing.skipped.map((s) => ({ ...s })) },
+    ...(p.vaultedCard === undefined ? {} : {
+      payment_method: { type: 'card' as const, id: p.vaultedCard.id, card: { brand: p.vaultedCard.brand, last4: p.vaultedCard.last4, exp_month: p.vaultedCard.expMonth, exp_year: p.vaultedCard.expYear } },
+    }),
     return_url: p.authentication?.returnUrl ?? null,
     next_action: nextAction(p),
     created_at: p.createdAt, updated_at: updatedAt,

@@ -2,7 +2,7 @@
 // candidates in order and every skipped candidate with its reason, so each decision can be explained.
 
 import { createHash } from 'node:crypto';
-import { connectorAmountProblem } from '../connectors/registry.ts';
+import { connectorAcceptsCardData, connectorAmountProblem } from '../connectors/registry.ts';
 import type { RouteRule, RouteStrategy } from './config-schema.ts';
 import type { RoutingSnapshot } from './snapshot.ts';
 
@@ -18,6 +18,8 @@ export interface RouteFacts {
   readonly tokens?: Readonly<Record<string, unknown>> | undefined;
   /** Sandbox only: a documented test card number. */
   readonly testCard?: string | undefined;
+  /** A vaulted card (pmd_…): any connector that takes card data may charge it, sandbox or live. */
+  readonly vaultedCard?: boolean | undefined;
 }
 
 export interface RouteSkip {
@@ -96,7 +98,7 @@ export function orderCandidates(strategy: RouteStrategy, paymentId: string, rule
  * payment method was skipped for the amount it is amount_not_accepted (a 400 on `amount` at the
  * API). The connector refuses the same amount before sending (not_sent), should it get one.
  */
-export function select(snapshot: RoutingSnapshot, facts: RouteFacts, amountCheck: AmountCheck = connectorAmountProblem): SelectResult {
+export function select(snapshot: RoutingSnapshot, facts: RouteFacts, amountCheck: AmountCheck = connectorAmountProblem, cardDataCheck: (type: string) => boolean = connectorAcceptsCardData): SelectResult {
   const rule = snapshot.rules.find((r) => ruleMatches(r, facts));
   const ruleName = rule?.name ?? 'default';
   const ordered = orderCandidates(rule ?? snapshot.default, facts.paymentId, ruleName);
@@ -110,8 +112,12 @@ export function select(snapshot: RoutingSnapshot, facts: RouteFacts, amountCheck
       skipped.push({ connector: name, reason: 'connector account not configured' });
       continue;
     }
-    const hasToken = facts.tokens?.[name] !== undefined;
-    if (!hasToken && !(facts.testCard !== undefined && c.sandbox)) {
+    if (facts.vaultedCard === true) {
+      if (!cardDataCheck(c.type)) {
+        skipped.push({ connector: name, reason: 'does not take card data (a vaulted card)' });
+        continue;
+      }
+    } else if (facts.tokens?.[name] === undefined && !(facts.testCard !== undefined && c.sandbox)) {
       skipped.push({ connector: name, reason: facts.testCard !== undefined ? 'test_card given but this connector is live' : 'no payment method token for this connector' });
       continue;
     }

@@ -1,7 +1,7 @@
 // Payment aggregate <-> rows of payments, payment_attempts, captures and refunds. The mapping is
 // exact: loading what was stored gives back an equal Payment (test/integration/store/payment-store).
 
-import type { Attempt, AttemptStatus, Capture, CaptureMethod, NotChargedProof, Payment, Refund } from '../core/payment.ts';
+import type { Attempt, AttemptStatus, Capture, CaptureMethod, NotChargedProof, Payment, Refund, VaultedCardSummary } from '../core/payment.ts';
 import type { DeclineClass, CallOutcomeKind } from '../core/outcome.ts';
 import type { CaptureState, PaymentState, RefundState } from '../core/states.ts';
 import type { captures, paymentAttempts, payments, refunds } from './schema.ts';
@@ -157,8 +157,16 @@ export function paymentFromRows(row: PaymentRow, attempts: readonly AttemptRow[]
     createdAt: iso(row.createdAt),
     deadlineAt: iso(row.deadlineAt),
     ...(row.authentication === null ? {} : { authentication: row.authentication }),
+    ...vaultedCardOf(row.paymentMethod),
     attempts: attempts.map(attemptFromRow),
     captures: caps.map(captureFromRow),
     refunds: rfds.map(refundFromRow),
   };
+}
+
+/** payments.payment_method of a vaulted card (src/jobs/call-executor.ts StoredPaymentMethod): its id and what the merchant may see. */
+export function vaultedCardOf(pm: unknown): { vaultedCard?: VaultedCardSummary } {
+  const v = pm as { id?: unknown; card?: { brand: string; last4: string; exp_month: number; exp_year: number } } | null;
+  if (v === null || typeof v.id !== 'string' || v.card === undefined) return {};
+  return { vaultedCard: { id: v.id, brand: v.card.brand, last4: v.card.last4, expMonth: v.card.exp_month, expYear: v.card.exp_year } };
 }

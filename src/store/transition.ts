@@ -18,7 +18,7 @@ import { outboxIdsOf, runParts, withClause } from './write-parts.ts';
 import type { WritePart } from './write-parts.ts';
 import { loadAggregate } from './payment-load.ts';
 import { executeByShape } from './prepared.ts';
-import { attemptRow, captureRow, paymentRow, refundRow } from './payment-rows.ts';
+import { attemptRow, captureRow, paymentRow, refundRow, vaultedCardOf } from './payment-rows.ts';
 import { captures, paymentAttempts, paymentTransitions, payments, refunds } from './schema.ts';
 import { announceCreated, announceTransition } from '../observability/transition-feed.ts';
 
@@ -436,7 +436,10 @@ export interface CreatedPayment {
 /** Writes a new payment (already submitted by newPayment()), its first attempt, its first transition and its outbox rows in one transaction. */
 export async function createPayment(db: Db, req: NewPaymentRequest, env: StepEnv, opts: CreatePaymentOptions = {}): Promise<CreatedPayment> {
   const now = opts.now?.() ?? new Date();
-  const { payment, effects, to } = newPayment(req, now, env);
+  const submitted = newPayment(req, now, env);
+  // What the payment method column holds that the resource shows (a vaulted card's summary), as a load would read it.
+  const payment: Payment = { ...submitted.payment, ...vaultedCardOf(opts.paymentMethod ?? null) };
+  const { effects, to } = submitted;
   const result = await db.transaction(async (tx) => {
     const empty: Payment = { ...payment, attempts: [], captures: [], refunds: [] };
     // ONE statement: the payment, its first attempt, its first log row and its effects.

@@ -36,6 +36,12 @@ export interface RevealAccess {
   readonly attemptId: string;
   /** Which process asked (role@host:pid): the access log names it. */
   readonly process: string;
+  /**
+   * The provider request the card is for (its idempotency key). Given, the answer says whether the
+   * first reveal for this attempt and key carried the code: a same-key resend must carry exactly
+   * the card fields of its first send (a provider refuses or misreads another request under the key).
+   */
+  readonly requestKey?: string;
 }
 
 export interface RevealedCard {
@@ -48,6 +54,12 @@ export interface RevealedCard {
   readonly holderName: string | null;
   /** Null once the code was forgotten (first authorization response) or an hour has passed. */
   readonly cvc: string | null;
+  /**
+   * With access.requestKey: whether the first reveal for this attempt and key carried the code
+   * (null: this is the first). A caller resending that request without the code it first carried
+   * must not send it (the card fields would differ under the same key).
+   */
+  readonly firstRevealHadCode: boolean | null;
 }
 
 export interface Vault {
@@ -136,10 +148,20 @@ function vaultOver({ pool, envelope, fingerprintKey, now }: VaultParts): Vault {
       );
       const row = r.rows[0];
       if (row === undefined) return null;
-      const withCode = row.wrapped_key !== null && row.code_ciphertext !== null;
+      const requestKey = access.requestKey ?? null;
+      let firstRevealHadCode: boolean | null = null;
+      if (requestKey !== null) {
+        const first = await pool.query<{ fields: string[] }>(
+          'SELECT fields FROM access_log WHERE payment_method_id = $1 AND attempt_id = $2 AND request_key = $3 ORDER BY id LIMIT 1',
+          [id, access.attemptId, requestKey],
+        );
+        firstRevealHadCode = first.rows[0] === undefined ? null : first.rows[0].fields.includes('cvc');
+      }
+      // A request first sent without the code is resent without it, even if the code is still here.
+      const withCode = row.wrapped_key !== null && row.code_ciphertext !== null && firstRevealHadCode !== false;
       // Recorded before anything is decrypted: no reveal without its log row.
-      await pool.query('INSERT INTO access_log (payment_method_id, purpose, attempt_id, process, fields, at) VALUES ($1, $2, $3, $4, $5, $6)', [
-        id, access.purpose, access.attemptId, access.process, withCode ? ['pan', 'cvc'] : ['pan'], at,
+      await pool.query('INSERT INTO access_log (payment_method_id, purpose, attempt_id, process, fields, at, request_key) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
+        id, access.purpose, access.attemptId, access.process, withCode ? ['pan', 'cvc'] : ['pan'], at, requestKey,
       ]);
       const opened = await envelope.open(row.pan_ciphertext, cardContext(row.id, row.merchant_id, 'pan'));
       const card = decodeSealedCard(opened.plaintext);
@@ -155,7 +177,7 @@ function vaultOver({ pool, envelope, fingerprintKey, now }: VaultParts): Vault {
           codeKey.plaintext.fill(0);
         }
       }
-      return { id: row.id, merchantId: row.merchant_id, brand: row.brand as CardBrand, number: card.number, expMonth: row.exp_month, expYear: row.exp_year, holderName: card.holder_name, cvc };
+      return { id: row.id, merchantId: row.merchant_id, brand: row.brand as CardBrand, number: card.number, expMonth: row.exp_month, expYear: row.exp_year, holderName: card.holder_name, cvc, firstRevealHadCode };
     },
 
     async forgetCode(id) {

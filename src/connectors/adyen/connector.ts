@@ -208,6 +208,7 @@ export const adyenConnectorFactory: ConnectorFactory = {
     return wire.ok ? null : wire.problem;
   },
   tokenProblem: adyenTokenProblem,
+  acceptsCardData: true,
   create(account: string, config: ConnectorAccountConfig): Connector {
     const options = parseAdyenAccountConfig(account, config);
     return createAdyenConnector(account, options, config.declineTable !== undefined ? { declineTable: config.declineTable } : {});

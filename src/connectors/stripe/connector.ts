@@ -318,6 +318,7 @@ export const stripeConnectorFactory: ConnectorFactory = {
     return wire.ok ? null : wire.problem;
   },
   tokenProblem: stripeTokenProblem,
+  acceptsCardData: true,
   create(account: string, config: ConnectorAccountConfig): Connector {
     const options = parseStripeAccountConfig(account, config);
     return createStripeConnector(account, options, config.declineTable !== undefined ? { declineTable: config.declineTable } : {});

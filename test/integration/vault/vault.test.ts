@@ -75,7 +75,7 @@ describe('vault', () => {
     const r = await vault.tokenize('mer_a', card);
     if (!r.ok) throw new Error('tokenize failed');
     const revealed = await vault.reveal(r.paymentMethod.id, access);
-    expect(revealed).toEqual({ id: r.paymentMethod.id, merchantId: 'mer_a', brand: 'visa', number: VISA, expMonth: 12, expYear: 2031, holderName: 'Ada Lovelace', cvc: '737' });
+    expect(revealed).toEqual({ id: r.paymentMethod.id, merchantId: 'mer_a', brand: 'visa', number: VISA, expMonth: 12, expYear: 2031, holderName: 'Ada Lovelace', cvc: '737', firstRevealHadCode: null });
     const log = await t.pool.query('SELECT payment_method_id, purpose, attempt_id, process, fields, at FROM access_log WHERE payment_method_id = $1', [r.paymentMethod.id]);
     expect(log.rows).toEqual([{ payment_method_id: r.paymentMethod.id, purpose: 'provider_call', attempt_id: 'att_1', process: 'worker@test:1', fields: ['pan', 'cvc'], at: clock }]);
     await expect(vault.reveal(r.paymentMethod.id, { ...access, attemptId: '' })).rejects.toThrow(/an attempt id/);
@@ -112,6 +112,38 @@ describe('vault', () => {
     expect(await vault.forgetCode(r.paymentMethod.id)).toBe(false);
     const log = await t.pool.query('SELECT fields FROM access_log WHERE payment_method_id = $1', [r.paymentMethod.id]);
     expect(log.rows).toEqual([{ fields: ['pan'] }]);
+  });
+
+  it('answers, per attempt and request key, whether the first reveal carried the code: a resend carries exactly what the first send did', async () => {
+    const r = await vault.tokenize('mer_a', card);
+    if (!r.ok) throw new Error('tokenize failed');
+    const id = r.paymentMethod.id;
+    const send = { ...access, attemptId: 'att_resend', requestKey: 'key_1' };
+    expect(await vault.reveal(id, send)).toMatchObject({ cvc: '737', firstRevealHadCode: null });
+    expect(await vault.reveal(id, send)).toMatchObject({ cvc: '737', firstRevealHadCode: true });
+    await vault.forgetCode(id);
+    // The code the first send carried is gone: the caller must not resend that request.
+    expect(await vault.reveal(id, send)).toMatchObject({ cvc: null, firstRevealHadCode: true });
+    // Another request (a failover's attempt) starts without the code.
+    expect(await vault.reveal(id, { ...send, attemptId: 'att_next', requestKey: 'key_2' })).toMatchObject({ cvc: null, firstRevealHadCode: null });
+    expect(await vault.reveal(id, { ...send, attemptId: 'att_next', requestKey: 'key_2' })).toMatchObject({ cvc: null, firstRevealHadCode: false });
+  });
+
+  it('resends a request first sent without the code without it, even while the code is still kept', async () => {
+    const r = await vault.tokenize('mer_a', card);
+    if (!r.ok) throw new Error('tokenize failed');
+    const id = r.paymentMethod.id;
+    // A first reveal that found no code (the UNLOGGED key table emptied by a crash, say), then the code is back under test.
+    const key = await t.pool.query('SELECT * FROM card_code_keys WHERE payment_method_id = $1', [id]);
+    await t.pool.query('DELETE FROM card_code_keys WHERE payment_method_id = $1', [id]);
+    const send = { ...access, attemptId: 'att_nocode', requestKey: 'key_3' };
+    expect(await vault.reveal(id, send)).toMatchObject({ cvc: null, firstRevealHadCode: null });
+    const k = key.rows[0] as { key_name: string; wrapped_key: Buffer; expires_at: Date };
+    await t.pool.query('INSERT INTO card_code_keys (payment_method_id, key_name, wrapped_key, expires_at) VALUES ($1, $2, $3, $4)', [id, k.key_name, k.wrapped_key, k.expires_at]);
+    expect(await vault.reveal(id, access)).toMatchObject({ cvc: '737' });
+    expect(await vault.reveal(id, send)).toMatchObject({ cvc: null, firstRevealHadCode: false });
+    const log = await t.pool.query('SELECT fields, request_key FROM access_log WHERE payment_method_id = $1 ORDER BY id', [id]);
+    expect(log.rows).toEqual([{ fields: ['pan'], request_key: 'key_3' }, { fields: ['pan', 'cvc'], request_key: null }, { fields: ['pan'], request_key: 'key_3' }]);
   });
 
   it('keeps the code key out of the WAL: its table is unlogged', async () => {
