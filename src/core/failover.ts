@@ -45,12 +45,20 @@ export interface DecideNextInput {
   readonly maxAttempts: number;
   readonly maxResends: number;
   readonly pastDeadline: boolean;
+  /** Paid with a vaulted card: its code is destroyed at the first authorization response (PCI DSS 3.3.1.2). */
+  readonly vaultedCard?: boolean;
+}
+
+/** The issuer answered this attempt (approval, decline, challenge): the vault has destroyed the card's code since. */
+function issuerAnswered(a: Attempt): boolean {
+  return a.status === 'declined' || a.lastOutcome === 'succeeded' || a.lastOutcome === 'declined' || a.lastOutcome === 'action_required' || a.authentication !== undefined;
 }
 
 /** Picks the next candidate not yet tried, skipping open breakers and connectors that cannot serve the payment. */
 export function nextCandidate(input: Omit<DecideNextInput, 'maxResends' | 'pastDeadline' | 'maxAttempts'>): { connector: string | null; skipped: Skip[] } {
   const tried = new Set(input.attempts.map((a) => a.connector));
   const skipped: Skip[] = [];
+  const codeGone = input.vaultedCard === true && input.attempts.some(issuerAnswered);
   for (const c of input.candidates) {
     if (tried.has(c)) continue;
     const policy = input.policies[c];
@@ -64,6 +72,10 @@ export function nextCandidate(input: Omit<DecideNextInput, 'maxResends' | 'pastD
     }
     if (input.openBreakers.has(c)) {
       skipped.push({ connector: c, reason: 'breaker open' });
+      continue;
+    }
+    if (codeGone && policy.capabilities.requiresCardCode === true) {
+      skipped.push({ connector: c, reason: 'needs the card code, destroyed at an earlier authorization response' });
       continue;
     }
     return { connector: c, skipped };

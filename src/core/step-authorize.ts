@@ -114,6 +114,7 @@ export function afterProof(d: Draft): void {
     openBreakers: d.env.openBreakers,
     policies: d.env.policies,
     captureMethod: d.p.captureMethod,
+    vaultedCard: d.p.vaultedCard !== undefined,
     maxAttempts: d.env.maxAttempts,
     maxResends: d.env.core.maxResends,
     // A payment parked for review is settled, never failed over.
@@ -449,7 +450,7 @@ export function onPrepareOutcome(d: Draft, attempt: Attempt, o: CallOutcome): vo
     return;
   }
   // No money moves in a prepare: fail over at once when another candidate can take the payment.
-  const next = nextCandidate({ attempts: d.attempts, candidates: d.p.routing.candidates, openBreakers: d.env.openBreakers, policies: d.env.policies, captureMethod: d.p.captureMethod });
+  const next = nextCandidate({ attempts: d.attempts, candidates: d.p.routing.candidates, openBreakers: d.env.openBreakers, policies: d.env.policies, captureMethod: d.p.captureMethod, vaultedCard: d.p.vaultedCard !== undefined });
   const canFailOver = next.connector !== null && d.attempts.length < d.env.maxAttempts;
   const refusedLocally = o.kind === 'not_sent' && o.reason === 'local_validation';
   if (!canFailOver && attempt.prepareCalls <= d.env.core.maxResends && (o.kind === 'unknown' || (o.kind === 'not_sent' && !refusedLocally)) && !isPastDeadline(d)) {

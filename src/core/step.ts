@@ -83,7 +83,7 @@ function submit(d: Draft): StepResult | null {
   if (d.p.state !== 'created') return noop(`already submitted (${d.p.state})`);
   const next = nextCandidate({
     attempts: d.attempts, candidates: d.p.routing.candidates, openBreakers: d.env.openBreakers,
-    policies: d.env.policies, captureMethod: d.p.captureMethod,
+    policies: d.env.policies, captureMethod: d.p.captureMethod, vaultedCard: d.p.vaultedCard !== undefined,
   });
   if (next.skipped.length > 0) d.setRouting({ ...d.p.routing, skipped: [...d.p.routing.skipped, ...next.skipped] });
   if (next.connector === null) {
