@@ -116,6 +116,23 @@ describe('Adyen connector with a vaulted card (paymentMethod scheme, raw card da
     expect(await ledgerOf(first.req.attemptId)).toHaveLength(1);
   });
 
+  it('gives the numbers of docs/sandbox.md their documented outcomes', async () => {
+    const table: [string, string][] = [
+      ['4111111111111111', 'succeeded'], ['2222400070000005', 'succeeded'], ['4988438843884305', 'succeeded'], ['4000000000000515', 'succeeded'],
+      ['378282246310005', '2'], ['4000056655665556', '2'], ['4000000000003220', '2'], ['4000000000006975', '2'], ['4000000000000002', '2'],
+      ['4000000000009979', '5'], ['4000000000000069', '6'], ['4000000000000127', '24'], ['4000000000000119', '4'],
+    ];
+    for (const [number, expected] of table) {
+      const { outcome } = await authorize(card(number, number.startsWith('37') ? { cvc: '7373' } : {}));
+      expect(outcome.kind === 'declined' ? outcome.providerCode : outcome.kind, number).toBe(expected);
+    }
+    const returnUrl = 'https://gateway.example/authenticate/att/return';
+    const auth: AuthenticationRequest = { mode: 'automatic', forced: false, returnUrl, origin: 'https://shop.example', browserInfo: null, shopperIp: null };
+    for (const number of ['5454545454545454', '4212345678910006', '4000002760003184', '4000008260003178']) {
+      expect((await authorize(card(number), { authentication: auth })).outcome.kind, number).toBe('action_required');
+    }
+  });
+
   it('the sandbox stores no card number and no code: payments, keys, answers, notifications', async () => {
     await authorize(card('2222400070000005'));
     await sandbox.webhooksIdle();

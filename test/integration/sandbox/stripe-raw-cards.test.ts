@@ -154,6 +154,21 @@ describe('Stripe connector with a vaulted card (payment_method_data[card])', () 
     expect(other).toMatchObject({ kind: 'unknown', reason: 'idempotency_mismatch' });
   });
 
+  it('gives the numbers of docs/sandbox.md their documented outcomes', async () => {
+    const table: [string, string][] = [
+      ['5555555555554444', 'succeeded'], ['378282246310005', 'succeeded'], ['6011111111111117', 'succeeded'], ['5105105105105100', 'succeeded'],
+      ['4111111111111111', 'test_mode_live_card'], ['5555341244441115', 'test_mode_live_card'], ['4917610000000000', 'test_mode_live_card'],
+      ['4000000000009979', 'stolen_card'], ['4000000000000069', 'expired_card'], ['4000000000000127', 'incorrect_cvc'], ['4000000000000119', 'processing_error'],
+      ['4000000000006975', 'card_velocity_exceeded'], ['4000000000003220', 'authentication_required'], ['4000002760003184', 'authentication_required'],
+    ];
+    for (const [number, expected] of table) {
+      const { outcome } = await authorize(card(number, number.startsWith('37') ? { cvc: '7373' } : {}));
+      expect(outcome.kind === 'declined' ? outcome.code : outcome.kind, number).toBe(expected);
+    }
+    const partial = await authorize(card('4000000000000515'));
+    expect(partial.outcome, 'half authorized').toMatchObject({ kind: 'succeeded', amount: 500 });
+  });
+
   it('the sandbox stores no card number and no code: objects, keys, answers, events', async () => {
     const numbers = ['4242424242424242', '5555555555554444', '4000000000000002', '4000000000003220', '4024007134364842', '4000056655665556'];
     await authorize(card('4242424242424242'));
