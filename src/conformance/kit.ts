@@ -6,6 +6,7 @@
 import { describe } from 'vitest';
 import { registerAlreadyDoneCases } from './cases-already-done.ts';
 import { registerAuthenticationCases } from './cases-authentication.ts';
+import { registerCardCases } from './cases-cards.ts';
 import { registerClassificationCases } from './cases-classification.ts';
 import { registerFaultCases } from './cases-faults.ts';
 import { registerFenceByReferenceCases } from './cases-fence-by-reference.ts';
@@ -20,6 +21,7 @@ export type { ConformanceSandbox, ConformanceSubject, KitConnectorOptions, WireR
 export function defineConnectorConformance<S extends ConformanceSandbox>(subject: ConformanceSubject<S>): void {
   describe(`connector conformance: ${subject.name}`, () => {
     registerPaymentCases(subject);
+    registerCardCases(subject);
     registerFaultCases(subject);
     registerAlreadyDoneCases(subject);
     registerFenceByReferenceCases(subject);

@@ -23,6 +23,9 @@ export const ADYEN_CAPABILITIES: ConnectorCapabilities = Object.freeze({
   // A cancel of a captured payment fails (CANCELLATION / TECHNICAL_CANCEL success=false): under
   // automatic capture a confirmed technical cancel still proves nothing was captured by then.
   cancelRefusedOnceCaptured: true,
+  // A vaulted card goes as paymentMethod {type: scheme, number, expiryMonth, expiryYear, cvc?, holderName?}:
+  // the API credential must be allowed raw card data (PCI-compliant accounts), else 403 errorCode 010.
+  acceptsCardData: true,
 });
 
 const DAY = 24 * 60 * 60 * 1000;

@@ -4,7 +4,7 @@
 
 import type { NotSent } from '../../core/outcome.ts';
 import { assertNever } from '../../core/states.ts';
-import type { AuthorizeRequest, CaptureRequest, PaymentMethodInput, PaymentToken, RefundRequest } from '../contract.ts';
+import type { AuthorizeRequest, CaptureRequest, ConnectorCard, PaymentMethodInput, PaymentToken, RefundRequest } from '../contract.ts';
 import { testCardScenario } from '../test-cards.ts';
 import type { TestCardScenario } from '../test-cards.ts';
 import { toAdyenValue } from './currencies.ts';
@@ -74,8 +74,26 @@ export function adyenTokenProblem(token: PaymentToken): string | null {
   return null;
 }
 
-/** A stored method id passes through; a test card is translated, and only for a sandbox account. */
+/**
+ * A vaulted card as raw card data (Checkout v72 CardDetails: number, expiryMonth "03", expiryYear
+ * "2030", cvc only while the vault still has it, holderName when known). Adyen takes it only from an
+ * API credential allowed raw card data (PCI-compliant accounts). Deterministic in the card, so a
+ * same-key resend is the same request.
+ */
+export function rawCardDetails(card: ConnectorCard): AdyenTypes.checkout.CardDetails {
+  return {
+    type: 'scheme' as AdyenTypes.checkout.CardDetails.TypeEnum,
+    number: card.number,
+    expiryMonth: String(card.expMonth).padStart(2, '0'),
+    expiryYear: String(card.expYear),
+    ...(card.cvc === null ? {} : { cvc: card.cvc }),
+    ...(card.holderName === null ? {} : { holderName: card.holderName }),
+  };
+}
+
+/** A vaulted card goes as raw card data; a stored method id passes through; a test card is translated, and only for a sandbox account. */
 export function resolvePaymentMethod(input: PaymentMethodInput, sandbox: boolean): Checked<ResolvedMethod> {
+  if (input.card !== undefined) return { ok: true, value: { paymentMethod: rawCardDetails(input.card), additionalData: {} } };
   if (input.testCard !== undefined) {
     if (!sandbox) return refused('test cards are accepted only by sandbox accounts');
     const scenario = testCardScenario(input.testCard);

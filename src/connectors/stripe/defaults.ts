@@ -24,6 +24,10 @@ export const STRIPE_CAPABILITIES: ConnectorCapabilities = Object.freeze({
   declineAfterAuthenticationLeavesOpen: true,
   // The PaymentIntent and its charge's refunds say what a capture, cancel or refund did (operation-lookup.ts).
   looksUpOperations: true,
+  // A vaulted card goes as payment_method_data[card] (card-data.ts): the account must have raw card data APIs enabled.
+  acceptsCardData: true,
+  // Stripe takes a card without its code (cvc is optional in payment_method_data[card]).
+  requiresCardCode: false,
 });
 
 const HOUR = 60 * 60 * 1000;

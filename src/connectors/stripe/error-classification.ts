@@ -15,7 +15,7 @@ export const STRIPE_ERROR_CLASSIFICATION: readonly ErrorClassificationRow[] = Ob
   { situation: 'connection_refused', signal: 'StripeConnectionError, every attempt ECONNREFUSED/ENOTFOUND/EAI_AGAIN/TLS', outcome: 'not_sent', reason: 'connection_refused' },
   { situation: 'validation', signal: 'StripeInvalidRequestError (400/404 invalid_request_error)', outcome: 'not_sent', reason: 'validation' },
   { situation: 'authentication', signal: 'StripeAuthenticationError (401)', outcome: 'not_sent', reason: 'authentication' },
-  { situation: 'permission', signal: 'StripePermissionError (403)', outcome: 'not_sent', reason: 'permission' },
+  { situation: 'permission', signal: 'StripePermissionError (403); or a 402 whose error type is invalid_request_error, not card_error (stripe-node makes every 402 a StripeCardError): raw card data sent by an account without raw card data APIs', outcome: 'not_sent', reason: 'permission' },
   { situation: 'rate_limited', signal: 'StripeRateLimitError (429, or 400 code rate_limit)', outcome: 'not_sent', reason: 'rate_limited' },
   { situation: 'card_declined', signal: 'StripeCardError (402), PaymentIntent embedded', outcome: 'declined', reason: 'decline_table' },
   { situation: 'idempotency_mismatch', signal: 'StripeIdempotencyError (400 idempotency_error): same key, other params', outcome: 'unknown', reason: 'idempotency_mismatch', alert: true },
@@ -46,6 +46,8 @@ interface StripeErrorShape {
   readonly message?: unknown;
   readonly payment_intent?: unknown;
   readonly raw?: unknown;
+  /** The body's error.type, which stripe-node keeps beside its own class name. */
+  readonly rawType?: unknown;
 }
 
 function field<K extends string>(o: unknown, k: K): unknown {
@@ -73,7 +75,10 @@ function alreadyDone(e: StripeErrorShape, operation: StripeOperation): boolean {
 export function failureSituation(error: unknown, attempts: readonly AttemptResult[], operation: StripeOperation = 'other'): FailureSituation | null {
   const e = error as StripeErrorShape;
   switch (e.type) {
-    case 'StripeCardError': return 'card_declined';
+    // Live Stripe refuses raw card data from an account without it with a 402 of type
+    // invalid_request_error ("Sending credit card numbers directly to the Stripe API is generally
+    // unsafe…"): the account may not do this, the card was never looked at. Not a decline.
+    case 'StripeCardError': return e.rawType === 'invalid_request_error' ? 'permission' : 'card_declined';
     case 'StripeIdempotencyError': return 'idempotency_mismatch';
     case 'StripeRateLimitError': return 'rate_limited';
     case 'StripeInvalidRequestError': return alreadyDone(e, operation) ? 'already_done' : 'validation';

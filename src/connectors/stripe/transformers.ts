@@ -6,6 +6,7 @@ import type { NotSent, Unknown } from '../../core/outcome.ts';
 import { assertNever } from '../../core/states.ts';
 import type {
   CaptureRequest,
+  ConnectorCard,
   PaymentMethodInput,
   PaymentToken,
   PrepareRequest,
@@ -13,6 +14,7 @@ import type {
   RefundRequest,
 } from '../contract.ts';
 import { testCardScenario } from '../test-cards.ts';
+import { withRawCard } from './card-data.ts';
 import { fromStripeValue, toStripeValue } from './currencies.ts';
 import type { TestCardScenario } from '../test-cards.ts';
 
@@ -51,8 +53,12 @@ export function stripeTestPaymentMethod(scenario: TestCardScenario): string {
   }
 }
 
-/** `customer`: the Customer the PaymentMethod is attached to (Stripe refuses such a PaymentMethod without it). */
-export type ResolvedPaymentMethod = { readonly ok: true; readonly paymentMethod: string; readonly customer?: string } | { readonly ok: false; readonly outcome: NotSent };
+/**
+ * What the PaymentIntent is paid with: a PaymentMethod id (`customer`: the Customer it is attached
+ * to, which Stripe requires with it), or a vaulted card sent as raw card data (card-data.ts).
+ */
+export type PaymentMethodChoice = { readonly paymentMethod: string; readonly customer?: string } | { readonly card: ConnectorCard };
+export type ResolvedPaymentMethod = ({ readonly ok: true } & PaymentMethodChoice) | { readonly ok: false; readonly outcome: NotSent };
 
 /** What a Stripe token lacks, or null: a PaymentMethod id, bare or as {payment_method, customer?}. */
 export function stripeTokenProblem(token: PaymentToken): string | null {
@@ -68,8 +74,9 @@ function refused(detail: string): { ok: false; outcome: NotSent } {
   return { ok: false, outcome: { kind: 'not_sent', reason: 'local_validation', detail } };
 }
 
-/** A token passes through; a test card is translated, and only for a sandbox account. */
+/** A vaulted card goes as raw card data; a token passes through; a test card is translated, and only for a sandbox account. */
 export function resolvePaymentMethod(input: PaymentMethodInput, sandbox: boolean): ResolvedPaymentMethod {
+  if (input.card !== undefined) return { ok: true, card: input.card };
   if (input.testCard !== undefined) {
     if (!sandbox) return refused('test cards are accepted only by sandbox accounts');
     const scenario = testCardScenario(input.testCard);
@@ -90,15 +97,12 @@ export function resolvePaymentMethod(input: PaymentMethodInput, sandbox: boolean
 }
 
 /** PaymentIntent create params for `prepare`: no confirm, so no money moves; confirm comes with the auth key. */
-export function paymentIntentCreateParams(req: PrepareRequest, wire: { amount: number; currency: string }, pm: { readonly paymentMethod: string; readonly customer?: string }): Stripe.PaymentIntentCreateParams {
+export function paymentIntentCreateParams(req: PrepareRequest, wire: { amount: number; currency: string }, pm: PaymentMethodChoice): Stripe.PaymentIntentCreateParams {
   const params: Stripe.PaymentIntentCreateParams = {
     amount: wire.amount,
     currency: wire.currency,
     capture_method: req.captureMethod,
     confirm: false,
-    payment_method: pm.paymentMethod,
-    // A saved card: Stripe charges a PaymentMethod attached to a Customer only with that Customer.
-    ...(pm.customer === undefined ? {} : { customer: pm.customer }),
     // Cards only and no redirects: a server-side confirm must not need a return_url.
     allowed_payment_method_types: ['card'],
     metadata: { payment_id: req.paymentId, attempt_id: req.attemptId },
@@ -106,7 +110,9 @@ export function paymentIntentCreateParams(req: PrepareRequest, wire: { amount: n
   if (req.captureMethod === 'manual') {
     params.payment_method_options = { card: { request_multicapture: 'if_available' } };
   }
-  return params;
+  if ('card' in pm) return withRawCard(params, pm.card);
+  // A saved card: Stripe charges a PaymentMethod attached to a Customer only with that Customer.
+  return { ...params, payment_method: pm.paymentMethod, ...(pm.customer === undefined ? {} : { customer: pm.customer }) };
 }
 
 /**
@@ -116,7 +122,7 @@ export function paymentIntentCreateParams(req: PrepareRequest, wire: { amount: n
  * authentication exists (issue 27): a card that needs it is declined `authentication_required`
  * instead of left waiting for a customer nobody will ask.
  */
-export function authorizeCreateParams(req: PrepareRequest, wire: { amount: number; currency: string }, pm: { readonly paymentMethod: string; readonly customer?: string }): Stripe.PaymentIntentCreateParams {
+export function authorizeCreateParams(req: PrepareRequest, wire: { amount: number; currency: string }, pm: PaymentMethodChoice): Stripe.PaymentIntentCreateParams {
   const base = { ...paymentIntentCreateParams(req, wire, pm), confirm: true };
   const auth = req.authentication;
   // Without a page to send the customer back to (or with authentication: none) Stripe must not leave

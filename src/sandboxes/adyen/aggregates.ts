@@ -26,6 +26,8 @@ export interface AdyenAccountSettings {
   readonly inFlightAfterCancel?: InFlightAfterCancel;
   /** Multiple partial captures are enabled (a capture leaves the rest authorized until a cancel). Default: off. */
   readonly multicapture?: boolean;
+  /** Raw card data allowed for the API credential (configureRawCardData). Default: allowed. */
+  readonly rawCardData?: boolean;
 }
 
 /**

@@ -225,7 +225,7 @@ function settle(ctx: AdyenOperationContext, p: PaymentRecord, auth: PaymentAuthe
     merchantReference: p.merchantReference,
     paymentMethod: p.paymentMethod,
     pspReference: p.pspReference,
-    reason: success ? '123456:3184:03/2030' : (p.refusalReason ?? 'Refused'),
+    reason: success ? (p.card === undefined ? '123456:3184:03/2030' : `123456:${p.card.last4}:${p.card.expiryMonth}/${p.card.expiryYear}`) : (p.refusalReason ?? 'Refused'),
     success: success ? 'true' : 'false',
   });
 }

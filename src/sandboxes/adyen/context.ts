@@ -25,6 +25,10 @@ export interface AdyenOperationContext {
   readonly outrunsFence?: boolean;
   /** Multiple partial captures are enabled on the account: a capture leaves the rest authorized until /cancels. */
   readonly multicapture?: boolean;
+  /** Raw card data is allowed for the account's API credential; absent: not allowed. */
+  readonly rawCardData?: boolean;
+  /** The account's fingerprint of a card number (keyed: the sandbox database never holds the number or an unkeyed hash of it). */
+  readonly cardFingerprint?: (number: string) => string;
 }
 
 export type JsonObject = Readonly<Record<string, unknown>>;

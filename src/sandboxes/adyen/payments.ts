@@ -10,6 +10,8 @@ import { eventDate } from './notifications.ts';
 import type { PaymentRecord } from './state.ts';
 import { actionOf, authenticationAsk, DEFAULT_AUTHENTICATION, startAuthentication, withAuthentication } from './authentication.ts';
 import { AWAITING_SHOPPER } from './state.ts';
+import { checkRawCard, isRawCard } from './raw-card.ts';
+import type { RawCard } from './raw-card.ts';
 import { refusalText, testDecision } from './test-triggers.ts';
 import type { TestDecision } from './test-triggers.ts';
 
@@ -25,8 +27,9 @@ function stringMap(v: unknown): Record<string, string> {
   return out;
 }
 
+/** The test value of an encrypted field (`test_<number>`, what Adyen's test platform takes without client-side encryption). */
 function cardNumberOf(pm: JsonObject): string | undefined {
-  const raw = pm['encryptedCardNumber'] ?? pm['number'];
+  const raw = pm['encryptedCardNumber'];
   return typeof raw === 'string' ? raw.replace(/^test_/, '') : undefined;
 }
 
@@ -42,6 +45,10 @@ function checkStoredMethodShopper(body: JsonObject, pm: JsonObject): void {
   if (typeof shopper !== 'string' || shopper.length < 3 || shopper.length > 256) throw invalidField('shopperReference', 'must be 3 to 256 characters');
 }
 
+function fingerprintOf(ctx: AdyenOperationContext): (number: string) => string {
+  return ctx.cardFingerprint ?? ((): never => { throw new Error('the sandbox has no card fingerprint key'); });
+}
+
 export function createPayment(ctx: AdyenOperationContext, body: JsonObject): PaymentResult {
   const merchantAccount = checkMerchantAccount(ctx, body);
   const amount = requiredAmount(body);
@@ -54,14 +61,16 @@ export function createPayment(ctx: AdyenOperationContext, body: JsonObject): Pay
   checkStoredMethodShopper(body, pm);
   const additionalData = stringMap(body['additionalData']);
   const holderName = typeof pm['holderName'] === 'string' ? pm['holderName'] : undefined;
+  const raw: RawCard | null = isRawCard(pm) ? checkRawCard(pm, { nowMs: ctx.nowMs, enabled: ctx.rawCardData === true, fingerprint: fingerprintOf(ctx) }) : null;
 
   const fenced = ctx.state.fencedReferences.has(reference) && ctx.outrunsFence !== true;
   const decision: TestDecision = fenced
     ? { resultCode: 'Cancelled' }
-    : withAuthentication(testDecision({ holderName, requestedAcquirerCode: additionalData['RequestedTestAcquirerResponseCode'], cardNumber: cardNumberOf(pm) }), ask);
+    : (raw?.refusal ?? withAuthentication(testDecision({ holderName, requestedAcquirerCode: additionalData['RequestedTestAcquirerResponseCode'], cardNumber: raw?.number ?? cardNumberOf(pm) }), ask));
   const authorised = decision.resultCode === 'Authorised' ? amount.value : 0;
   const manualCapture = additionalData['manualCapture'] === 'true';
-  const cardNumber = cardNumberOf(pm) ?? '0000';
+  const last4 = raw?.kept.last4 ?? (cardNumberOf(pm) ?? '0000').slice(-4);
+  const expiry = raw === null ? '03/2030' : `${raw.kept.expiryMonth}/${raw.kept.expiryYear}`;
   const payment: PaymentRecord = {
     pspReference: ctx.newPspReference(),
     merchantReference: reference,
@@ -69,7 +78,7 @@ export function createPayment(ctx: AdyenOperationContext, body: JsonObject): Pay
     amount,
     createdMs: ctx.nowMs,
     manualCapture,
-    paymentMethod: 'visa',
+    paymentMethod: raw?.kept.brand ?? 'visa',
     metadata: stringMap(body['metadata']),
     resultCode: decision.resultCode,
     refusalReason: decision.refusalReasonCode !== undefined ? refusalText(decision.refusalReasonCode) : null,
@@ -80,6 +89,7 @@ export function createPayment(ctx: AdyenOperationContext, body: JsonObject): Pay
     cancelled: false,
     captureClosed: false,
     modifications: [],
+    ...(raw !== null && { card: raw.kept }),
   };
   ctx.state.payments.set(payment.pspReference, payment);
   // Waiting for the shopper: nothing authorised, no notification until /payments/details settles it.
@@ -104,7 +114,7 @@ export function createPayment(ctx: AdyenOperationContext, body: JsonObject): Pay
       merchantReference: reference,
       paymentMethod: payment.paymentMethod,
       pspReference: payment.pspReference,
-      reason: success ? `123456:${cardNumber.slice(-4)}:03/2030` : (payment.refusalReason ?? decision.resultCode),
+      reason: success ? `123456:${last4}:${expiry}` : (payment.refusalReason ?? decision.resultCode),
       success: success ? 'true' : 'false',
     });
   }

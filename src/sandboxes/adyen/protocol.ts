@@ -5,7 +5,7 @@
 // the sandbox database (AccountStore.unit): key claim, change, notifications and stored answer
 // commit together.
 
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AccountStore, KeyClaim, KeyVerdict } from '../shared/account-store.ts';
 import type { SandboxClock } from '../shared/clock.ts';
@@ -215,6 +215,9 @@ export class AdyenProtocol implements ProviderProtocol {
       failModification: options.failModification === true,
       outrunsFence,
       multicapture: settings.multicapture === true,
+      rawCardData: settings.rawCardData !== false,
+      // Keyed by the account's API key, which the sandbox database never holds.
+      cardFingerprint: (number) => createHmac('sha256', `card:${this.deps.apiKey}`).update(number).digest('base64').replace(/[^A-Za-z0-9]/g, '').slice(0, 16),
     };
     let answer: Answer;
     try {

@@ -58,6 +58,8 @@ export interface AdyenSandboxOptions {
   readonly multicapture?: boolean;
   /** The report service user downloads are served to (its API key or basic auth); absent: the payments API key's user. */
   readonly reportUser?: ReportUser;
+  /** Raw card data allowed for the API credential (PCI-compliant accounts); kept in the account's settings. Absent: as stored (allowed by default). */
+  readonly rawCardData?: boolean;
 }
 
 export interface AdyenSandbox extends SandboxControl {
@@ -116,10 +118,11 @@ export async function startAdyenSandbox(options: AdyenSandboxOptions): Promise<A
   const store = await AccountStore.open(options.database, options.account, 'adyen', clock, {
     keyTtlMs: options.keyTtlMs ?? 7 * DAY_MS,
     ...(options.webhookSettings && { webhookSettings: options.webhookSettings }),
-    ...((options.notificationBatching !== undefined || options.multicapture !== undefined) && {
+    ...((options.notificationBatching !== undefined || options.multicapture !== undefined || options.rawCardData !== undefined) && {
       settings: {
         ...(options.notificationBatching && { batching: checkBatching({ maxItems: 1, windowMs: 0, ...options.notificationBatching }) }),
         ...(options.multicapture !== undefined && { multicapture: options.multicapture }),
+        ...(options.rawCardData !== undefined && { rawCardData: options.rawCardData }),
       },
     }),
   });
@@ -209,6 +212,7 @@ export async function startAdyenSandbox(options: AdyenSandboxOptions): Promise<A
       await store.updateSettings({ authentication: { ...current, ...settings } });
     },
     configureTechnicalCancel: (inFlight) => store.updateSettings({ inFlightAfterCancel: inFlight }),
+    configureRawCardData: (enabled) => store.updateSettings({ rawCardData: enabled }),
     configureMulticapture: (enabled) => store.updateSettings({ multicapture: enabled }),
     failCapture: (psp) => fromCode({ aliases: [psp] }, (ctx) => failCapture(ctx, psp)),
     reverseRefund: (psp, eventCode = 'REFUNDED_REVERSED') => fromCode({ aliases: [psp] }, (ctx) => reverseRefund(ctx, psp, eventCode)),

@@ -70,6 +70,8 @@ export interface PaymentRecord {
   readonly modifications: ModificationRecord[];
   /** 3-D Secure (absent on payments that needed none). */
   authentication?: PaymentAuthentication;
+  /** A raw card's brand, last 4, expiry and fingerprint (raw-card.ts); never its number or code. Absent for other payment methods. */
+  readonly card?: { readonly brand: string; readonly last4: string; readonly expiryMonth: string; readonly expiryYear: string; readonly fingerprint: string };
   /** Disputes of the payment (src/sandboxes/adyen/disputes.ts); absent on payments stored before them. */
   disputes?: AdyenDisputeRecord[];
 }

@@ -40,6 +40,30 @@ const GATEWAY_TEST_CARDS: Readonly<Record<string, TestDecision>> = Object.freeze
   '4000008260003178': { resultCode: 'Authorised', authenticate: { thenRefusalCode: '12' } },
 });
 
+/**
+ * Adyen's own test card numbers (docs.adyen.com/development-resources/testing/test-card-numbers and
+ * its 3-D Secure 2 page): approved, or asking the shopper to authenticate first. The holder-name and
+ * acquirer-code triggers above still decide refusals for them.
+ */
+const ADYEN_TEST_CARDS: Readonly<Record<string, TestDecision>> = Object.freeze({
+  '5555341244441115': AUTHORISED, // Mastercard
+  '5555555555554444': AUTHORISED, // Mastercard (also a Stripe test card)
+  '2222400070000005': AUTHORISED, // Mastercard 2-series
+  '4111111145551142': AUTHORISED, // Visa
+  '4111111111111111': AUTHORISED, // Visa
+  '4988438843884305': AUTHORISED, // Visa
+  '370000000000002': AUTHORISED, // American Express (code 7373)
+  // 3-D Secure 2: a challenge, then approved.
+  '4917610000000000': { resultCode: 'Authorised', authenticate: { thenRefusalCode: null } },
+  '5454545454545454': { resultCode: 'Authorised', authenticate: { thenRefusalCode: null } },
+  '4212345678910006': { resultCode: 'Authorised', authenticate: { thenRefusalCode: null } },
+});
+
+/** A number this test platform knows: Adyen's test cards, and the gateway's (Stripe's) that this sandbox also honours. */
+export function isTestCardNumber(number: string): boolean {
+  return Object.hasOwn(ADYEN_TEST_CARDS, number) || Object.hasOwn(GATEWAY_TEST_CARDS, number);
+}
+
 function fromAcquirerCode(code: number): TestDecision {
   if (code === 1) return AUTHORISED;
   if (code === 13) return { resultCode: 'Received' };
@@ -60,6 +84,7 @@ export function testDecision(inputs: TestInputs): TestDecision {
   if (inputs.requestedAcquirerCode !== undefined && /^\d{1,2}$/.test(inputs.requestedAcquirerCode)) return fromAcquirerCode(Number(inputs.requestedAcquirerCode));
   const card = inputs.cardNumber?.replace(/[\s-]/g, '');
   if (card !== undefined && Object.hasOwn(GATEWAY_TEST_CARDS, card)) return GATEWAY_TEST_CARDS[card] ?? AUTHORISED;
+  if (card !== undefined && Object.hasOwn(ADYEN_TEST_CARDS, card)) return ADYEN_TEST_CARDS[card] ?? AUTHORISED;
   return AUTHORISED;
 }
 

@@ -36,6 +36,7 @@ const announceBody = z.object({ except: z.array(z.string().min(1)).optional() })
 
 /** null: back to the provider's own key lifetime (Stripe 24 h, Adyen 7 days). */
 const idempotencyBody = z.object({ key_ttl_s: z.number().positive().nullable() }).strict();
+const rawCardDataBody = z.object({ enabled: z.boolean() }).strict();
 
 class BadBody extends Error {
   constructor(
@@ -161,6 +162,14 @@ export function createControlRouter(sandboxes: readonly SandboxControl[]): Route
     }
     await sandbox.configureTechnicalCancel(in_flight);
     res.json({ in_flight });
+  });
+
+  router.post('/_sandbox/:account/raw-card-data', async (req, res) => {
+    const sandbox = sandboxOf(req, res);
+    if (!sandbox) return;
+    const { enabled } = parse(rawCardDataBody, req.body);
+    await sandbox.configureRawCardData(enabled);
+    res.json({ enabled });
   });
 
   router.post('/_sandbox/:account/idempotency', async (req, res) => {

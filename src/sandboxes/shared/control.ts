@@ -102,6 +102,11 @@ export interface SandboxControl {
   advanceClock(seconds: number): Promise<void>;
   /** How long this account keeps a finished idempotency key, in ms (null: the provider's own lifetime). */
   setKeyLifetime(ms: number | null): Promise<void>;
+  /**
+   * Raw card data (Stripe's payment_method_data[card], Adyen's scheme number) accepted from now on,
+   * or refused as the provider refuses an account without it; enabled by default. Kept in the account's settings.
+   */
+  configureRawCardData(enabled: boolean): Promise<void>;
   /** HTTP requests that reached this process's provider listener (faulted or not) since it started. */
   requestsReceived(): number;
   /** The most provider requests answered at once since start. */

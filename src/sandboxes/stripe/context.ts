@@ -18,4 +18,8 @@ export interface OperationContext {
   readonly publicUrl?: string;
   /** How long after its creation a PaymentIntent becomes searchable (search.ts); absent: Stripe's minute. */
   readonly searchLagMs?: number;
+  /** Raw card data (payment_method_data[card]) is enabled on the account; absent: not enabled. */
+  readonly rawCardData?: boolean;
+  /** The account's card fingerprint of a number (keyed, so the sandbox database never holds the number or an unkeyed hash of it). */
+  readonly cardFingerprint?: (number: string) => string;
 }

@@ -12,7 +12,7 @@ import type { StripeObject } from './objects.ts';
 import { assertKnownParams, readMetadata, readString, required } from './params.ts';
 import type { CustomerRecord, SavedPaymentMethodRecord } from './state.ts';
 import { testPaymentMethod } from './test-payment-methods.ts';
-import type { TestPaymentMethod } from './test-payment-methods.ts';
+import type { SandboxCard } from './test-payment-methods.ts';
 
 const CUSTOMER_PARAMS = new Set(['email', 'name', 'description', 'metadata', 'expand']);
 const ATTACH_PARAMS = new Set(['customer', 'expand']);
@@ -43,9 +43,11 @@ export function attachPaymentMethod(ctx: OperationContext, id: string, params: F
 /** A PaymentMethod a PaymentIntent names: a test one, or a saved one with its Customer. */
 export interface ChosenPaymentMethod {
   readonly id: string;
-  readonly card: TestPaymentMethod;
+  readonly card: SandboxCard;
   /** The Customer a saved PaymentMethod is attached to; null for a test PaymentMethod. */
   readonly customer: string | null;
+  /** Made from raw card data by this request (payment_method_data): the PaymentIntent keeps its card. */
+  readonly raw?: true;
 }
 
 export function findPaymentMethod(ctx: OperationContext, id: string): ChosenPaymentMethod | undefined {

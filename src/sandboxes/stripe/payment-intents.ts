@@ -16,10 +16,11 @@ import {
 import type { CaptureMethod, ChargeRecord, PaymentIntentRecord, PaymentIntentStatus } from './state.ts';
 import { assertSavedCardOwner, findPaymentMethod } from './customers.ts';
 import type { ChosenPaymentMethod } from './customers.ts';
-import { testPaymentMethod } from './test-payment-methods.ts';
-import type { TestCardBehaviour, TestPaymentMethod } from './test-payment-methods.ts';
+import { hasPaymentMethodData, paymentMethodFromCardData } from './raw-card.ts';
+import { storedCard, testPaymentMethod } from './test-payment-methods.ts';
+import type { SandboxCard, TestCardBehaviour } from './test-payment-methods.ts';
 
-const CONFIRM_PARAMS = ['payment_method', 'payment_method_options', 'return_url', 'off_session', 'error_on_requires_action', 'expand', 'capture_method', 'receipt_email', 'setup_future_usage', 'mandate_data', 'use_stripe_sdk'];
+const CONFIRM_PARAMS = ['payment_method', 'payment_method_data', 'payment_method_options', 'return_url', 'off_session', 'error_on_requires_action', 'expand', 'capture_method', 'receipt_email', 'setup_future_usage', 'mandate_data', 'use_stripe_sdk'];
 const CREATE_PARAMS = new Set([
   ...CONFIRM_PARAMS, 'amount', 'currency', 'confirm', 'metadata', 'description', 'customer', 'statement_descriptor', 'statement_descriptor_suffix',
   'automatic_payment_methods', 'allowed_payment_method_types', 'excluded_payment_method_types', 'payment_method_types', 'confirmation_method', 'transfer_group',
@@ -54,6 +55,7 @@ export function createPaymentIntent(ctx: OperationContext, params: FormParams): 
     status: paymentMethod === undefined ? 'requires_payment_method' : 'requires_confirmation',
     paymentMethod: paymentMethod?.id ?? null,
     card: paymentMethod?.card.id ?? null,
+    ...(paymentMethod?.raw === true && { rawCard: paymentMethod.card }),
     customer,
     metadata: readMetadata(params, 'metadata'),
     description: readString(params, 'description') ?? null,
@@ -118,12 +120,13 @@ function authorize(ctx: OperationContext, pi: PaymentIntentRecord, chosen: Chose
   const pm = chosen.card;
   pi.paymentMethod = chosen.id;
   pi.card = pm.id;
+  if (chosen.raw === true) pi.rawCard = pm;
   if (pm.behaviour.kind === 'authenticate' || opts.forceAuthentication) return requireAction(ctx, pi, opts);
   charge(ctx, pi, pm, pm.behaviour);
 }
 
 /** The issuer's answer (after any authentication): a charge, approved, partial or declined (402). */
-function charge(ctx: OperationContext, pi: PaymentIntentRecord, pm: TestPaymentMethod, answer: TestCardBehaviour): void {
+function charge(ctx: OperationContext, pi: PaymentIntentRecord, pm: SandboxCard, answer: TestCardBehaviour): void {
   const behaviour = answer.kind === 'authenticate' ? (answer.then ?? { kind: 'approve' as const }) : answer;
   let authorized = pi.amount;
   let failure: ChargeRecord['failure'] = null;
@@ -136,8 +139,8 @@ function charge(ctx: OperationContext, pi: PaymentIntentRecord, pm: TestPaymentM
     paymentIntent: pi.id,
     amount: pi.amount,
     currency: pi.currency,
-    // A saved card keeps its own id on the charge; its card is the test card's.
-    card: { ...pm, id: pi.paymentMethod ?? pm.id },
+    // A saved card keeps its own id on the charge; its card is the test card's, without its number.
+    card: storedCard(pm, pi.paymentMethod ?? pm.id),
     status: failure === null ? 'succeeded' : 'failed',
     failure,
     metadata: { ...pi.metadata },
@@ -336,8 +339,17 @@ export function findPaymentIntent(ctx: OperationContext, id: string): PaymentInt
   return pi;
 }
 
+/** The PaymentMethod a create or confirm names (payment_method), or makes from raw card data (payment_method_data). */
 function readPaymentMethod(ctx: OperationContext, params: FormParams): ChosenPaymentMethod | undefined {
   const id = readString(params, 'payment_method');
+  if (hasPaymentMethodData(params)) {
+    if (id !== undefined) throw invalidParam('payment_method_data', 'You may only specify one of these parameters: payment_method, payment_method_data.');
+    const card = paymentMethodFromCardData(params, {
+      now: ctx.now, enabled: ctx.rawCardData === true,
+      fingerprint: ctx.cardFingerprint ?? ((): never => { throw new Error('the sandbox has no card fingerprint key'); }),
+    });
+    return { id: card.id, card, customer: null, raw: true };
+  }
   if (id === undefined) return undefined;
   const pm = findPaymentMethod(ctx, id);
   if (pm === undefined) throw resourceMissing('PaymentMethod', id, 'payment_method');
@@ -347,6 +359,8 @@ function readPaymentMethod(ctx: OperationContext, params: FormParams): ChosenPay
 /** The PaymentMethod a PaymentIntent already holds, with the card it charges. */
 function heldPaymentMethod(pi: PaymentIntentRecord): ChosenPaymentMethod | undefined {
   if (pi.paymentMethod === null) return undefined;
+  const raw = pi.rawCard;
+  if (raw !== undefined && raw !== null && raw.id === (pi.card ?? pi.paymentMethod)) return { id: pi.paymentMethod, card: raw, customer: null };
   const card = testPaymentMethod(pi.card ?? pi.paymentMethod);
   return card === undefined ? undefined : { id: pi.paymentMethod, card, customer: pi.customer ?? null };
 }

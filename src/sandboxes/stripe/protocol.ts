@@ -4,7 +4,7 @@
 // state runs in one transaction of the sandbox database (AccountStore.unit): the key's claim, the
 // change, its events and the stored answer commit together or not at all.
 
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AccountStore, KeyClaim, KeyVerdict } from '../shared/account-store.ts';
 import type { SandboxClock } from '../shared/clock.ts';
@@ -113,7 +113,8 @@ export class StripeProtocol implements ProviderProtocol {
       }
       return this.reply(req, requestId, this.execute(route, id, params, origin, options, state, this.deps.clock.nowMs()).outcome);
     }
-    const claim: KeyClaim | null = key === null ? null : { key, fingerprint: `${req.method} ${req.path} ${canonicalParams(params)}` };
+    // Stored under the key to spot a reuse with other parameters: keyed, because the parameters may carry a card number.
+    const claim: KeyClaim | null = key === null ? null : { key, fingerprint: this.keyed('request', `${req.method} ${req.path} ${canonicalParams(params)}`) };
     let held: string | undefined;
     if (options.executionDelayMs > 0) {
       // The key is held, committed as in flight, for the whole wait: a same-key request meanwhile is "in progress".
@@ -131,7 +132,7 @@ export class StripeProtocol implements ProviderProtocol {
       const loaded = await unit.load(claim, spec, held);
       if (loaded.verdict.kind !== 'execute') return this.replyTo(req, requestId, key!, loaded.verdict);
       const before = stateOf(loaded.objects);
-      const { outcome, events } = this.execute(route, id, params, origin, options, before.state, unit.nowMs);
+      const { outcome, events } = this.execute(route, id, params, origin, options, before.state, unit.nowMs, rawCardDataEnabled(unit.account.settings));
       await unit.save({
         ...changedAggregates(before, unit.nowMs),
         events,
@@ -188,10 +189,11 @@ export class StripeProtocol implements ProviderProtocol {
   }
 
   /** Runs an operation against the loaded state; the events it emitted are written with its change. */
-  private execute(route: StripeRoute, id: string, params: FormParams, origin: EventOrigin, options: ExecutionOptions, state: StripeSandboxState, nowMs: number): Executed {
+  private execute(route: StripeRoute, id: string, params: FormParams, origin: EventOrigin, options: ExecutionOptions, state: StripeSandboxState, nowMs: number, rawCardData = false): Executed {
     const emitted: { type: string; object: Record<string, unknown>; previous?: Record<string, unknown> }[] = [];
     const ctx: OperationContext = {
       state, now: Math.floor(nowMs / 1000), emit: (type, object, previous) => emitted.push({ type, object, ...(previous !== undefined && { previous }) }), failModification: options.failModification === true,
+      rawCardData, cardFingerprint: (number) => this.keyed('card', number).replace(/[^A-Za-z0-9]/g, '').slice(0, 16),
       ...(this.deps.publicUrl !== undefined && { publicUrl: this.deps.publicUrl() }),
       ...(this.deps.searchLagMs !== undefined && { searchLagMs: this.deps.searchLagMs }),
     };
@@ -215,6 +217,14 @@ export class StripeProtocol implements ProviderProtocol {
       return { eventId: event.id, type: event.type, body: event.body };
     });
     return { outcome, events };
+  }
+
+  /**
+   * An HMAC under the account's secret key (never stored in the sandbox database): card fingerprints
+   * and stored request fingerprints reveal nothing of a card number to whoever reads the database.
+   */
+  private keyed(purpose: string, value: string): string {
+    return createHmac('sha256', `${purpose}:${this.deps.secretKey}`).update(value).digest('base64');
   }
 
   private paramsOf(req: ProviderRequest): FormParams {
@@ -241,6 +251,11 @@ export class StripeProtocol implements ProviderProtocol {
       body: outcome.body,
     };
   }
+}
+
+/** Raw card data APIs are on unless the account's settings turned them off (configureRawCardData). */
+export function rawCardDataEnabled(settings: Readonly<Record<string, unknown>>): boolean {
+  return settings['rawCardData'] !== false;
 }
 
 function failureOutcome(err: unknown): Outcome {

@@ -44,6 +44,8 @@ export interface StripeSandboxOptions {
   readonly keyTtlMs?: number;
   /** How long a new PaymentIntent stays out of search results (search.ts). Default 60 s, Stripe's "less than a minute". */
   readonly searchLagMs?: number;
+  /** Raw card data APIs (payment_method_data[card]) enabled on the account; kept in its settings. Absent: as stored (enabled by default). */
+  readonly rawCardData?: boolean;
 }
 
 export interface StripeSandbox extends SandboxControl {
@@ -82,6 +84,7 @@ export async function startStripeSandbox(options: StripeSandboxOptions): Promise
   const store = await AccountStore.open(options.database, options.account, 'stripe', clock, {
     keyTtlMs: options.keyTtlMs ?? DAY_MS,
     ...(options.webhookSettings && { webhookSettings: options.webhookSettings }),
+    ...(options.rawCardData !== undefined && { settings: { rawCardData: options.rawCardData } }),
   });
   const faults = new FaultScheduler(store);
   const targetOf = (endpoint: StripeWebhookEndpoint | undefined): WebhookTarget | undefined =>
@@ -146,6 +149,7 @@ export async function startStripeSandbox(options: StripeSandboxOptions): Promise
     configureWebhooks: (settings) => dispatcher.configure(settings),
     advanceClock: (seconds) => store.advanceClock(seconds),
     setKeyLifetime: (ms) => store.updateSettings({ key_ttl_ms: ms }),
+    configureRawCardData: (enabled) => store.updateSettings({ rawCardData: enabled }),
     failRefund: (refundId, failureReason = 'expired_or_canceled_card') => fromCode({ aliases: [refundId] }, (ctx) => failRefund(ctx, refundId, failureReason)),
     createDispute: (paymentIntentId, disputeOptions = {}) => fromCode({ ids: [paymentIntentId] }, (ctx) => openDispute(ctx, paymentIntentId, disputeOptions)),
     closeDispute: (disputeId, outcome) => fromCode({ aliases: [disputeId] }, (ctx) => closeDispute(ctx, disputeId, outcome)),

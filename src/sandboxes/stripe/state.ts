@@ -4,7 +4,7 @@
 import type { SandboxLedgerEntry } from '../shared/control.ts';
 import { isoLedgerAmounts } from './currencies.ts';
 import type { StripeErrorBody } from './errors.ts';
-import type { TestPaymentMethod } from './test-payment-methods.ts';
+import type { SandboxCard } from './test-payment-methods.ts';
 
 export type PaymentIntentStatus =
   | 'requires_payment_method'
@@ -41,8 +41,10 @@ export interface PaymentIntentRecord {
   authenticationToken?: string | null;
   /** The Customer given at creation (absent in documents written before customers existed). */
   customer?: string | null;
-  /** The test PaymentMethod whose card a saved PaymentMethod holds (absent: paymentMethod is one). */
+  /** The test PaymentMethod whose card a saved PaymentMethod holds, or the id of rawCard (absent: paymentMethod is one). */
   card?: string | null;
+  /** The PaymentMethod made from raw card data (payment_method_data[card]): brand, last 4, expiry, fingerprint; never the number. */
+  rawCard?: SandboxCard | null;
   /** The provider's own record of customer authentication (epoch seconds), absent when it never asked. */
   authentication?: { askedAt: number; completedAt: number | null; outcome: 'completed' | 'failed' | null };
 }
@@ -58,7 +60,8 @@ export interface ChargeRecord {
   readonly paymentIntent: string;
   readonly amount: number;
   readonly currency: string;
-  readonly card: TestPaymentMethod;
+  /** The card charged, as kept: never its number (absent from charges written since raw card data). */
+  readonly card: SandboxCard;
   readonly status: 'succeeded' | 'failed';
   readonly failure: { readonly code: string; readonly declineCode: string | null; readonly message: string } | null;
   readonly metadata: Record<string, string>;

@@ -11,12 +11,27 @@ export type TestCardBehaviour =
    */
   | { readonly kind: 'authenticate'; readonly then?: TestCardBehaviour };
 
-export interface TestPaymentMethod {
+/** Stripe's card brands (PaymentMethod.card.brand). */
+export type CardBrand = 'visa' | 'mastercard' | 'amex' | 'discover' | 'diners' | 'jcb' | 'unionpay' | 'unknown';
+
+/**
+ * What the sandbox keeps of a card, on a charge or a PaymentIntent: never its number or code.
+ * Expiry and fingerprint are absent for the test PaymentMethods (rendered as 12/2034).
+ */
+export interface SandboxCard {
   readonly id: string;
-  readonly cardNumber: string;
-  readonly brand: 'visa' | 'mastercard' | 'amex';
+  readonly brand: CardBrand;
   readonly last4: string;
+  readonly expMonth?: number;
+  readonly expYear?: number;
+  readonly fingerprint?: string;
+  /** False when raw card data came without a code (the charge's cvc_check is then null); absent: checked. */
+  readonly cvcChecked?: boolean;
   readonly behaviour: TestCardBehaviour;
+}
+
+export interface TestPaymentMethod extends SandboxCard {
+  readonly cardNumber: string;
 }
 
 const DECLINED = 'Your card was declined.';
@@ -33,6 +48,11 @@ export const STRIPE_TEST_PAYMENT_METHODS: readonly TestPaymentMethod[] = [
   card('pm_card_visa', '4242424242424242', 'visa', { kind: 'approve' }),
   card('pm_card_mastercard', '5555555555554444', 'mastercard', { kind: 'approve' }),
   card('pm_card_amex', '378282246310005', 'amex', { kind: 'approve' }),
+  // More of docs.stripe.com/testing's approved numbers, for raw card data (payment_method_data[card]).
+  card('pm_card_visa_debit', '4000056655665556', 'visa', { kind: 'approve' }),
+  card('pm_card_mastercard_debit', '5200828282828210', 'mastercard', { kind: 'approve' }),
+  card('pm_card_mastercard_prepaid', '5105105105105100', 'mastercard', { kind: 'approve' }),
+  card('pm_card_discover', '6011111111111117', 'discover', { kind: 'approve' }),
   card('pm_card_visa_chargeDeclined', '4000000000000002', 'visa', decline('card_declined', 'generic_decline', DECLINED)),
   card('pm_card_visa_chargeDeclinedInsufficientFunds', '4000000000009995', 'visa', decline('card_declined', 'insufficient_funds', 'Your card has insufficient funds.')),
   card('pm_card_visa_chargeDeclinedLostCard', '4000000000009987', 'visa', decline('card_declined', 'lost_card', DECLINED)),
@@ -59,6 +79,10 @@ export const STRIPE_TEST_PAYMENT_METHODS: readonly TestPaymentMethod[] = [
   card('pm_card_authenticationRequiredChargeDeclinedInsufficientFunds', '4000008260003178', 'visa', {
     kind: 'authenticate', then: decline('card_declined', 'insufficient_funds', 'Your card has insufficient funds.'),
   }),
+  // 3D Secure 2 (docs.stripe.com/testing#three-ds-cards): "3DS Required", always authenticate.
+  card('pm_card_threeDSecure2Required', '4000000000003220', 'visa', { kind: 'authenticate' }),
+  // "Authenticate unless set up" (docs.stripe.com/testing#authentication-and-setup): a one-off payment authenticates.
+  card('pm_card_authenticationRequiredOnSetup', '4000002500003155', 'visa', { kind: 'authenticate' }),
   // Sandbox-only: authorizes half the amount, so connectors meet amount_capturable < amount.
   card('pm_card_visa_partialAuthorization', '4000000000000515', 'visa', { kind: 'partial', fraction: { numerator: 1, denominator: 2 } }),
 ];
@@ -70,7 +94,18 @@ export function testPaymentMethod(id: string): TestPaymentMethod | undefined {
   return BY_ID.get(id);
 }
 
-/** For connectors translating a documented test card number into the PaymentMethod to send. */
+/** The documented test card with this number (raw card data, payment_method_data[card][number]). */
 export function testPaymentMethodForCard(cardNumber: string): TestPaymentMethod | undefined {
   return BY_NUMBER.get(cardNumber.replace(/\s+/g, ''));
+}
+
+/** The card as a charge or PaymentIntent keeps it: the test card's number is left out like any other. */
+export function storedCard(card: SandboxCard, id: string = card.id): SandboxCard {
+  return {
+    id, brand: card.brand, last4: card.last4, behaviour: card.behaviour,
+    ...(card.expMonth !== undefined && { expMonth: card.expMonth }),
+    ...(card.expYear !== undefined && { expYear: card.expYear }),
+    ...(card.fingerprint !== undefined && { fingerprint: card.fingerprint }),
+    ...(card.cvcChecked !== undefined && { cvcChecked: card.cvcChecked }),
+  };
 }

@@ -63,6 +63,14 @@ describe('Stripe failure classification', () => {
     });
   });
 
+  it("a 402 of type invalid_request_error (raw card data from an account without it) is not_sent{permission}, not a decline", () => {
+    // stripe-node makes every 402 a StripeCardError; the body's type says the card was never looked at.
+    const e = new E.StripeCardError({ type: 'invalid_request_error', message: 'Sending credit card numbers directly to the Stripe API is generally unsafe.' } as never);
+    expect(outcomeForFailure(e, [{ kind: 'response', status: 402 }], ctx)).toMatchObject({ kind: 'not_sent', reason: 'permission' });
+    const afterReset = outcomeForFailure(e, [reset, { kind: 'response', status: 402 }], ctx);
+    expect(afterReset).toMatchObject({ kind: 'unknown', reason: 'connection_reset' });
+  });
+
   describe('already done (issue 41 §4): matched on the code and the embedded object, never the message', () => {
     const unexpectedState = (status: string, message = `This PaymentIntent's cancel could not be performed because it has a status of ${status}.`) =>
       new E.StripeInvalidRequestError({ type: 'invalid_request_error', message, code: 'payment_intent_unexpected_state', payment_intent: { id: 'pi_1', object: 'payment_intent', status } } as never);
