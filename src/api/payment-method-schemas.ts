@@ -8,7 +8,7 @@ import type { PaymentMethod } from '../vault/index.ts';
 import { maskCardNumbers } from '../core/card-number-detector.ts';
 import { ApiProblem } from './problems.ts';
 
-const cardInput = z
+export const cardInput = z
   .strictObject({
     number: z.string().min(1).max(40).meta({ description: 'The card number: digits, spaces and dashes between groups are dropped. Kept only in the vault.' }),
     exp_month: z.int().min(1).max(12).meta({ description: 'Expiry month, 1 to 12.' }),

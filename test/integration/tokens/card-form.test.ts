@@ -84,8 +84,8 @@ describe('the hosted card form in Chromium', () => {
     await form.locator('#sy-cvc').fill(CARD.cvc);
     await form.locator('#sy-holder_name').fill('Ada Lovelace');
     await form.locator('#sy-save').click();
-    await page.waitForFunction(() => (window as unknown as { received: Received[] }).received.some((m) => m.data.type === 'switchyard.payment_method'), undefined, { timeout: 15_000 });
-    const received = await page.evaluate(() => (window as unknown as { received: Received[] }).received);
+    await page.waitForFunction(() => (globalThis as unknown as { received: Received[] }).received.some((m) => m.data.type === 'switchyard.payment_method'), undefined, { timeout: 15_000 });
+    const received = await page.evaluate(() => (globalThis as unknown as { received: Received[] }).received);
     const saved = received.find((m) => m.data.type === 'switchyard.payment_method')!;
     expect(saved.origin).toBe(api.url);
     const pm = paymentMethodResource.parse(saved.data.payment_method);
@@ -105,8 +105,8 @@ describe('the hosted card form in Chromium', () => {
     await form.locator('#sy-exp_year').fill('2039');
     await form.locator('#sy-cvc').fill(CARD.cvc);
     await form.locator('#sy-save').click();
-    await page.waitForFunction(() => (window as unknown as { received: Received[] }).received.some((m) => m.data.type === 'switchyard.error'), undefined, { timeout: 15_000 });
-    const refused = (await page.evaluate(() => (window as unknown as { received: Received[] }).received)).find((m) => m.data.type === 'switchyard.error')!;
+    await page.waitForFunction(() => (globalThis as unknown as { received: Received[] }).received.some((m) => m.data.type === 'switchyard.error'), undefined, { timeout: 15_000 });
+    const refused = (await page.evaluate(() => (globalThis as unknown as { received: Received[] }).received)).find((m) => m.data.type === 'switchyard.error')!;
     expect(refused.data).toEqual({ type: 'switchyard.error', code: 'validation_error', field: 'card.number' });
     expect(await form.locator('#sy-number').getAttribute('aria-invalid')).toBe('true');
     expect(await vaultRows(api)).toBe(before + 1);
@@ -118,15 +118,15 @@ describe('the hosted card form in Chromium', () => {
     await page.goto(elsewhere.origin);
     await sleep(1_500);
     expect(await page.frameLocator('#card').locator('#sy-number').count()).toBe(0);
-    expect(await page.evaluate(() => (window as unknown as { received: Received[] }).received)).toEqual([]);
+    expect(await page.evaluate(() => (globalThis as unknown as { received: Received[] }).received)).toEqual([]);
     // Once the merchant allows that origin too, the same page frames it (the refusal was the origin, nothing else).
     await allowOrigins(api, api.merchantId, [shop.origin, elsewhere.origin]);
     await page.reload();
     await expect.poll(() => page.frameLocator('#card').locator('#sy-number').count(), { timeout: 10_000 }).toBe(1);
     // The form names each allowed origin as the target: the browser delivers only the one that is the parent's (once; '*' would deliver every copy).
-    await expect.poll(() => page.evaluate(() => (window as unknown as { received: Received[] }).received.length)).toBe(1);
+    await expect.poll(() => page.evaluate(() => (globalThis as unknown as { received: Received[] }).received.length)).toBe(1);
     await sleep(300);
-    expect(await page.evaluate(() => (window as unknown as { received: Received[] }).received)).toEqual([{ origin: api.url, data: { type: 'switchyard.ready' } }]);
+    expect(await page.evaluate(() => (globalThis as unknown as { received: Received[] }).received)).toEqual([{ origin: api.url, data: { type: 'switchyard.ready' } }]);
     await allowOrigins(api, api.merchantId, [shop.origin]);
     await page.close();
   });
