@@ -30,10 +30,14 @@ import { Operators } from '../ops/operators.ts';
 import type { CookiePolicy } from '../ops/operator-auth.ts';
 import type { MetricsExposure } from '../observability/http.ts';
 import type { RateLimit } from './rate-limit.ts';
+import { cardFormRoutes } from './card-form-routes.ts';
+import { paymentMethodRoutes } from './payment-method-routes.ts';
+import { DEFAULT_TOKEN_LIMITS, tokenRoutes } from './token-routes.ts';
+import type { TokenLimits } from './token-routes.ts';
 
 import { admissionGate } from './admission.ts';
 import type { Admission } from './admission.ts';
-import { DEFAULT_IDEMPOTENCY_RETENTION_MS, DEFAULT_MAX_IN_FLIGHT, DEFAULT_WAIT_MS, OVERLOAD_RETRY_AFTER_S } from './defaults.ts';
+import { DEFAULT_IDEMPOTENCY_RETENTION_MS, DEFAULT_MAX_IN_FLIGHT, DEFAULT_TOKENS_PER_HOUR, DEFAULT_WAIT_MS, OVERLOAD_RETRY_AFTER_S } from './defaults.ts';
 
 export { DEFAULT_IDEMPOTENCY_RETENTION_MS, DEFAULT_WAIT_MS };
 
@@ -62,6 +66,12 @@ export interface ApiOptions {
   readonly metrics?: MetricsExposure;
   /** Rate limits of the customer's authentication routes (default DEFAULT_AUTHENTICATION_LIMITS); null turns them off. */
   readonly authenticationLimits?: AuthenticationLimits | null;
+  /**
+   * POST /v1/tokens and the hosted card form: rate limits per publishable key and client address
+   * (default DEFAULT_TOKEN_LIMITS; null: none), and the payment methods a merchant may store per
+   * hour (SWITCHYARD_TOKENS_PER_HOUR, default DEFAULT_TOKENS_PER_HOUR; also counts POST /v1/payment_methods).
+   */
+  readonly tokens?: { readonly limits?: TokenLimits | null; readonly perHour?: number };
 }
 
 function bodyParserProblem(err: unknown): ApiProblem | null {
@@ -136,10 +146,17 @@ export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
     limits: opts.authenticationLimits === undefined ? DEFAULT_AUTHENTICATION_LIMITS : opts.authenticationLimits,
     trustedProxies: opts.ops?.cookies.trustedProxies ?? [],
   }));
+  const tokenLimits = opts.tokens?.limits === undefined ? DEFAULT_TOKEN_LIMITS : opts.tokens.limits;
+  const tokensPerHour = opts.tokens?.perHour ?? DEFAULT_TOKENS_PER_HOUR;
+  const trustedProxies = opts.ops?.cookies.trustedProxies ?? [];
+  // The hosted card form (a publishable key in the query; no API key).
+  app.use(cardFormRoutes(ctx, { perClient: tokenLimits?.perClient ?? null, trustedProxies }));
   opts.mount?.(app);
 
   // First for /v1: a shed request costs no database round trip and writes nothing.
   app.use('/v1', admissionGate({ maxInFlight: opts.admission?.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT, retryAfterS: opts.admission?.retryAfterS ?? OVERLOAD_RETRY_AFTER_S }));
+  // The one /v1 route of the publishable key, before the secret key's authentication (which refuses it everywhere else).
+  app.use(tokenRoutes(ctx, { limits: tokenLimits, tokensPerHour, trustedProxies }));
   app.use('/v1', bearerAuth(rt.database.db));
   if (opts.rateLimit !== null) app.use('/v1', rateLimitByMerchant(opts.rateLimit ?? { perSecond: 100, burst: 200 }));
   // Every content type is read as JSON: a form-encoded body is malformed JSON, not an empty one.
@@ -148,6 +165,7 @@ export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
   app.use(paymentRoutes(ctx));
   app.use(modificationRoutes(ctx));
   app.use(balanceRoutes(ctx));
+  app.use(paymentMethodRoutes(ctx, { tokensPerHour }));
   app.use(webhookEndpointPostRoutes(ctx, rt));
   app.use(createWebhookEndpointsRouter(rt.webhooks));
 

@@ -8,3 +8,9 @@ export const DEFAULT_IDEMPOTENCY_RETENTION_MS = 7 * 24 * 3600_000;
 export const DEFAULT_MAX_IN_FLIGHT = 64;
 /** Retry-After of a shed request, in seconds. */
 export const OVERLOAD_RETRY_AFTER_S = 1;
+/**
+ * SWITCHYARD_TOKENS_PER_HOUR: payment methods one merchant may store per clock hour (POST /v1/tokens
+ * and /v1/payment_methods together). Far above a shop's checkouts; low enough that a publishable
+ * key copied from a page cannot fill the vault.
+ */
+export const DEFAULT_TOKENS_PER_HOUR = 10_000;

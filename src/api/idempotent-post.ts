@@ -45,14 +45,21 @@ const NOT_STORED: ReadonlySet<ProblemCode> = new Set<ProblemCode>([
   'endpoint_limit_reached',
   // Depends on when the last rotation was, and writes nothing: a retry after its announcement may succeed.
   'signing_key_rotation_pending',
+  // Depends on the hour, and stores nothing: a retry in the next hour may succeed.
+  'payment_method_quota_exceeded',
 ]);
 
 export function requestOrigin(req: Request): string {
   return `${req.protocol}://${req.get('host') ?? 'localhost'}`;
 }
 
+/** Method, path and RFC 8785 body: what the fingerprint of a request covers. */
+export function canonicalRequest(method: string, path: string, body: unknown): string {
+  return `${method.toUpperCase()}\n${path}\n${canonicalJson(body)}`;
+}
+
 export function requestFingerprint(method: string, path: string, body: unknown): string {
-  return createHash('sha256').update(`${method.toUpperCase()}\n${path}\n${canonicalJson(body)}`).digest('hex');
+  return createHash('sha256').update(canonicalRequest(method, path, body)).digest('hex');
 }
 
 /**
@@ -72,24 +79,39 @@ function idempotencyKeyOf(req: Request): string {
   return key;
 }
 
+export interface IdempotentPostOptions {
+  /**
+   * How the record names the request when the default (a SHA-256 of method, path and canonical
+   * body) must not be kept: a body with a card number (src/api/payment-method-routes.ts).
+   */
+  readonly fingerprint?: (merchantId: string, canonicalRequest: string) => Promise<string>;
+  /** Rewrites a validation problem about the body before it is answered (masks what must not be echoed). */
+  readonly maskProblem?: (p: ApiProblem) => ApiProblem;
+}
+
 export function idempotentPost<S extends z.ZodType>(
   settings: IdempotencySettings,
   schema: S,
   execute: (ctx: ExecutionContext<z.output<S>>) => Promise<ApiResult>,
+  options: IdempotentPostOptions = {},
 ): RequestHandler {
   return async (req: Request, res: Response) => {
     const merchantId = merchantIdOf(res);
     const key = idempotencyKeyOf(req);
     const raw: unknown = req.body ?? {};
     const parsed = schema.safeParse(raw);
-    if (!parsed.success) throw validationProblem(parsed.error, 'body');
-    let fingerprint: string;
+    if (!parsed.success) {
+      const problem = validationProblem(parsed.error, 'body');
+      throw options.maskProblem === undefined ? problem : options.maskProblem(problem);
+    }
+    let request: string;
     try {
-      fingerprint = requestFingerprint(req.method, req.originalUrl.split('?')[0]!, raw);
+      request = canonicalRequest(req.method, req.originalUrl.split('?')[0]!, raw);
     } catch (err) {
       if (err instanceof NotCanonicalizableError) throw new ApiProblem('validation_error', `the body is not I-JSON: ${err.message}`);
       throw err;
     }
+    const fingerprint = options.fingerprint === undefined ? createHash('sha256').update(request).digest('hex') : await options.fingerprint(merchantId, request);
 
     const now = settings.now();
     const claimed = await claimIdempotencyKey(settings.db, { merchantId, key, fingerprint, now, leaseMs: settings.leaseMs, retentionMs: settings.retentionMs });

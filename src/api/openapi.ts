@@ -8,6 +8,7 @@ import { attemptResource, balanceList, balanceResource, captureResource, payment
 import { MAX_KEY_LENGTH } from './idempotent-post.ts';
 import { endpointBody, redeliverBody } from '../webhooks/outbound/merchant-routes.ts';
 import { PROBLEMS } from './problems.ts';
+import { cardBody, cardInput, paymentMethodResource } from './payment-method-schemas.ts';
 import type { ProblemCode } from './problems.ts';
 
 type JsonObject = Record<string, unknown>;
@@ -17,6 +18,7 @@ const COMPONENTS = {
   Payment: paymentResource, Attempt: attemptResource, Capture: captureResource, Routing: routingResource, Refund: refundResource, Transition: transitionResource,
   PaymentList: paymentList, Timeline: timelineList, Problem: problemResource, Balance: balanceResource, BalanceList: balanceList,
   WebhookEndpointRequest: endpointBody, RedeliverRequest: redeliverBody.unwrap(), StoredPaymentToken: storedPaymentToken,
+  CardRequest: cardBody, CardInput: cardInput, PaymentMethod: paymentMethodResource,
 };
 
 function componentSchemas(): JsonObject {
@@ -87,7 +89,13 @@ export function openApiDocument(): JsonObject {
   return {
     openapi: '3.1.0',
     info: { title: 'Switchyard merchant API', version: '1.0.0', description: 'Amounts are integer minor units; currencies upper-case ISO 4217; errors application/problem+json (RFC 9457).' },
-    components: { schemas: componentSchemas(), securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+    components: {
+      schemas: componentSchemas(),
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'The secret key (sk_sy_…), from your servers only.' },
+        publishableKey: { type: 'http', scheme: 'bearer', description: 'The publishable key (pk_sy_…): opens only POST /v1/tokens (and the hosted card form, as ?key=); every other route answers 401 to it.' },
+      },
+    },
     security: [{ bearer: [] }],
     paths: {
       '/v1/payments': {
@@ -122,6 +130,43 @@ export function openApiDocument(): JsonObject {
         get: {
           summary: 'Retrieve a refund', parameters: [pathId('refund')],
           responses: { 200: { description: 'Final (succeeded, failed with failure_code, or reversed)', content: json('Refund') }, 202: { description: 'Pending', content: json('Refund') }, ...problems(...COMMON, 'not_found') },
+        },
+      },
+      '/v1/tokens': {
+        post: {
+          summary: "Store a card from a customer's browser with the publishable key (the hosted card form does this). No Idempotency-Key. CORS for the merchant's allowed origins (switchyard merchants set-origins); a request whose Origin is not one of them is refused. Rate-limited per publishable key and per client address; at most SWITCHYARD_TOKENS_PER_HOUR payment methods per merchant per clock hour",
+          security: [{ publishableKey: [] }],
+          requestBody: { required: true, content: json('CardRequest') },
+          responses: {
+            201: { description: 'The masked payment method (the number and the code are never answered)', content: json('PaymentMethod') },
+            ...problems(...COMMON, 'validation_error', 'malformed_json', 'payload_too_large', 'origin_not_allowed', 'payment_method_quota_exceeded'),
+          },
+        },
+        options: {
+          summary: "CORS preflight: allowed for an origin some merchant allowed (the preflight carries no key; the POST checks the key's merchant)", security: [],
+          responses: { 204: { description: 'Access-Control-Allow-Origin: the origin; methods POST; headers Authorization, Content-Type' }, ...problems('origin_not_allowed', 'rate_limited') },
+        },
+      },
+      '/v1/payment_methods': {
+        post: post("Store a card sent by your server (merchants an operator allowed with switchyard merchants allow-raw-cards; the idempotency record keeps an HMAC of the request under a vault key and the masked answer)", 'CardRequest', {
+          201: { description: 'The masked payment method', content: json('PaymentMethod') },
+        }, ['raw_card_data_not_allowed', 'payment_method_quota_exceeded']),
+      },
+      '/v1/payment_methods/{id}': {
+        get: { summary: 'Retrieve a payment method (masked)', parameters: [pathId('payment method')], responses: { 200: { description: 'The payment method', content: json('PaymentMethod') }, ...problems(...COMMON, 'not_found') } },
+      },
+      '/elements/card': {
+        get: {
+          summary: "The hosted card form, to frame on your checkout: it posts the card to /v1/tokens and sends your page {type: 'switchyard.payment_method', payment_method} with postMessage (targeting your allowed origins only). Content-Security-Policy frame-ancestors: your allowed origins",
+          security: [],
+          parameters: [
+            { name: 'key', in: 'query', required: true, description: 'Your publishable key (pk_sy_…)', schema: { type: 'string' } },
+            { name: 'origin', in: 'query', required: false, description: 'One of your allowed origins: the only one that may frame the form and receive its messages', schema: { type: 'string' } },
+          ],
+          responses: {
+            200: { description: 'The form (text/html)' }, 401: { description: 'Not a valid publishable key' },
+            403: { description: 'The merchant has no allowed origins, or origin= is not one of them' }, 429: { description: 'Too many requests from this address (Retry-After)' },
+          },
         },
       },
       '/v1/balances': {

@@ -117,7 +117,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
       if (revoked > 0) log(`operator sessions: ${revoked} opened under a token that changed since were revoked`);
       server.attach(createApiApp(rt, {
         authorizationWaitMs: o.waitMs, modificationWaitMs: o.waitMs, idempotencyRetentionMs: o.idempotencyRetentionMs, admission: { maxInFlight: o.maxInFlight }, log,
-        ops: { operators: ops.operators, cookies }, metrics: onMainPort,
+        tokens: { perHour: o.tokensPerHour }, ops: { operators: ops.operators, cookies }, metrics: onMainPort,
       }));
       stopPurge = startIdempotencyPurge(rt.database.db, { now: rt.now, log });
     }

@@ -73,7 +73,7 @@ program
 const merchants = program.command('merchants').description('merchants and their API keys');
 merchants
   .command('create')
-  .description('create a merchant; prints {"id","name","api_key"} once')
+  .description('create a merchant; prints {"id","name","api_key","publishable_key"} once')
   .requiredOption('--name <name>', 'merchant name')
   .action(action(async (opts: { name: string }) => {
     const { createMerchantCommand } = await import('./merchant-commands.ts');
@@ -86,6 +86,35 @@ merchants
   .action(action(async (id: string) => {
     const { rotateKeyCommand } = await import('./merchant-commands.ts');
     print(await rotateKeyCommand(settingsFromEnv().databaseUrl, id));
+  }));
+merchants
+  .command('rotate-publishable-key')
+  .description('replace a merchant publishable key (pk_sy_…); pages with the old one stop working at once (audited)')
+  .argument('<id>', 'merchant id (mer_...)')
+  .action(action(async (id: string) => {
+    const { rotatePublishableKeyCommand } = await import('./merchant-commands.ts');
+    print(await rotatePublishableKeyCommand(settingsFromEnv().databaseUrl, id));
+  }));
+merchants
+  .command('set-origins')
+  .description('set the browser origins that may call POST /v1/tokens and frame the hosted card form (https://host[:port], or http://localhost[:port]); replaces the list (audited)')
+  .argument('<id>', 'merchant id (mer_...)')
+  .argument('[origins...]', 'origins, e.g. https://shop.example.com')
+  .option('--none', 'allow no origin (turns the hosted form and browser tokenization off)')
+  .action(action(async (id: string, origins: string[], opts: { none?: boolean }) => {
+    if (opts.none === true && origins.length > 0) throw new CliInputError('give origins or --none, not both');
+    if (opts.none !== true && origins.length === 0) throw new CliInputError('give at least one origin (or --none to allow none)');
+    const { setOriginsCommand } = await import('./merchant-commands.ts');
+    print(await setOriginsCommand(settingsFromEnv().databaseUrl, id, origins));
+  }));
+merchants
+  .command('allow-raw-cards')
+  .description('let the merchant\'s servers send card numbers to POST /v1/payment_methods (they are then in PCI DSS scope for them); --revoke takes it back (audited)')
+  .argument('<id>', 'merchant id (mer_...)')
+  .option('--revoke', 'no longer allow it')
+  .action(action(async (id: string, opts: { revoke?: boolean }) => {
+    const { allowRawCardsCommand } = await import('./merchant-commands.ts');
+    print(await allowRawCardsCommand(settingsFromEnv().databaseUrl, id, opts.revoke !== true));
   }));
 
 const routes = program.command('routes').description('routing configuration');

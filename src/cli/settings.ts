@@ -1,6 +1,6 @@
 // Process settings from the environment, validated once; a bad value names the variable.
 
-import { DEFAULT_IDEMPOTENCY_RETENTION_MS, DEFAULT_MAX_IN_FLIGHT, DEFAULT_WAIT_MS } from '../api/defaults.ts';
+import { DEFAULT_IDEMPOTENCY_RETENTION_MS, DEFAULT_MAX_IN_FLIGHT, DEFAULT_TOKENS_PER_HOUR, DEFAULT_WAIT_MS } from '../api/defaults.ts';
 import { databaseUrlFromEnv } from '../store/database-url.ts';
 import { configPath } from '../routing/config-loader.ts';
 import { parseDuration } from '../routing/duration.ts';
@@ -19,6 +19,8 @@ export interface GatewaySettings {
   readonly idempotencyRetentionMs: number;
   /** SWITCHYARD_API_MAX_IN_FLIGHT: merchant API requests one process holds at once before it sheds with 503 (src/api/admission.ts). */
   readonly maxInFlight: number;
+  /** SWITCHYARD_TOKENS_PER_HOUR: payment methods one merchant may store per clock hour (src/store/payment-method-quota.ts). */
+  readonly tokensPerHour: number;
   /** How long `start` waits out an unreachable or blipping PostgreSQL or Redis before giving up. */
   readonly startTimeoutMs: number;
   /** SWITCHYARD_ORPHAN_GRACE: how long a connector account may be absent from the config before its outbox rows are dead-lettered. */
@@ -76,6 +78,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewaySe
     waitMs: duration(env, 'SWITCHYARD_API_WAIT', DEFAULT_WAIT_MS),
     idempotencyRetentionMs: duration(env, 'SWITCHYARD_IDEMPOTENCY_RETENTION', DEFAULT_IDEMPOTENCY_RETENTION_MS),
     maxInFlight: positiveInteger(env, 'SWITCHYARD_API_MAX_IN_FLIGHT', DEFAULT_MAX_IN_FLIGHT),
+    tokensPerHour: positiveInteger(env, 'SWITCHYARD_TOKENS_PER_HOUR', DEFAULT_TOKENS_PER_HOUR),
     startTimeoutMs: duration(env, 'SWITCHYARD_START_TIMEOUT', DEFAULT_START_TIMEOUT_MS),
     orphanGraceMs: duration(env, 'SWITCHYARD_ORPHAN_GRACE', DEFAULT_ORPHAN_GRACE_MS),
     jobRetries: {

@@ -13,6 +13,10 @@ export const AUDIT_ACTIONS = [
   'dead_letter.replay',
   'webhook.redeliver',
   'merchant.rotate_key',
+  'merchant.rotate_publishable_key',
+  'merchant.set_origins',
+  'merchant.allow_raw_cards',
+  'merchant.revoke_raw_cards',
   'operator.sign_in',
   'operator.sign_out',
 ] as const;

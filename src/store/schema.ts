@@ -43,6 +43,16 @@ export const merchants = pgTable('merchants', {
   apiKeyHash: text('api_key_hash').notNull().unique(),
   createdAt: ts('created_at').notNull().defaultNow(),
   keyRotatedAt: ts('key_rotated_at'),
+  publishableKeyHash: text('publishable_key_hash').unique(),
+  publishableKeyRotatedAt: ts('publishable_key_rotated_at'),
+  allowedOrigins: text('allowed_origins').array().notNull().default(sql`'{}'`),
+  allowRawCards: boolean('allow_raw_cards').notNull().default(false),
+});
+
+export const paymentMethodQuota = pgTable('payment_method_quota', {
+  merchantId: text('merchant_id').primaryKey().references(() => merchants.id),
+  windowStart: ts('window_start').notNull(),
+  issued: integer('issued').notNull(),
 });
 
 export const routingSnapshots = pgTable('routing_snapshots', {

@@ -24,6 +24,7 @@ export function lazyVault(open: () => Promise<Vault & { close(): Promise<void> }
     reveal: async (id, access) => (await opened()).reveal(id, access),
     forgetCode: async (id) => (await opened()).forgetCode(id),
     sweepCodes: async () => (await opened()).sweepCodes(),
+    requestDigest: async (merchantId, text) => (await opened()).requestDigest(merchantId, text),
     async close() {
       const o = opening;
       opening = null;

@@ -9,7 +9,7 @@ import { checkCard } from './card-checks.ts';
 import type { CardBrand, CardField, CardInput } from './card-checks.ts';
 import { createEnvelope, openWithCodeKey, sealWithCodeKey } from './envelope.ts';
 import type { Envelope } from './envelope.ts';
-import { cardFingerprint } from './fingerprint.ts';
+import { cardFingerprint, requestDigest } from './fingerprint.ts';
 import type { VaultKeySet } from './keys.ts';
 import { cardContext, decodeSealedCard, encodeSealedCard } from './records.ts';
 import type { PaymentMethodRow } from './records.ts';
@@ -70,6 +70,8 @@ export interface Vault {
   forgetCode(id: string): Promise<boolean>;
   /** Destroys every code older than CODE_LIFETIME_MS; returns how many. */
   sweepCodes(): Promise<number>;
+  /** An HMAC of a card-bearing request's text under a vault key (per merchant): what its idempotency record keeps instead of the text. */
+  requestDigest(merchantId: string, text: string): Promise<string>;
 }
 
 export interface VaultParts {
@@ -198,6 +200,11 @@ function vaultOver({ pool, envelope, fingerprintKey, now }: VaultParts): Vault {
         swept = (await client.query('DELETE FROM card_codes WHERE expires_at <= $1', [at])).rowCount ?? 0;
       });
       return swept;
+    },
+
+    requestDigest(merchantId, text) {
+      if (typeof merchantId !== 'string' || merchantId === '') throw new TypeError('requestDigest needs the merchant id');
+      return Promise.resolve(requestDigest(fingerprintKey, merchantId, text));
     },
   };
 }

@@ -1,6 +1,6 @@
 // The CLI through its launcher (bin/switchyard.js), as `npx switchyard` runs it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authenticateMerchant } from '../../../src/store/merchants.ts';
+import { authenticateMerchant, authenticatePublishableKey } from '../../../src/store/merchants.ts';
 import { OPERATOR_ENV, runCli } from '../helpers/cli.ts';
 import type { CliResult } from '../helpers/cli.ts';
 import { createTestDatabase } from '../helpers/db.ts';
@@ -21,10 +21,14 @@ describe('switchyard CLI', () => {
     const created = await cli(['merchants', 'create', '--name', 'CLI shop']);
     expect(created.code).toBe(0);
     expect(created.stdout.trim().split('\n')).toHaveLength(1);
-    const m = JSON.parse(created.stdout) as { id: string; name: string; api_key: string };
-    expect(Object.keys(m)).toEqual(['id', 'name', 'api_key']);
-    expect(m).toMatchObject({ id: expect.stringMatching(/^mer_/) as unknown, name: 'CLI shop' });
+    const m = JSON.parse(created.stdout) as { id: string; name: string; api_key: string; publishable_key: string };
+    expect(Object.keys(m)).toEqual(['id', 'name', 'api_key', 'publishable_key']);
+    expect(m).toMatchObject({ id: expect.stringMatching(/^mer_/) as unknown, name: 'CLI shop', publishable_key: expect.stringMatching(/^pk_sy_[A-Za-z0-9_-]{43}$/) as unknown });
     expect((await authenticateMerchant(db.db, m.api_key))?.id).toBe(m.id);
+    // Each key opens only its own door.
+    expect((await authenticatePublishableKey(db.db, m.publishable_key))?.id).toBe(m.id);
+    expect(await authenticateMerchant(db.db, m.publishable_key)).toBeNull();
+    expect(await authenticatePublishableKey(db.db, m.api_key)).toBeNull();
 
     const rotated = await cli(['merchants', 'rotate-key', m.id]);
     const r = JSON.parse(rotated.stdout) as { id: string; api_key: string };

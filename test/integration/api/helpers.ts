@@ -46,9 +46,11 @@ export interface ApiGateway {
   readonly server: ApiServer;
   readonly url: string;
   readonly apiKey: string;
+  /** The first merchant's publishable key (pk_sy_…). */
+  readonly publishableKey: string;
   readonly merchantId: string;
   readonly logs: string[];
-  newMerchant(name?: string): Promise<{ id: string; apiKey: string }>;
+  newMerchant(name?: string): Promise<{ id: string; apiKey: string; publishableKey: string }>;
   call(method: string, path: string, o?: CallOptions): Promise<ApiAnswer>;
   close(): Promise<void>;
 }
@@ -97,10 +99,10 @@ export async function startApiGateway(name: string, opts: ApiOptions = {}, confi
   }
 
   return {
-    gw, server, url, apiKey: first.apiKey, merchantId: first.merchant.id, logs,
+    gw, server, url, apiKey: first.apiKey, publishableKey: first.publishableKey, merchantId: first.merchant.id, logs,
     async newMerchant(n = 'other') {
       const m = await createMerchant(gw.rt.database.db, { name: n });
-      return { id: m.merchant.id, apiKey: m.apiKey };
+      return { id: m.merchant.id, apiKey: m.apiKey, publishableKey: m.publishableKey };
     },
     call,
     async close() {
