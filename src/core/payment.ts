@@ -41,6 +41,8 @@ export interface Attempt {
   readonly prepareCalls: number;
   readonly queries: number;
   readonly fenceCalls: number;
+  /** The worker refused to resend this attempt's request (card_code_gone, key_expired): never resent; query and fence resolve it. */
+  readonly resendBlocked: boolean;
   readonly lastOutcome: CallOutcomeKind | null;
   readonly proof: NotChargedProof | null;
   readonly declineCode: string | null;

@@ -42,6 +42,7 @@ export function startAttempt(d: Draft, connector: string, forceAuthentication = 
     prepareCalls: prepares ? 1 : 0,
     queries: 0,
     fenceCalls: 0,
+    resendBlocked: false,
     lastOutcome: null,
     proof: null,
     declineCode: null,
@@ -180,12 +181,12 @@ export function resolveUnknown(d: Draft, attempt: Attempt, notFound: boolean, ke
     return;
   }
   // The worker refused to send past retention (key_expired) or without the code first sent (card_code_gone): never a resend with that key.
-  const withinRetention = !keyExpired && mayResend(attempt.firstSentAt, d.now, policy.keyRetentionMs, core.retentionMarginMs);
+  const withinRetention = !keyExpired && !attempt.resendBlocked && mayResend(attempt.firstSentAt, d.now, policy.keyRetentionMs, core.retentionMarginMs);
   if (withinRetention && attempt.sends <= core.maxResends) {
     resendAuthorize(d, { ...attempt, status: 'unknown' }, true);
     return;
   }
-  fence(d, attempt, withinRetention ? 'resends exhausted' : 'key retention window passed');
+  fence(d, attempt, withinRetention ? 'resends exhausted' : attempt.resendBlocked ? 'the request cannot be resent' : 'key retention window passed');
 }
 
 /**
@@ -413,9 +414,10 @@ export function onAuthorizationOutcome(d: Draft, attempt: Attempt, o: CallOutcom
       return;
     }
     case 'unknown': {
-      const a = d.updateAttempt(attempt.id, { status: 'unknown', maybeReached: true, lastOutcome: 'unknown', ...withRef });
-      // key_expired and card_code_gone: the worker could not resend that request; only a query or a fence resolves it.
-      return resolveUnknown(d, a, source === 'query' && o.reason === 'not_found', o.reason === 'key_expired' || o.reason === 'card_code_gone');
+      // key_expired and card_code_gone: the worker cannot resend that request, now or later; only a query or a fence resolves it.
+      const blocked = attempt.resendBlocked || o.reason === 'key_expired' || o.reason === 'card_code_gone';
+      const a = d.updateAttempt(attempt.id, { status: 'unknown', maybeReached: true, lastOutcome: 'unknown', ...withRef, ...(blocked ? { resendBlocked: true } : {}) });
+      return resolveUnknown(d, a, source === 'query' && o.reason === 'not_found', blocked);
     }
   }
 }

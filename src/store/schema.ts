@@ -115,6 +115,7 @@ export const paymentAttempts = pgTable(
     prepareCalls: integer('prepare_calls').notNull(),
     queries: integer('queries').notNull(),
     fenceCalls: integer('fence_calls').notNull(),
+    resendBlocked: boolean('resend_blocked').notNull().default(false),
     lastOutcome: text('last_outcome'),
     proof: text('proof'),
     declineCode: text('decline_code'),

@@ -8,7 +8,7 @@ import { created } from '../core/fixtures.ts';
 function attempt(over: Partial<Attempt> = {}): Attempt {
   return {
     id: 'att_1', no: 1, connector: 'adyen_b', status: 'authorized', providerRef: 'psp_1', authKey: 'k', firstSentAt: null, sends: 1, maybeReached: true,
-    notSentSends: [], prepareCalls: 0, queries: 0, fenceCalls: 0, lastOutcome: 'succeeded', proof: null, declineCode: null, declineClass: null,
+    notSentSends: [], prepareCalls: 0, queries: 0, fenceCalls: 0, resendBlocked: false, lastOutcome: 'succeeded', proof: null, declineCode: null, declineClass: null,
     retryElsewhere: false, notSentReason: null, amountAuthorized: 5000, createdAt: '2026-01-01T00:00:00.000Z', release: null, ...over,
   };
 }
