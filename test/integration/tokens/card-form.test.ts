@@ -4,9 +4,6 @@
 // cannot frame the form (CSP frame-ancestors) and receives nothing. Then: the full number is in no
 // request URL, no log line and no table of the gateway's database. And the form's HTTP contract:
 // its CSP, a bad key (401), a merchant without origins (403), `origin=` narrowing it.
-import { createServer } from 'node:http';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { paymentMethodResource } from '../../../src/api/payment-method-schemas.ts';
@@ -14,32 +11,8 @@ import { startApiGateway } from '../api/helpers.ts';
 import type { ApiGateway } from '../api/helpers.ts';
 import { launchChromium } from '../helpers/browser.ts';
 import type { TestBrowser } from '../helpers/browser.ts';
-import { allowOrigins, CARD, gatewayTablesHolding, vaultRows } from './helpers.ts';
-
-interface ShopPage {
-  readonly origin: string;
-  close(): Promise<void>;
-}
-
-/** A merchant's checkout on http://localhost:<port>: frames the form, and keeps every message it receives. */
-async function startShop(formUrl: () => string): Promise<ShopPage> {
-  const server: Server = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><html><head><title>Checkout</title></head><body>
-<h1>Checkout</h1>
-<iframe id="card" src="${formUrl()}" width="460" height="320"></iframe>
-<script>
-window.received = [];
-window.addEventListener('message', function (e) { window.received.push({ origin: e.origin, data: e.data }); });
-</script></body></html>`);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return { origin: `http://localhost:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((r) => server.close(() => r())) };
-}
-
-interface Received {
-  readonly origin: string;
-  readonly data: { readonly type: string; readonly payment_method?: unknown };
-}
+import { allowOrigins, CARD, gatewayTablesHolding, startShop, vaultRows } from './helpers.ts';
+import type { Received, ShopPage } from './helpers.ts';
 
 let api: ApiGateway;
 let chromium: TestBrowser;

@@ -1,6 +1,9 @@
 // What the card tests share: a gateway with the merchant API, a view of its vault database (the
 // tests' oracle for "nothing stored"), and a scan of the gateway's database for a card number.
 
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { withDatabase } from '../../../src/store/database-url.ts';
 import { setAllowedOrigins } from '../../../src/store/merchants.ts';
@@ -48,4 +51,29 @@ export async function gatewayTablesHolding(api: ApiGateway, needles: readonly st
     }
   }
   return hits;
+}
+
+export interface ShopPage {
+  readonly origin: string;
+  close(): Promise<void>;
+}
+
+/** A merchant's checkout on http://localhost:<port>: frames the form, and keeps every message it receives. */
+export async function startShop(formUrl: () => string): Promise<ShopPage> {
+  const server: Server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><html><head><title>Checkout</title></head><body>
+<h1>Checkout</h1>
+<iframe id="card" src="${formUrl()}" width="460" height="320"></iframe>
+<script>
+window.received = [];
+window.addEventListener('message', function (e) { window.received.push({ origin: e.origin, data: e.data }); });
+</script></body></html>`);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return { origin: `http://localhost:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+export interface Received {
+  readonly origin: string;
+  readonly data: { readonly type: string; readonly payment_method?: unknown };
 }
