@@ -133,6 +133,11 @@ export interface PaymentPlan {
   readonly authentication?: { readonly lifecycle: AuthLifecycle; readonly lateByMs: number };
   /** Routed to the accounts whose keys expire in seconds (plans with key_expiry faults; `metadata.chaos_keys`). */
   readonly shortKeys?: true;
+  /**
+   * Paid with a vaulted card (issue 44): the driver tokenizes VAULTED_CARD with the merchant's
+   * publishable key, then pays with the pmd_ id. Only approved plans without authentication.
+   */
+  readonly vaulted?: true;
 }
 
 export interface ChaosPlan {
@@ -173,6 +178,22 @@ export interface PlanOptions {
   readonly keyExpiryAccount?: (account: string) => string;
   /** Of the payments with a refund, the share sent to the short-keys accounts (default SHORT_KEYS_SHARE). */
   readonly shortKeysShare?: number;
+  /** Of the approved payments without authentication, the share paid with a vaulted card (default 0). */
+  readonly vaultedShare?: number;
+}
+
+/**
+ * The number a vaulted plan's card is: approved at both sandboxes (docs/sandbox.md) and not one of the
+ * gateway's test cards, so the card-data scan (card_data_contained) can look for it everywhere.
+ */
+export const VAULTED_CARD = '5555555555554444';
+/** The share of the full workload's approved payments paid with a vaulted card. */
+export const VAULTED_SHARE = 0.25;
+
+/** Drawn last from the plan's own fork (a seed keeps everything else it had); none with share 0. */
+function withVaulted(rng: Rng, plan: PaymentPlan, share: number): PaymentPlan {
+  if (share <= 0 || plan.card !== APPROVED_CARD || plan.authentication !== undefined || !rng.chance(share)) return plan;
+  return { ...plan, vaulted: true };
 }
 
 /** Of the payments with a refund, the share sent to the short-keys accounts when the plan has key_expiry faults. */
@@ -183,6 +204,7 @@ const refunds = (p: PaymentPlan): boolean => p.steps.some((s) => s.kind === 'ref
 /** How many candidates a `keep` filter may look at per payment it must keep, before the plan gives up. */
 const KEEP_CANDIDATES_PER_PAYMENT = 5_000;
 
+const APPROVED_CARD = '4242424242424242';
 const CARDS: Readonly<Record<string, number>> = {
   '4242424242424242': 80, // approved
   '4000000000000002': 4, // generic_decline (soft)
@@ -409,12 +431,16 @@ export function makePlan(o: PlanOptions): ChaosPlan {
   const rng = new Rng(o.seed);
   const payments: PaymentPlan[] = [];
   if (o.keep === undefined) {
-    for (let i = 0; i < o.payments; i++) payments.push(paymentPlan(rng.fork(), i, o.merchants));
+    for (let i = 0; i < o.payments; i++) {
+      const f = rng.fork();
+      payments.push(withVaulted(f, paymentPlan(f, i, o.merchants), o.vaultedShare ?? 0));
+    }
   } else {
     // Indexes stay the candidates' own, so a kept lifecycle is the one the full plan of that seed has.
     for (let i = 0; payments.length < o.payments; i++) {
       if (i >= o.payments * KEEP_CANDIDATES_PER_PAYMENT) throw new Error(`seed ${o.seed}: fewer than ${o.payments} lifecycles in ${i} candidates pass the workload filter`);
-      const candidate = paymentPlan(rng.fork(), i, o.merchants);
+      const f = rng.fork();
+      const candidate = withVaulted(f, paymentPlan(f, i, o.merchants), o.vaultedShare ?? 0);
       if (o.keep(candidate)) payments.push(candidate);
     }
   }
