@@ -11,7 +11,7 @@ import { loadVaultKeys } from '../vault/dev-key.ts';
 import { VAULT_KEYS_VARIABLE, VaultKeyError } from '../vault/keys.ts';
 import type { VaultKeySource } from '../vault/keys.ts';
 import { createVaultApp, listenVault } from '../vault/server.ts';
-import { VAULT_TOKEN_VARIABLE, vaultTokenProblem } from '../vault/service-token.ts';
+import { VAULT_PREVIOUS_TOKEN_VARIABLE, VAULT_TOKEN_VARIABLE, vaultTokenProblem } from '../vault/service-token.ts';
 import { safeErrorText } from '../observability/safe-error-text.ts';
 import { retryStart } from './start-retry.ts';
 import { parsePort, SettingsError, settingsFromEnv } from './settings.ts';
@@ -20,7 +20,8 @@ export const DEFAULT_VAULT_PORT = 8089;
 export const VAULT_ALLOW_DEV_KEY_VARIABLE = 'SWITCHYARD_VAULT_ALLOW_DEV_KEY';
 
 export interface VaultRoleSettings {
-  readonly token: string;
+  /** The current token, then the previous one while a rotation is under way. */
+  readonly tokens: readonly [string, ...string[]];
   readonly host: string;
   readonly port: number;
   readonly allowDevelopmentKey: boolean;
@@ -31,12 +32,15 @@ export function vaultRoleSettingsFromEnv(env: NodeJS.ProcessEnv, port?: number):
   const token = env[VAULT_TOKEN_VARIABLE];
   const problem = vaultTokenProblem(token, 'switchyard start --role vault');
   if (problem !== null) throw new SettingsError(problem);
+  const previous = env[VAULT_PREVIOUS_TOKEN_VARIABLE];
+  const previousProblem = previous === undefined || previous === '' ? null : vaultTokenProblem(previous, '', VAULT_PREVIOUS_TOKEN_VARIABLE);
+  if (previousProblem !== null) throw new SettingsError(previousProblem);
   const portText = env['SWITCHYARD_VAULT_PORT'];
   const host = env['SWITCHYARD_VAULT_HOST'];
   const allow = env[VAULT_ALLOW_DEV_KEY_VARIABLE];
   if (allow !== undefined && allow !== '' && allow !== 'true' && allow !== 'false') throw new SettingsError(`${VAULT_ALLOW_DEV_KEY_VARIABLE} must be true or false`);
   return {
-    token: token!,
+    tokens: previous === undefined || previous === '' ? [token!] : [token!, previous],
     host: host === undefined || host === '' ? '127.0.0.1' : host,
     port: port ?? (portText === undefined || portText === '' ? DEFAULT_VAULT_PORT : parsePort(portText, 'SWITCHYARD_VAULT_PORT')),
     allowDevelopmentKey: allow === 'true',
@@ -72,7 +76,7 @@ export async function startVaultRole(o: { readonly port?: number; readonly print
   let listener;
   try {
     const app = createVaultApp(vault, {
-      token: role.token,
+      tokens: role.tokens,
       keys: vault.keySet.source.kind === 'development_file' ? 'development' : 'configured',
       ping: async () => {
         await vault.parts.pool.query('SELECT 1');

@@ -19,7 +19,8 @@ import type { VaultHealth } from './wire.ts';
 import type { CardInput } from './card-checks.ts';
 
 export interface VaultServiceOptions {
-  readonly token: string;
+  /** SWITCHYARD_VAULT_TOKEN, and during a rotation SWITCHYARD_VAULT_PREVIOUS_TOKEN. */
+  readonly tokens: readonly string[];
   /** What /v1/health says of the keys: a gateway with live accounts refuses a vault on the development key. */
   readonly keys: VaultHealth['keys'];
   /** Throws when the vault cannot serve (its database unreachable). */
@@ -54,7 +55,7 @@ export function createVaultApp(vault: Vault, o: VaultServiceOptions): Express {
   app.set('query parser', false);
   app.use((req, res, next) => {
     res.set('Cache-Control', 'no-store');
-    if (presentsToken(req.get('authorization'), o.token)) {
+    if (presentsToken(req.get('authorization'), o.tokens)) {
       next();
       return;
     }

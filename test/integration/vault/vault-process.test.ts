@@ -30,6 +30,8 @@ import { twoStripeConfig } from '../helpers/runtime.ts';
 import { until } from '../helpers/until.ts';
 
 const TOKEN = randomBytes(32).toString('hex');
+/** The vault also takes this one, as during a token rotation. */
+const PREVIOUS_TOKEN = randomBytes(32).toString('hex');
 const KEYS = `vp1:${randomBytes(32).toString('base64')}`;
 const CARD = { number: '5555555555554444', exp_month: 12, exp_year: new Date().getUTCFullYear() + 3, cvc: '737', holder_name: 'Ada Lovelace' };
 /** Nothing listens on port 1: the vault process must not need what is there. */
@@ -43,7 +45,7 @@ let vaultDb: pg.Pool;
 let vaultProcess: GatewayProcess;
 
 const vaultEnv = (over: Record<string, string> = {}): Record<string, string> => ({
-  ...NOWHERE, VAULT_DATABASE_URL: vaultDbUrl, SWITCHYARD_VAULT_TOKEN: TOKEN, SWITCHYARD_VAULT_KEYS: KEYS, SWITCHYARD_VAULT_PORT: String(port), SWITCHYARD_START_TIMEOUT: '20s', ...over,
+  ...NOWHERE, VAULT_DATABASE_URL: vaultDbUrl, SWITCHYARD_VAULT_TOKEN: TOKEN, SWITCHYARD_VAULT_PREVIOUS_TOKEN: PREVIOUS_TOKEN, SWITCHYARD_VAULT_KEYS: KEYS, SWITCHYARD_VAULT_PORT: String(port), SWITCHYARD_START_TIMEOUT: '20s', ...over,
 });
 const startVault = (): Promise<GatewayProcess> => startGatewayProcess('switchyard start --role vault', vaultEnv());
 const client = (): VaultClient => api.gw.rt.vault as VaultClient;
@@ -131,6 +133,9 @@ describe('switchyard start --role vault, used through SWITCHYARD_VAULT_URL', () 
     expect(refused).toBeInstanceOf(VaultUnavailableError);
     expect(refused).toMatchObject({ reason: 'token_refused', connectionLoss: false, message: expect.stringContaining('SWITCHYARD_VAULT_TOKEN') as unknown });
     expect((await accessLog(id)).length).toBe(before);
+    // During a rotation the previous token still opens it.
+    const previous = createVaultClient({ url: vaultUrl, token: PREVIOUS_TOKEN, timeoutMs: 2000 });
+    expect(await previous.describe(api.merchantId, id)).toMatchObject({ id });
   });
 
   it('serves its operations and nothing else: JSON bodies of at most 16 kB, no other route', async () => {
@@ -258,7 +263,7 @@ describe('starting with a vault process', () => {
     const dir = await mkdtemp(join(tmpdir(), 'sy-vault-dev-'));
     const gatewayDb = `switchyard_test_vault_dev_${randomBytes(4).toString('hex')}`;
     const vault = await openVault({ gatewayDatabaseUrl: withDatabase(api.gw.db.url, gatewayDb), env: {}, devKeyFile: join(dir, 'dev.key'), sweepEveryMs: 0, poolMax: 1 });
-    const app = createVaultApp(vault, { token: TOKEN, keys: 'development', ping: async () => void (await vault.parts.pool.query('SELECT 1')), log: () => undefined });
+    const app = createVaultApp(vault, { tokens: [TOKEN], keys: 'development', ping: async () => void (await vault.parts.pool.query('SELECT 1')), log: () => undefined });
     const listener = await listenVault(app, '127.0.0.1', 0);
     try {
       const settings = { url: listener.url, token: TOKEN, timeoutMs: 2000 };

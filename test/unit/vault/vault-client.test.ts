@@ -50,10 +50,14 @@ describe('vaultClientSettingsFromEnv', () => {
 });
 
 describe('presentsToken', () => {
-  it('takes exactly "Bearer <token>"', () => {
-    expect(presentsToken(`Bearer ${TOKEN}`, TOKEN)).toBe(true);
+  it('takes exactly "Bearer <token>", of the current token or (during a rotation) the previous one', () => {
+    const previous = 'b'.repeat(40);
+    expect(presentsToken(`Bearer ${TOKEN}`, [TOKEN])).toBe(true);
+    expect(presentsToken(`Bearer ${TOKEN}`, [TOKEN, previous])).toBe(true);
+    expect(presentsToken(`Bearer ${previous}`, [TOKEN, previous])).toBe(true);
+    expect(presentsToken(`Bearer ${previous}`, [TOKEN])).toBe(false);
     for (const h of [undefined, '', TOKEN, `bearer ${TOKEN}`, `Bearer ${TOKEN} `, `Bearer ${TOKEN}a`, `Bearer ${TOKEN.slice(1)}`, 'Bearer ', `Basic ${TOKEN}`]) {
-      expect(presentsToken(h, TOKEN), String(h)).toBe(false);
+      expect(presentsToken(h, [TOKEN, previous]), String(h)).toBe(false);
     }
   });
 });
