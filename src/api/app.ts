@@ -20,7 +20,7 @@ import { webhookEndpointPostRoutes } from './webhook-endpoint-routes.ts';
 import { authenticationRoutes, DEFAULT_AUTHENTICATION_LIMITS } from './authentication-routes.ts';
 import type { AuthenticationLimits } from './authentication-routes.ts';
 import { createJwksRouter, createWebhookEndpointsRouter, createWebhookIntakeRouter } from '../webhooks/index.ts';
-import { ApiProblem } from './problems.ts';
+import { ApiProblem, vaultUnavailableProblem } from './problems.ts';
 import { rateLimitByMerchant } from './rate-limit.ts';
 import { refuseUnstorableTarget, refuseUnstorableText, UnstorableBodyError, verifyStorableBody, verifyStorableForm, verifyStorableRawBody } from './unstorable-text.ts';
 import { safeErrorText } from '../observability/safe-error-text.ts';
@@ -177,8 +177,10 @@ export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
       next(err);
       return;
     }
-    const problem = err instanceof ApiProblem ? err : bodyParserProblem(err) ?? clientErrorProblem(err);
+    const problem = err instanceof ApiProblem ? err : bodyParserProblem(err) ?? clientErrorProblem(err) ?? vaultUnavailableProblem(err);
     if (problem !== null) {
+      // The vault process not answering is the operator's to see (the merchant gets the 503).
+      if (problem !== err && problem.code === 'service_unavailable') log(`api: ${safeErrorText(err)}`);
       res.locals['problemCode'] = problem.code;
       sendProblem(res, problem);
       return;

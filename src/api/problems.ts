@@ -2,6 +2,7 @@
 // `code`, so the list is closed and every answer names one of them.
 
 import type { z } from 'zod';
+import { VaultUnavailableError } from '../vault/vault-unavailable.ts';
 
 export const PROBLEMS = {
   validation_error: { status: 400, title: 'The request is not valid' },
@@ -114,4 +115,13 @@ export function validationProblem(error: z.ZodError, where: 'body' | 'query'): A
   const first = errors[0];
   const detail = first === undefined ? `the ${where} is not valid` : `${first.path}: ${first.message}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}`;
   return new ApiProblem('validation_error', detail, errors);
+}
+
+/**
+ * The vault process (SWITCHYARD_VAULT_URL) gave no answer: no card was stored or read for this
+ * request and nothing of it was written, so the merchant may simply retry.
+ */
+export function vaultUnavailableProblem(err: unknown): ApiProblem | null {
+  if (!(err instanceof VaultUnavailableError)) return null;
+  return new ApiProblem('service_unavailable', 'the card vault is unavailable: nothing was stored or done; retry shortly', undefined, 2);
 }

@@ -43,6 +43,7 @@ import { safeErrorText } from '../observability/safe-error-text.ts';
 import { hostname } from 'node:os';
 import { lazyVault } from '../vault/lazy.ts';
 import type { ProcessVault } from '../vault/lazy.ts';
+import { createVaultClient, vaultClientSettingsFromEnv } from '../vault/client.ts';
 
 /** Dependency-injection seams: production passes none; the chaos harness plants bugs through them. */
 export interface GatewaySeams {
@@ -105,7 +106,7 @@ export interface RuntimeOptions {
    * dead-lettered (account_not_configured); SWITCHYARD_ORPHAN_GRACE, default 15 min.
    */
   readonly orphanGraceMs?: number;
-  /** The card vault (tests pass their own); default: the embedded vault, opened on first use. */
+  /** The card vault (tests pass their own); default: the vault process at SWITCHYARD_VAULT_URL, else the embedded vault, opened on first use. */
   readonly vault?: ProcessVault;
 }
 
@@ -161,13 +162,15 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   if (!(holder instanceof ConfigHolder)) throw new ConfigError(formatProblems(holder));
   const { config, snapshot } = holder.current();
 
+  // Refused (VaultSettingsError) before anything is opened: a URL without its token, or in the clear across the network.
+  const remoteVault = opts.vault === undefined ? vaultClientSettingsFromEnv(opts.env ?? process.env) : null;
   const database = createDatabase(opts.databaseUrl, { max: opts.dbPoolMax ?? 20, onConnectionError: (e) => log(`postgres: ${safeErrorText(e)}`) });
   const snapshots = new RoutingSnapshotStore();
   const cleanups: (() => Promise<unknown>)[] = [() => database.close()];
-  // Loaded on first use: the encryption SDK costs a few hundred ms to load.
-  const vault = opts.vault ?? lazyVault(async () => (await import('../vault/index.ts')).openVault({
+  // A vault process (SWITCHYARD_VAULT_URL) or the embedded vault, loaded on first use: the encryption SDK costs a few hundred ms to load.
+  const vault = opts.vault ?? (remoteVault !== null ? createVaultClient(remoteVault) : lazyVault(async () => (await import('../vault/index.ts')).openVault({
     gatewayDatabaseUrl: opts.databaseUrl, ...(opts.env === undefined ? {} : { env: opts.env }), log,
-  }));
+  })));
   cleanups.push(() => vault.close());
   try {
     await saveRoutingSnapshot(database.db, snapshot);

@@ -29,7 +29,8 @@ import { liveAccounts } from '../routing/snapshot.ts';
 import { metricsExposureProblem, metricsStartLine } from './metrics-exposure.ts';
 import { safeErrorText } from '../observability/safe-error-text.ts';
 import { developmentKeyWarning } from '../vault/dev-key.ts';
-import { checkVaultRecordsForStart, vaultKeysForStart } from '../vault/gateway-start.ts';
+import { checkRemoteVaultForStart, checkVaultRecordsForStart, vaultKeysForStart } from '../vault/gateway-start.ts';
+import { vaultClientSettingsFromEnv } from '../vault/client.ts';
 
 export interface GatewayOptions extends GatewaySettings {
   readonly role: Role;
@@ -69,8 +70,10 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   const logger = o.logger ?? createLogger(o.log);
   const log = lineLog(logger);
   // Before listening: a development vault key next to a live provider will not heal either. Its
-  // warning is logged once the gateway is up, so a failed start keeps its one line.
-  const vaultKeys = await vaultKeysForStart(live);
+  // warning is logged once the gateway is up, so a failed start keeps its one line. With a vault
+  // process (SWITCHYARD_VAULT_URL, refused without its token) the keys live only on its host.
+  const remoteVault = vaultClientSettingsFromEnv(process.env);
+  const vaultKeys = remoteVault === null ? await vaultKeysForStart(live) : null;
 
   // Listening first lets /readyz answer 503 (not connection refused) while the dependencies are waited for.
   const server = o.listen ? await listenApi(o.port) : null;
@@ -87,7 +90,8 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     await retryStart('Redis', () => checkRedis(o.redisUrl), retry);
     const migrated = await retryStart('PostgreSQL', () => migrateDatabase(o.databaseUrl), retry);
     log(`database ${maskDatabaseUrl(o.databaseUrl)}: ${migrated.applied.length === 0 ? 'up to date' : `applied ${migrated.applied.join(', ')}`}`);
-    await retryStart('PostgreSQL (vault)', () => checkVaultRecordsForStart(o.databaseUrl, vaultKeys, { log }), retry);
+    if (vaultKeys !== null) await retryStart('PostgreSQL (vault)', () => checkVaultRecordsForStart(o.databaseUrl, vaultKeys, { log }), retry);
+    else await retryStart('the vault process', () => checkRemoteVaultForStart(remoteVault!, live), retry);
     // The runtime's own start (snapshot, queues, signing keys, workers) talks to both; a blip there
     // tears down what it opened and starts it again.
     rt = await retryStart('PostgreSQL or Redis', () => startRuntime({
@@ -104,7 +108,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     throw err;
   }
   rt.config.watch();
-  if (vaultKeys.source.kind === 'development_file') log(developmentKeyWarning(vaultKeys.source.path));
+  if (vaultKeys?.source.kind === 'development_file') log(developmentKeyWarning(vaultKeys.source.path));
   metricsServer?.attach(express().use(metricsRouter(rt.metrics, onMetricsPort)));
 
   let stopPurge = (): void => undefined;

@@ -21,7 +21,7 @@ const log = (line: string): void => console.error(redact(line));
 /** Known failures become their one line; anything else its message, never a stack. */
 function fail(err: unknown): never {
   const known = startFailureLine(err);
-  const expected = err instanceof CliInputError || err instanceof SettingsError || ['ConfigError', 'OperatorIdentityError', 'VaultKeyError', 'VaultDatabaseError'].includes((err as Error | null)?.name ?? '');
+  const expected = err instanceof CliInputError || err instanceof SettingsError || ['ConfigError', 'OperatorIdentityError', 'VaultKeyError', 'VaultDatabaseError', 'VaultSettingsError'].includes((err as Error | null)?.name ?? '');
   console.error(known ?? (expected ? (err as Error).message : `switchyard: ${safeErrorText(err)}`));
   process.exit(1);
 }
@@ -52,16 +52,21 @@ program
 
 program
   .command('start')
-  .description('run the gateway: the API, the workers, or both (default)')
-  .addOption(new Option('--role <role>', 'which pieces to run').choices(['api', 'worker', 'all']).default('all'))
-  .option('--port <port>', 'HTTP port (default PORT or 8080; workers listen for health only when given)', (v) => {
+  .description('run the gateway: the API, the workers, or both (default); or the card vault alone (--role vault)')
+  .addOption(new Option('--role <role>', 'which pieces to run (vault: the card vault as its own process, docs/vault.md)').choices(['api', 'worker', 'all', 'vault']).default('all'))
+  .option('--port <port>', 'HTTP port (default PORT or 8080; workers listen for health only when given; the vault: SWITCHYARD_VAULT_PORT or 8089)', (v) => {
     try {
       return parsePort(v, '--port');
     } catch (err) {
       throw new InvalidArgumentError((err as Error).message);
     }
   })
-  .action(action(async (opts: { role: 'api' | 'worker' | 'all'; port?: number }) => {
+  .action(action(async (opts: { role: 'api' | 'worker' | 'all' | 'vault'; port?: number }) => {
+    if (opts.role === 'vault') {
+      const { startVaultRole, stopVaultOnSignals } = await import('./vault-role.ts');
+      stopVaultOnSignals(await startVaultRole({ ...(opts.port === undefined ? {} : { port: opts.port }), print, log }), print);
+      return;
+    }
     const settings = settingsFromEnv();
     const { startGateway, stopOnSignals } = await import('./gateway.ts');
     const gateway = await startGateway({

@@ -39,6 +39,8 @@ export function errorChain(err: unknown): unknown[] {
 /** True when the failure, or anything it wraps, is a connection refused, dropped or not ready. */
 export function isConnectionLoss(err: unknown): boolean {
   for (const e of errorChain(err)) {
+    // An error that says so itself: the vault client's when the vault process is down (src/vault/vault-unavailable.ts).
+    if ((e as { connectionLoss?: unknown } | null)?.connectionLoss === true) return true;
     const code = errorCode(e);
     if (code !== undefined && (CONNECTION_LOSS_CODES.has(code) || code.startsWith('08'))) return true;
     const message = e instanceof Error ? e.message : '';

@@ -2,12 +2,14 @@
 // it listens: a development key is refused next to a live provider account), then the stored
 // records (after the database is reachable: the key set must open them). A vault database that does
 // not exist yet holds nothing to check, and is not created here: the process that first stores a
-// card creates it.
+// card creates it. A process using a vault process (SWITCHYARD_VAULT_URL) checks neither: the vault does.
 
 import { databaseExists } from '../pg-kit/index.ts';
 import { openVaultDatabase, vaultDatabaseUrl } from './database.ts';
 import { developmentKeyProblem, loadVaultKeys } from './dev-key.ts';
-import { VaultKeyError } from './keys.ts';
+import { createVaultClient } from './client.ts';
+import type { VaultClientSettings } from './client.ts';
+import { VAULT_KEYS_VARIABLE, VaultKeyError } from './keys.ts';
 import type { VaultKeySet } from './keys.ts';
 
 export interface VaultStartOptions {
@@ -34,6 +36,21 @@ export async function checkVaultRecordsForStart(gatewayDatabaseUrl: string, keyS
     await createVault(database.pool, keySet);
   } finally {
     await database.close();
+  }
+  return 'checked';
+}
+
+/**
+ * With SWITCHYARD_VAULT_URL the keys and records are the vault process's to check (it does at its
+ * own start); this process asks it which keys it runs on when a live provider is configured here,
+ * and refuses a vault on the development key, as it would refuse its own. Unreachable: thrown as
+ * VaultUnavailableError, which a start waits out.
+ */
+export async function checkRemoteVaultForStart(settings: VaultClientSettings, liveAccounts: readonly string[]): Promise<'checked' | 'not_needed'> {
+  if (liveAccounts.length === 0) return 'not_needed';
+  const health = await createVaultClient(settings).health();
+  if (health.keys === 'development') {
+    throw new VaultKeyError(`connector account${liveAccounts.length === 1 ? '' : 's'} ${liveAccounts.join(', ')} reach${liveAccounts.length === 1 ? 'es' : ''} a live provider, and the vault at ${settings.url} runs on its development key: set ${VAULT_KEYS_VARIABLE} on the vault's host`);
   }
   return 'checked';
 }

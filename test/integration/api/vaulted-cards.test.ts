@@ -25,7 +25,7 @@ async function refusedWithNothingWritten(body: Record<string, unknown>, path: st
   const before = await rowCounts(api.gw);
   const a = await api.call('POST', '/v1/payments', { body: paymentBody(body) });
   expect(a.status, a.text).toBe(400);
-  expect(a.json.errors).toContainEqual({ path, message: expect.stringMatching(message) });
+  expect(a.json.errors).toContainEqual({ path, message: expect.stringMatching(message) as unknown });
   const after = await rowCounts(api.gw);
   expect({ ...after, payment_transitions: 0, outbox: 0 }).toEqual({ ...before, payment_transitions: 0, outbox: 0 });
 }

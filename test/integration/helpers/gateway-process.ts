@@ -1,13 +1,13 @@
-// The gateway as an operator runs it: `npm start` or `node bin/switchyard.js start` in a child
-// process (its own process group, so a kill reaches npm, tsx and node alike), ready when it
-// prints "listening on <url>".
+// The gateway as an operator runs it: `npm start` or `node bin/switchyard.js start` (or the vault
+// alone: `start --role vault`) in a child process (its own process group, so a kill reaches npm,
+// tsx and node alike), ready when it prints "listening on <url>".
 
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 
 /** `start script`: the exact command package.json's start runs (`sh -c "<scripts.start>"`), as npm runs it. */
-export type Launcher = 'npm start' | 'switchyard start' | 'start script';
+export type Launcher = 'npm start' | 'switchyard start' | 'start script' | 'switchyard start --role vault';
 
 export interface GatewayProcess {
   readonly url: string;
@@ -24,7 +24,7 @@ export interface GatewayProcess {
 export async function startGatewayProcess(launcher: Launcher, env: Readonly<Record<string, string>>, readyTimeoutMs = 60_000): Promise<GatewayProcess> {
   const [command, args] = launcher === 'npm start' ? ['npm', ['start', '--silent']]
     : launcher === 'start script' ? ['sh', ['-c', (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start]]
-      : [process.execPath, ['bin/switchyard.js', 'start', '--role', 'all']];
+      : [process.execPath, ['bin/switchyard.js', 'start', '--role', launcher === 'switchyard start' ? 'all' : 'vault']];
   const child: ChildProcess = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let output = '';
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
