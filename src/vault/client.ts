@@ -11,7 +11,7 @@ import type { ProcessVault } from './lazy.ts';
 import { VAULT_TOKEN_VARIABLE, VAULT_URL_VARIABLE, vaultTokenProblem } from './service-token.ts';
 import { VaultUnavailableError } from './vault-unavailable.ts';
 import {
-  describeAnswer, describeAnswerFromWire, forgetCodeAnswer, healthAnswer, refusalAnswer, revealAnswer, revealBody, revealedFromWire, tokenizeAnswer,
+  describeAnswer, describeAnswerFromWire, forgetCodeAnswer, healthAnswer, requestDigestAnswer, refusalAnswer, revealAnswer, revealBody, revealedFromWire, tokenizeAnswer,
   tokenizeBody, tokenizeResultFromWire, VAULT_PATHS,
 } from './wire.ts';
 import type { VaultHealth } from './wire.ts';
@@ -126,6 +126,9 @@ export function createVaultClient(s: VaultClientSettings, o: VaultClientOptions 
     },
     async forgetCode(id) {
       return (await call('forget-code', VAULT_PATHS.forgetCode, { id }, forgetCodeAnswer)).forgotten;
+    },
+    async requestDigest(merchantId, text) {
+      return (await call('request-digest', VAULT_PATHS.requestDigest, { merchant_id: merchantId, text }, requestDigestAnswer)).digest;
     },
     // The vault process destroys expired codes itself (openVault's sweep, every 60 s): nothing to do here.
     sweepCodes: () => Promise.resolve(0),

@@ -12,7 +12,7 @@ import type { z } from 'zod';
 import { presentsToken } from './service-token.ts';
 import type { Vault } from './vault.ts';
 import {
-  describeRequest, forgetCodeRequest, paymentMethodToWire, revealAccessOf, revealedToWire, revealRequest, tokenizeRequest,
+  describeRequest, forgetCodeRequest, requestDigestRequest, paymentMethodToWire, revealAccessOf, revealedToWire, revealRequest, tokenizeRequest,
   tokenizeResultToWire, VAULT_BODY_LIMIT_BYTES, VAULT_PATHS,
 } from './wire.ts';
 import type { VaultHealth } from './wire.ts';
@@ -96,6 +96,10 @@ export function createVaultApp(vault: Vault, o: VaultServiceOptions): Express {
   app.post(VAULT_PATHS.forgetCode, async (req, res) => {
     const b = parsed(forgetCodeRequest, req.body);
     res.json({ forgotten: await vault.forgetCode(b.id) });
+  });
+  app.post(VAULT_PATHS.requestDigest, async (req, res) => {
+    const b = parsed(requestDigestRequest, req.body);
+    res.json({ digest: await vault.requestDigest(b.merchant_id, b.text) });
   });
 
   app.use((req: Request) => {

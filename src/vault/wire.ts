@@ -13,6 +13,7 @@ export const VAULT_PATHS = {
   describe: '/v1/describe',
   reveal: '/v1/reveal',
   forgetCode: '/v1/forget-code',
+  requestDigest: '/v1/request-digest',
 } as const;
 
 /** Bodies are a card at most: 16 kB is far more than any of them. */
@@ -29,6 +30,8 @@ export const revealRequest = z.strictObject({
   access: z.strictObject({ purpose: z.literal('provider_call'), attempt_id: text, process: text, request_key: z.string().max(255).optional() }),
 });
 export const forgetCodeRequest = z.strictObject({ id: text });
+/** A card-bearing API request's canonical text (src/api idempotency): its digest, never stored as text. */
+export const requestDigestRequest = z.strictObject({ merchant_id: text, text: z.string().max(12 * 1024) });
 
 export function tokenizeBody(merchantId: string, card: CardInput): z.input<typeof tokenizeRequest> {
   return { merchant_id: merchantId, card: { ...card } };
@@ -110,6 +113,7 @@ export function revealedFromWire(w: z.output<typeof revealAnswer>): RevealedCard
 }
 
 export const forgetCodeAnswer = z.strictObject({ forgotten: z.boolean() });
+export const requestDigestAnswer = z.strictObject({ digest: z.string().min(1) });
 
 /** development: the vault runs on the development key file (SWITCHYARD_VAULT_KEYS unset on its host). */
 export const healthAnswer = z.strictObject({ status: z.literal('ok'), keys: z.enum(['configured', 'development']) });

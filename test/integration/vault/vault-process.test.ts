@@ -99,12 +99,25 @@ describe('switchyard start --role vault, used through SWITCHYARD_VAULT_URL', () 
     expect(attempts.length).toBeGreaterThan(0);
     expect(await accessLog(id)).toEqual(attempts.map((attemptId) => ({ purpose: 'provider_call', attempt_id: attemptId, process: `all@${hostname()}:${process.pid}`, fields: ['pan', 'cvc'] })));
 
-    expect(await client().forgetCode(id)).toBe(true);
+    // The worker destroyed the code at the authorization response, through the vault process.
+    expect(a.json.status).toBe('authorized');
     expect((await vaultDb.query('SELECT 1 FROM card_codes WHERE payment_method_id = $1', [id])).rowCount).toBe(0);
     expect(await client().forgetCode(id)).toBe(false);
+    const second = await tokenize();
+    expect(await client().forgetCode(second)).toBe(true);
+    expect(await client().forgetCode(second)).toBe(false);
     const revealed = await client().reveal(id, { purpose: 'provider_call', attemptId: 'att_direct', process: 'test@here:1' });
     expect(revealed).toMatchObject({ number: CARD.number, cvc: null, holderName: 'Ada Lovelace', firstRevealHadCode: null });
     expect((await accessLog(id)).at(-1)).toEqual({ purpose: 'provider_call', attempt_id: 'att_direct', process: 'test@here:1', fields: ['pan'] });
+    // The idempotency digest of a card-bearing request: the vault process's key, the embedded vault's answer.
+    const embedded = await openVault({ gatewayDatabaseUrl: api.gw.db.url, env: { SWITCHYARD_VAULT_KEYS: KEYS, VAULT_DATABASE_URL: vaultDbUrl }, sweepEveryMs: 0, poolMax: 1 });
+    try {
+      const digest = await client().requestDigest(api.merchantId, '{"card":{"number":"5555555555554444"}}');
+      expect(digest).toBe(await embedded.requestDigest(api.merchantId, '{"card":{"number":"5555555555554444"}}'));
+      expect(digest).not.toBe(await client().requestDigest('mer_someone_else', '{"card":{"number":"5555555555554444"}}'));
+    } finally {
+      await embedded.close();
+    }
     // A card the vault refuses is the same answer as from the embedded vault: the field, never the value.
     expect(await client().tokenize(api.merchantId, { ...CARD, number: '5555555555554445' })).toEqual({ ok: false, field: 'card.number', reason: expect.stringContaining('not a valid card number') as unknown });
   });
