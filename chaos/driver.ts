@@ -7,7 +7,7 @@
 import { createHmac } from 'node:crypto';
 import { actAsCustomer } from './customer.ts';
 import type { CustomerResult } from './customer.ts';
-import { AMOUNT_STEPS, floorToStep } from './plan.ts';
+import { AMOUNT_STEPS, floorToStep, VAULTED_CARD } from './plan.ts';
 import type { PaymentPlan, Repeat, Step } from './plan.ts';
 import { SHORT_KEYS_METADATA, STRIPE_ACCOUNT, STRIPE_WEBHOOK_SECRET } from './topology.ts';
 
@@ -52,6 +52,8 @@ export const RETURN_URL_BASE = 'http://127.0.0.1:9/chaos-shop/return';
 export interface DriverOptions {
   readonly baseUrl: string;
   readonly apiKeys: readonly string[];
+  /** The merchants' publishable keys (POST /v1/tokens, for plans paid with a vaulted card). */
+  readonly publishableKeys: readonly string[];
   readonly seed: number;
   readonly concurrency: number;
   /** Called as each operation starts (the fault injector's clock). */
@@ -149,6 +151,35 @@ export class Driver {
     }
   }
 
+  /**
+   * The plan's card in the vault, as a merchant's checkout would put it there (POST /v1/tokens with
+   * the publishable key, no Idempotency-Key): retried on a lost answer or a 5xx/429, which may leave an
+   * unused payment method behind, as it would for a real checkout.
+   */
+  private async tokenize(merchant: number): Promise<string | null> {
+    const deadline = Date.now() + this.o.requestTimeoutMs;
+    const card = { number: VAULTED_CARD, exp_month: 12, exp_year: new Date().getUTCFullYear() + 3, cvc: '737', holder_name: 'Chaos Customer' };
+    let wait = 50;
+    for (;;) {
+      try {
+        const res = await fetch(`${this.o.baseUrl}/v1/tokens`, {
+          method: 'POST', headers: { authorization: `Bearer ${this.o.publishableKeys[merchant]!}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ card }), signal: AbortSignal.timeout(30_000),
+        });
+        const text = await res.text();
+        if (res.status === 201) return String(parse(text)['id']);
+        if (res.status < 500 && res.status !== 429) return null;
+        const after = Number(res.headers.get('retry-after'));
+        if (Number.isFinite(after) && after > 0) wait = Math.max(wait, after * 1000);
+      } catch {
+        // connection lost: tokenize again
+      }
+      if (Date.now() > deadline) return null;
+      await sleep(wait);
+      wait = Math.min(wait * 2, 2_000);
+    }
+  }
+
   /** Sends once, replays, or sends twice at once — per the plan — and returns the first final answer. */
   private async send(merchant: number, path: string, body: Json, key: string, repeat: Repeat): Promise<Answer> {
     this.tick();
@@ -206,9 +237,17 @@ export class Driver {
   private async lifecycle(plan: PaymentPlan): Promise<void> {
     const m = plan.merchant;
     const k = (what: string): string => `chaos-${this.o.seed}-${plan.index}-${what}`;
+    let vaultedId: string | null = null;
+    if (plan.vaulted === true) {
+      vaultedId = await this.tokenize(m);
+      if (vaultedId === null) {
+        this.flag('idempotency', plan, null, 'POST /v1/tokens gave no payment method');
+        return;
+      }
+    }
     const createBody = {
       amount: plan.amount, currency: plan.currency, reference: k('ref'), capture_method: plan.captureMethod,
-      payment_method: { type: 'card', test_card: plan.card },
+      payment_method: vaultedId === null ? { type: 'card', test_card: plan.card } : { type: 'card', id: vaultedId },
       ...(plan.authentication === undefined ? {} : { return_url: `${RETURN_URL_BASE}/${plan.index}` }),
       ...(plan.shortKeys === true ? { metadata: SHORT_KEYS_METADATA } : {}),
     };

@@ -13,7 +13,8 @@ import { FaultInjector } from './faults.ts';
 import type { ExecutedFault } from './faults.ts';
 import { checkInvariants, INVARIANTS } from './invariants.ts';
 import type { Invariant, Violation } from './invariants.ts';
-import { FAULT_KINDS, KEY_EXPIRY_RETENTION_S, makePlan } from './plan.ts';
+import { cardDataViolations } from './card-data.ts';
+import { FAULT_KINDS, KEY_EXPIRY_RETENTION_S, makePlan, VAULTED_SHARE } from './plan.ts';
 import { needsReviewByReason } from './review-reasons.ts';
 import type { FaultEvent, FaultKind, PaymentPlan, ProviderOp } from './plan.ts';
 import type { PlantedBug } from './planted-bugs.ts';
@@ -40,6 +41,8 @@ export interface ChaosOptions {
   readonly releaseMode?: 'refused' | 'fail_later';
   /** With key_expiry faults: the share of payments with a refund sent to the short-keys accounts (plan.ts). */
   readonly shortKeysShare?: number;
+  /** Of the approved payments without authentication, the share paid with a vaulted card (default VAULTED_SHARE). */
+  readonly vaultedShare?: number;
   /** Only the lifecycles this keeps (plan.ts `keep`): `payments` of them. */
   readonly keep?: (p: PaymentPlan) => boolean;
   /** Provider webhooks delayed this long for the whole run (besides the planned webhook_delay faults). */
@@ -89,18 +92,20 @@ export interface ChaosReport {
   readonly details: { readonly violations: readonly Violation[]; readonly executed: readonly ExecutedFault[]; readonly plant: PlantedBug | null };
 }
 
-async function createMerchants(databaseUrl: string, n: number, tag: string): Promise<{ ids: string[]; keys: string[] }> {
+async function createMerchants(databaseUrl: string, n: number, tag: string): Promise<{ ids: string[]; keys: string[]; publishableKeys: string[] }> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 2, application_name: 'chaos-harness' });
   try {
     const db = drizzle(pool, { schema });
     const ids: string[] = [];
     const keys: string[] = [];
+    const publishableKeys: string[] = [];
     for (let i = 0; i < n; i++) {
-      const { merchant, apiKey } = await createMerchant(db, { name: `chaos ${tag} #${i}` });
+      const { merchant, apiKey, publishableKey } = await createMerchant(db, { name: `chaos ${tag} #${i}` });
       ids.push(merchant.id);
       keys.push(apiKey);
+      publishableKeys.push(publishableKey);
     }
-    return { ids, keys };
+    return { ids, keys, publishableKeys };
   } finally {
     await pool.end();
   }
@@ -116,6 +121,7 @@ export async function runChaos(o: ChaosOptions, shared?: Topology): Promise<Chao
     ...(o.faultOps === undefined ? {} : { ops: o.faultOps }),
     ...(o.releaseMode === undefined ? {} : { releaseMode: o.releaseMode }),
     ...(o.shortKeysShare === undefined ? {} : { shortKeysShare: o.shortKeysShare }),
+    vaultedShare: o.vaultedShare ?? VAULTED_SHARE,
     ...(o.keep === undefined ? {} : { keep: o.keep }),
   });
   const faults = o.replay ?? plan.faults;
@@ -139,7 +145,7 @@ export async function runChaos(o: ChaosOptions, shared?: Topology): Promise<Chao
     second = new SecondProcess(topology, o.databaseUrl, log);
     const injector = new FaultInjector(topology, faults, o.databaseUrl, started, log, second);
     const driver = new Driver({
-      baseUrl: topology.url, apiKeys: merchants.keys, seed: o.seed, concurrency: o.concurrency ?? 24,
+      baseUrl: topology.url, apiKeys: merchants.keys, publishableKeys: merchants.publishableKeys, seed: o.seed, concurrency: o.concurrency ?? 24,
       // A careful client retries a 409 "in progress" with the same key until it gets an answer. The
       // key is held for the API wait + 20 s by the process that took it, and a kill_api during a
       // takeover holds it for another lease: with kills seconds apart (seen in the quick pass after
@@ -170,7 +176,7 @@ export async function runChaos(o: ChaosOptions, shared?: Topology): Promise<Chao
     const down = await topology.down();
     if (down.length > 0) log(`not ready at the checks: ${down.join(', ')}`);
     const data = await loadRunData(o.databaseUrl, merchants.ids, topology.controlUrl, ACCOUNTS, new Date(started), { redisUrl: topology.redis.url, prefix: GATEWAY_QUEUE_PREFIX });
-    const violations = checkInvariants(data, driven, overdue);
+    const violations = [...checkInvariants(data, driven, overdue), ...(await cardDataViolations(o.databaseUrl, topology.redis.url, GATEWAY_QUEUE_PREFIX, topology.opts.runDir))];
 
     const byKind = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
     for (const [k, n] of Object.entries(injector.countsByKind())) byKind[k as FaultKind] = n;

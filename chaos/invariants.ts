@@ -7,6 +7,8 @@ import type { ModificationRow, OutboxRow, RunData, SandboxEntry } from './run-da
 
 export const INVARIANTS = [
   'no_double_charge', 'failover_proof', 'legal_edges', 'amounts', 'termination', 'idempotency', 'outbox', 'webhook_auth', 'captured_after_authentication', 'customer_deadline',
+  // Checked apart, by scanning the gateway (chaos/card-data.ts): no card number or code outside the vault.
+  'card_data_contained',
 ] as const;
 export type Invariant = (typeof INVARIANTS)[number];
 

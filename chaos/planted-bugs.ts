@@ -3,6 +3,7 @@
 // has no flag for any of these: only the harness's own entry (planted-gateway.ts) passes them.
 
 import { and, eq, sql } from 'drizzle-orm';
+import pg from 'pg';
 import type { GatewaySeams } from '../src/app/runtime.ts';
 import type { Payment } from '../src/core/payment.ts';
 import { judgeAnswerAgainstClaim } from '../src/core/execution-claim.ts';
@@ -17,7 +18,7 @@ export const PLANTED_BUGS = [
   'failover_on_timeout', 'new_key_per_retry', 'stale_webhook', 'skip_version_check', 'refund_without_amount_check', 'adyen_amounts_in_iso_units',
   'retention_not_checked_at_execution', 'superseded_refusal_as_proof', 'accepted_release_is_released', 'not_found_by_list_is_proof',
   'expiry_never_abandons', 'action_required_as_approval', 'abandonment_without_cancel', 'release_events_to_current_round', 'already_done_as_refusal',
-  'fenced_attempt_not_watched', 'failed_job_blocks_row',
+  'fenced_attempt_not_watched', 'failed_job_blocks_row', 'card_in_outbox_row',
 ] as const;
 export type PlantedBug = (typeof PLANTED_BUGS)[number];
 
@@ -69,7 +70,13 @@ export const EXPECTED_INVARIANTS: Readonly<Record<PlantedBug, readonly Invariant
   // Issue 41: a job that failed for good during a long database outage keeps its row's id in
   // BullMQ's failed set, and the relay, blind to it, "republishes" the row into that id for ever.
   failed_job_blocks_row: ['outbox'],
+  // Issue 44: the worker keeps the request it sent, card included, on the outbox row (for a
+  // "debugging" look later): the card number is in the gateway's database.
+  card_in_outbox_row: ['card_data_contained'],
 };
+
+/** card_in_outbox_row's own connection (the planted process's DATABASE_URL). */
+let leakPool: pg.Pool | undefined;
 
 export function isPlantedBug(name: string): name is PlantedBug {
   return (PLANTED_BUGS as readonly string[]).includes(name);
@@ -258,6 +265,15 @@ export function plantedSeams(bug: PlantedBug): GatewaySeams {
       // The relay before issue 41: it never looks at a published row's job, so it adds a job under
       // the id a failed one still holds (BullMQ ignores it) and the row waits for ever.
       return { relay: { jobState: () => Promise.resolve('unknown') } };
+    case 'card_in_outbox_row':
+      return {
+        cardSent: async (outboxId, card) => {
+          leakPool ??= new pg.Pool({ connectionString: process.env['DATABASE_URL'], max: 1, application_name: 'planted-card-leak' });
+          await leakPool.query("UPDATE outbox SET payload = payload || jsonb_build_object('sent_card', jsonb_build_object('number', $2::text, 'exp', $3::text)) WHERE id = $1", [
+            outboxId, card.number, `${card.expMonth}/${card.expYear}`,
+          ]);
+        },
+      };
     case 'adyen_amounts_in_iso_units':
       // The issue-21 bug: Adyen amounts in ISO minor units, both ways (IDR 12,345.00 goes out as
       // 1,234,500 rupiah, and Adyen's values come back unconverted).

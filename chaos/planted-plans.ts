@@ -30,6 +30,8 @@ export interface Aim {
   readonly releaseMode?: 'refused' | 'fail_later';
   /** key_expiry runs: the share of refunding payments on the short-keys accounts (default the full workload's). */
   readonly shortKeysShare?: number;
+  /** Of the approved payments, the share paid with a vaulted card (default 0: the other bugs' workloads as they were). */
+  readonly vaultedShare?: number;
 }
 
 const APPROVED = '4242424242424242';
@@ -100,5 +102,7 @@ export const PLANTED_PLANS: Readonly<Record<PlantedBug, Aim>> = {
   // Issue 41: database outages longer than the workers' retry budget, begun while jobs are in hand
   // (webhook events being applied, mostly). Under the bug a payment whose job failed never settles:
   // the driver stops waiting for it soon.
+  // No faults needed: every payment is paid with a vaulted card, whose send the bug writes into its row.
+  card_in_outbox_row: { keep: approved, payments: 3, kinds: [], rate: 0, seed: 1014, vaultedShare: 1, quiesceMs: 10_000 },
   failed_job_blocks_row: { keep: approved, payments: 6, kinds: ['pg_outage_long'], rate: 0.08, seed: 1013, quiesceMs: 10_000, settleTimeoutMs: 6_000 },
 };

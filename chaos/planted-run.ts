@@ -36,6 +36,7 @@ export async function catchPlantedBug(bug: PlantedBug, topology: Topology, datab
         ...(aim.webhookDelayMs === undefined ? {} : { webhookDelayMs: aim.webhookDelayMs }),
         ...(aim.releaseMode === undefined ? {} : { releaseMode: aim.releaseMode }),
         ...(aim.shortKeysShare === undefined ? {} : { shortKeysShare: aim.shortKeysShare }),
+        vaultedShare: aim.vaultedShare ?? 0,
         ...(aim.settleTimeoutMs === undefined ? {} : { settleTimeoutMs: aim.settleTimeoutMs }),
         onProgress: (p) => {
           if (!began.has(p.phase)) began.set(p.phase, Date.now());

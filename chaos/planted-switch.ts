@@ -71,6 +71,9 @@ export function switchableSeams(current: () => PlantedBug | null): GatewaySeams 
       return around === undefined ? call() : around(effect, call);
     },
     mapEvent: (payment, account, event) => (now().mapEvent ?? actionForEvent)(payment, account, event),
+    cardSent: async (outboxId, card) => {
+      await now().cardSent?.(outboxId, card);
+    },
   };
 }
 

@@ -43,6 +43,7 @@ import { safeErrorText } from '../observability/safe-error-text.ts';
 import { hostname } from 'node:os';
 import { lazyVault } from '../vault/lazy.ts';
 import type { ProcessVault } from '../vault/lazy.ts';
+import type { CardVaultDeps } from '../jobs/card-reveal.ts';
 import { createVaultClient, vaultClientSettingsFromEnv } from '../vault/client.ts';
 
 /** Dependency-injection seams: production passes none; the chaos harness plants bugs through them. */
@@ -54,6 +55,8 @@ export interface GatewaySeams {
   readonly checks?: ProcessorDeps['checks'];
   /** How the relay reads the state of a row's BullMQ job. */
   readonly relay?: RelaySeams;
+  /** Called with each vaulted card the worker is about to send (production: none; the harness plants a leak here). */
+  readonly cardSent?: CardVaultDeps['sent'];
 }
 
 export type Role = 'api' | 'worker' | 'all';
@@ -262,7 +265,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       db: database.db, connectors: set.connectors, breakers, envs, now, budget,
       kick: (ids) => kick(ids),
       aroundCall: metrics.aroundCall(aroundCall),
-      cards: { vault, process: `${opts.role}@${hostname()}:${process.pid}`, log },
+      cards: { vault, process: `${opts.role}@${hostname()}:${process.pid}`, log, ...(opts.seams?.cardSent === undefined ? {} : { sent: opts.seams.cardSent }) },
       ...(opts.seams?.checks === undefined ? {} : { checks: opts.seams.checks }),
     };
     const dispatcher = new LocalDispatcher(processorDeps, {

@@ -12,6 +12,8 @@ export interface CardVaultDeps {
   /** role@host:pid, named in the vault's access log. */
   readonly process: string;
   readonly log: (line: string) => void;
+  /** Test seam (the chaos harness plants a bug here): the card, as the worker is about to send it for this outbox row. */
+  readonly sent?: (outboxId: number, card: ConnectorCard) => Promise<void>;
 }
 
 export type CardForSend =

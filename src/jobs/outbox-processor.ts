@@ -151,6 +151,7 @@ async function runProviderCall(deps: ProcessorDeps, row: ExecutedRow, loaded: Lo
       outcome = forSend.outcome;
     } else {
       const card = forSend?.card;
+      if (card !== undefined) await deps.cards?.sent?.(row.id, card);
       const call = (e: ProviderCallEffect = effect) => executeCall(connector, payment, attempt, e, pm, shopper, card);
       const guarded = (e?: ProviderCallEffect) => (usesBreaker(effect.op) ? deps.breakers.call(effect.connector, () => call(e)) : call(e));
       outcome = deps.aroundCall === undefined ? await guarded() : await deps.aroundCall(effect, guarded);

@@ -41,6 +41,8 @@ const ORDER: readonly PlantedBug[] = [
   'accepted_release_is_released', 'not_found_by_list_is_proof',
   'expiry_never_abandons', 'action_required_as_approval', 'abandonment_without_cancel', 'already_done_as_refusal', 'fenced_attempt_not_watched',
   'failed_job_blocks_row',
+  // Late: the card it leaks stays in the shared database and logs (later runs see card_data_contained too).
+  'card_in_outbox_row',
   // Last: its accounts keep keys for seconds, which restarts the shared processes once.
   'retention_not_checked_at_execution',
 ];
