@@ -185,6 +185,17 @@ export class FaultInjector {
         await p.start();
         return `${p.spec.name} killed (-9) and restarted`;
       }
+      case 'kill_vault': {
+        const vault = this.topology.vault?.process;
+        if (vault === undefined) return 'no vault process';
+        if (!vault.alive) return 'vault already down';
+        this.kills += 1;
+        await vault.kill();
+        // Back after a short while, like a supervisor would restart it.
+        await new Promise((r) => setTimeout(r, 300));
+        await vault.start();
+        return 'vault killed (-9) and restarted';
+      }
       case 'redis_restart':
         await this.topology.redis.restart();
         return 'redis-server killed (-9) and started again, empty';

@@ -43,6 +43,8 @@ export interface ChaosOptions {
   readonly shortKeysShare?: number;
   /** Of the approved payments without authentication, the share paid with a vaulted card (default VAULTED_SHARE). */
   readonly vaultedShare?: number;
+  /** The vault as its own process (a topology this run boots), with kill_vault faults. */
+  readonly vaultProcess?: boolean;
   /** Only the lifecycles this keeps (plan.ts `keep`): `payments` of them. */
   readonly keep?: (p: PaymentPlan) => boolean;
   /** Provider webhooks delayed this long for the whole run (besides the planned webhook_delay faults). */
@@ -75,6 +77,8 @@ export interface ChaosReport {
   readonly faults: number;
   readonly faults_by_kind: Record<FaultKind, number>;
   readonly kills: number;
+  /** Payments the plan paid with a vaulted card (issue 44). */
+  readonly vaulted_payments: number;
   readonly violations: number;
   readonly violations_by_invariant: Record<Invariant, number>;
   readonly in_flight: number;
@@ -122,6 +126,7 @@ export async function runChaos(o: ChaosOptions, shared?: Topology): Promise<Chao
     ...(o.releaseMode === undefined ? {} : { releaseMode: o.releaseMode }),
     ...(o.shortKeysShare === undefined ? {} : { shortKeysShare: o.shortKeysShare }),
     vaultedShare: o.vaultedShare ?? VAULTED_SHARE,
+    vaultProcess: (shared?.vault ?? null) !== null || o.vaultProcess === true,
     ...(o.keep === undefined ? {} : { keep: o.keep }),
   });
   const faults = o.replay ?? plan.faults;
@@ -130,7 +135,7 @@ export async function runChaos(o: ChaosOptions, shared?: Topology): Promise<Chao
 
   let second: SecondProcess | undefined;
   let watch: CustomerDeadlineWatch | undefined;
-  const topology = shared ?? (await Topology.boot({ databaseUrl: o.databaseUrl, processes: o.processes, runDir: o.runDir, clientTimeoutMs, apiWaitMs: 2_000 }));
+  const topology = shared ?? (await Topology.boot({ databaseUrl: o.databaseUrl, processes: o.processes, runDir: o.runDir, clientTimeoutMs, apiWaitMs: 2_000, vaultProcess: o.vaultProcess === true }));
   try {
     // Accounts keep keys for seconds only when the run has key_expiry faults to reach past them.
     await topology.startGateway(o.plant ?? null, faults.some((f) => f.kind === 'key_expiry') ? KEY_EXPIRY_RETENTION_S : null);
@@ -189,6 +194,7 @@ export async function runChaos(o: ChaosOptions, shared?: Topology): Promise<Chao
       faults: injector.executed.length,
       faults_by_kind: byKind,
       kills: injector.kills,
+      vaulted_payments: plan.payments.filter((p) => p.vaulted === true).length,
       violations: violations.length,
       violations_by_invariant: byInvariant,
       in_flight: left.payments + left.modifications,

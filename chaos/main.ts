@@ -1,4 +1,4 @@
-// `npm run chaos -- [--payments N] [--seed S] [--processes K] [--json] [--record FILE] [--replay FILE]`
+// `npm run chaos -- [--payments N] [--seed S] [--processes K] [--json] [--record FILE] [--replay FILE] [--vault-process] [--vaulted-share R]`
 // Exit 0 only when no invariant was violated, nothing is left in flight and every process is up.
 
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -32,6 +32,8 @@ interface Cli {
   quiesce: number;
   kinds?: FaultKind[];
   ops?: ProviderOp[];
+  vaultProcess?: boolean;
+  vaultedShare?: number;
 }
 
 /** A comma-separated list whose every item is one of `allowed`. */
@@ -90,6 +92,12 @@ const program = new Command('chaos')
   .option('--kinds <list>', 'only these fault kinds (comma-separated; default all)', listOf('--kinds', FAULT_KINDS))
   .option('--ops <list>', 'sandbox faults only on these provider operations (comma-separated)', listOf('--ops', ['create', 'authorize', 'capture', 'refund', 'void', 'resume'] as const))
   .option('--quiesce <seconds>', 'how long to wait for quiescence after the faults stop', positive('--quiesce'), 180)
+  .option('--vault-process', 'run the vault as its own process (switchyard start --role vault), with kill_vault faults')
+  .option('--vaulted-share <r>', 'of the approved payments, the share paid with a vaulted card', (v) => {
+    const n = Number(v);
+    if (!(n >= 0 && n <= 1)) throw new InvalidArgumentError('--vaulted-share must be a number from 0 to 1');
+    return n;
+  })
   .action(async (o: Cli) => {
     const seed = o.seed ?? Math.floor(Math.random() * 0xffffffff);
     const databaseUrl = process.env['DATABASE_URL'] !== undefined && process.env['DATABASE_URL'] !== '' ? process.env['DATABASE_URL'] : withDatabase(databaseUrlFromEnv(), 'switchyard_chaos');
@@ -109,6 +117,8 @@ const program = new Command('chaos')
       ...(o.plant === undefined ? {} : { plant: o.plant }),
       ...(o.kinds === undefined ? {} : { kinds: o.kinds }),
       ...(o.ops === undefined ? {} : { faultOps: o.ops }),
+      ...(o.vaultProcess === true ? { vaultProcess: true } : {}),
+      ...(o.vaultedShare === undefined ? {} : { vaultedShare: o.vaultedShare }),
       onProgress: (p) => {
         if (showBar) process.stderr.write(bar(p));
         else if (o.json !== true && p.phase !== 'driving') process.stderr.write(`chaos: ${p.phase}\n`);

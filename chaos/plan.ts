@@ -42,6 +42,9 @@ export const FAULT_KINDS = [
   // The gateway's database refuses every connection (ALLOW_CONNECTIONS false, its backends cut) for
   // longer than the workers' retry budget; the sandboxes' database stays up. Then allowed again.
   'pg_outage_long',
+  // The vault's own process (--vault-process) killed with -9 and started again: a worker's reveal
+  // or the API's tokenize meets no vault (issue 44). Only with a vault process to kill.
+  'kill_vault',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -50,7 +53,7 @@ export type FaultKind = (typeof FAULT_KINDS)[number];
  * pass): drawn after the others from a fork of their own, so a seed keeps the schedule of every
  * other kind and only gains these.
  */
-const APPENDED_KINDS: readonly FaultKind[] = ['pg_outage_long'];
+const APPENDED_KINDS: readonly FaultKind[] = ['pg_outage_long', 'kill_vault'];
 
 /** resume: the call after the customer's authentication (Stripe: retrieve the PaymentIntent; Adyen: /payments/details). */
 export type ProviderOp = 'create' | 'authorize' | 'capture' | 'refund' | 'void' | 'resume';
@@ -157,6 +160,8 @@ export interface PlanOptions {
   readonly faultRate: number;
   /** Kill and restart faults only fire when there are processes to kill. */
   readonly kills: boolean;
+  /** The vault runs as its own process (kill_vault faults have one to kill). */
+  readonly vaultProcess?: boolean;
   /** Client timeout of the connectors (latency faults go beyond it). */
   readonly clientTimeoutMs: number;
   /** Only these kinds (default all). */
@@ -346,6 +351,7 @@ const WEIGHTS: Readonly<Record<FaultKind, number>> = {
   already_done: 4,
   authorise_after_cancel: 3,
   pg_outage_long: 1,
+  kill_vault: 3,
 };
 
 /**
@@ -411,6 +417,8 @@ function faultEvent(rng: Rng, atOp: number, kind: FaultKind, o: PlanOptions): Fa
     case 'kill_api':
     case 'kill_worker':
       return { atOp, kind, processIndex: rng.int(0, 1000) };
+    case 'kill_vault':
+      return { atOp, kind };
     case 'duplicate_execution': {
       // The first execution is refused after latencyMs (inside the client timeout, so it is a refusal,
       // not a timeout) while a second execution of the same row gets the provider's real answer.
@@ -446,7 +454,9 @@ export function makePlan(o: PlanOptions): ChaosPlan {
   }
   const expectedOps = payments.reduce((n, p) => n + opsOf(p), 0);
 
-  const all = (o.kinds ?? FAULT_KINDS).filter((k) => o.kills || (k !== 'kill_api' && k !== 'kill_worker' && k !== 'redis_restart'));
+  const all = (o.kinds ?? FAULT_KINDS)
+    .filter((k) => o.kills || (k !== 'kill_api' && k !== 'kill_worker' && k !== 'redis_restart'))
+    .filter((k) => (o.kills && o.vaultProcess === true) || k !== 'kill_vault');
   const kinds = all.filter((k) => !APPENDED_KINDS.includes(k));
   const weights = Object.fromEntries(kinds.map((k) => [k, WEIGHTS[k]])) as Record<FaultKind, number>;
   const faults: FaultEvent[] = [];

@@ -21,6 +21,8 @@ export interface ProcessSpec {
   readonly logFile: string;
   /** GET this URL until 200 to know it is ready. */
   readonly readyUrl: string;
+  /** Headers of that GET (the vault's health needs its token). */
+  readonly readyHeaders?: Readonly<Record<string, string>>;
 }
 
 /** A supervisor's pause before starting a process that exited again (systemd's RestartSec). */
@@ -71,7 +73,7 @@ export class ManagedProcess {
       for (;;) {
         if (child.exitCode !== null || child.signalCode !== null) break;
         try {
-          const res = await fetch(this.spec.readyUrl, { signal: AbortSignal.timeout(1_000) });
+          const res = await fetch(this.spec.readyUrl, { headers: this.spec.readyHeaders ?? {}, signal: AbortSignal.timeout(1_000) });
           await res.arrayBuffer();
           if (res.status === 200) return;
         } catch {
@@ -104,7 +106,7 @@ export class ManagedProcess {
   async ready(): Promise<boolean> {
     if (!this.alive) return false;
     try {
-      const res = await fetch(this.spec.readyUrl, { signal: AbortSignal.timeout(2_000) });
+      const res = await fetch(this.spec.readyUrl, { headers: this.spec.readyHeaders ?? {}, signal: AbortSignal.timeout(2_000) });
       await res.arrayBuffer();
       return res.status === 200;
     } catch {

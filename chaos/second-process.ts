@@ -32,6 +32,8 @@ export class SecondProcess {
     this.runtime ??= startRuntime({
       role: 'api', databaseUrl: this.databaseUrl, redisUrl: this.topology.redis.url, configFile: this.topology.configFile,
       // Its transitions show in the database; only its warnings and errors reach the harness's log.
+      // The run's vault: its own process when the topology has one, else embedded as the gateway's processes embed it.
+      ...(this.topology.vault === null ? {} : { env: { ...process.env, ...this.topology.vault.env } }),
       reconcileSchedule: false, dbPoolMax: 4, log: (l) => {
         if (!/"level":"(info|debug|trace)"/.test(l)) this.log(`second process: ${l}`);
       },
@@ -65,6 +67,7 @@ export class SecondProcess {
     return processOutboxRow(
       {
         db: rt.database.db, connectors: rt.connectors, breakers: rt.breakers, envs: rt.envs, kick: (ids) => rt.relay.kick(ids), now: rt.now,
+        cards: { vault: rt.vault, process: 'chaos-twin', log: (l) => this.log(`second process: ${l}`) },
         aroundCall: async (_effect, call) => {
           const answer = await call();
           await new Promise((r) => setTimeout(r, holdMs));

@@ -3,6 +3,7 @@
 // front of the API processes, and K API plus K worker processes — `switchyard start --role ...`,
 // or the harness's planted-bug entry (chaos/planted-gateway.ts) when a bug is injected.
 
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { migrateDatabase } from '../src/cli/preflight.ts';
@@ -72,6 +73,12 @@ export interface TopologyOptions {
    * with no kills or outages to complete through, wait out their customers' deadlines sooner.
    */
   readonly authenticationTimeoutS?: number;
+  /**
+   * The vault as its own process (`switchyard start --role vault`, issue 44), the gateway's processes
+   * using it through SWITCHYARD_VAULT_URL; the fault kill_vault kills it. Default: each gateway
+   * process embeds the vault.
+   */
+  readonly vaultProcess?: boolean;
 }
 
 interface ConfigPorts {
@@ -150,9 +157,37 @@ declines:
 
 export type Role = 'api' | 'worker';
 
+/** The vault process and what the gateway's processes need to reach it. */
+export interface VaultProcess {
+  readonly process: ManagedProcess;
+  readonly env: Readonly<Record<string, string>>;
+}
+
+async function startVaultProcess(opts: TopologyOptions): Promise<VaultProcess> {
+  const port = await freePort();
+  const token = randomBytes(32).toString('base64url');
+  const process_ = new ManagedProcess({
+    name: 'vault',
+    port,
+    args: [CLI, 'start', '--role', 'vault', '--port', String(port)],
+    env: {
+      ...process.env, DATABASE_URL: opts.databaseUrl, SWITCHYARD_VAULT_TOKEN: token, SWITCHYARD_VAULT_PORT: String(port),
+      // Its own keys: the gateway's processes never see them.
+      SWITCHYARD_VAULT_KEYS: `chaos:${randomBytes(32).toString('base64')}`,
+    },
+    logFile: join(opts.runDir, 'vault.log'),
+    readyUrl: `http://127.0.0.1:${port}/v1/health`,
+    readyHeaders: { authorization: `Bearer ${token}` },
+  });
+  await process_.start();
+  return { process: process_, env: { SWITCHYARD_VAULT_URL: `http://127.0.0.1:${port}`, SWITCHYARD_VAULT_TOKEN: token } };
+}
+
 export class Topology {
   apis: ManagedProcess[] = [];
   workers: ManagedProcess[] = [];
+  /** With opts.vaultProcess: the vault's own process. */
+  vault: VaultProcess | null = null;
   private generation = 0;
   /** Switchable mode: the key retention the running processes were started with (undefined: none running). */
   private runningRetention: number | null | undefined = undefined;
@@ -202,6 +237,11 @@ export class Topology {
       cleanup.push(() => sandboxes.stop());
       await sandboxes.start();
       topology = new Topology(opts, redis, sandboxes, controlUrl, proxy, configFile, ports);
+      if (opts.vaultProcess === true) {
+        topology.vault = await startVaultProcess(opts);
+        const vault = topology.vault.process;
+        cleanup.push(() => vault.stop());
+      }
       return topology;
     } catch (err) {
       for (const c of cleanup.reverse()) await c().catch(() => undefined);
@@ -234,6 +274,7 @@ export class Topology {
         SWITCHYARD_JOB_BACKOFF: `${CHAOS_JOB_RETRIES.backoffMs}ms`,
         SWITCHYARD_RELAY_REPUBLISH: `${CHAOS_JOB_RETRIES.republishMs}ms`,
         PORT: String(port),
+        ...(this.vault?.env ?? {}),
       },
       logFile: join(this.opts.runDir, `${this.opts.switchable === true ? 'switchable' : plant ?? 'gateway'}-${gen}-${role}-${index}.log`),
       readyUrl: `http://127.0.0.1:${port}/readyz`,
@@ -293,14 +334,14 @@ export class Topology {
 
   /** Every gateway process is running (restarts after kills have finished); one that cannot be started is left for down() to report. */
   async allUp(log: (line: string) => void = () => undefined): Promise<void> {
-    for (const p of [...this.apis, ...this.workers]) {
+    for (const p of [...(this.vault === null ? [] : [this.vault.process]), ...this.apis, ...this.workers]) {
       if (!p.alive) await p.start().catch((err: unknown) => log(`${p.spec.name}: ${(err as Error).message}`));
     }
   }
 
   /** Gateway processes not answering 200 on /readyz now. */
   async down(): Promise<string[]> {
-    const all = [...this.apis, ...this.workers];
+    const all = [...(this.vault === null ? [] : [this.vault.process]), ...this.apis, ...this.workers];
     const ready = await Promise.all(all.map((p) => p.ready()));
     return all.filter((_, i) => !ready[i]).map((p) => p.spec.name);
   }
@@ -312,6 +353,7 @@ export class Topology {
 
   async close(): Promise<void> {
     await this.stopGateway();
+    await this.vault?.process.stop();
     await this.sandboxes.stop();
     await this.proxy.close();
     await this.redis.stop();
