@@ -4,6 +4,7 @@
 // API, and shuts down in order on SIGTERM/SIGINT: stop accepting, finish requests in flight, stop
 // workers and relay, close pools.
 
+import { stopOnTermSignals } from './stop-signals.ts';
 import { createApiApp } from '../api/app.ts';
 import { healthRoutes } from '../api/health-routes.ts';
 import { startIdempotencyPurge } from '../api/idempotency-purge.ts';
@@ -27,7 +28,6 @@ import { revokeRotatedSessions } from '../ops/operator-sessions.ts';
 import type { MetricsExposure } from '../observability/http.ts';
 import { liveAccounts } from '../routing/snapshot.ts';
 import { metricsExposureProblem, metricsStartLine } from './metrics-exposure.ts';
-import { safeErrorText } from '../observability/safe-error-text.ts';
 import { developmentKeyWarning } from '../vault/dev-key.ts';
 import { checkRemoteVaultForStart, checkVaultRecordsForStart, vaultKeysForStart } from '../vault/gateway-start.ts';
 import { vaultClientSettingsFromEnv } from '../vault/client.ts';
@@ -155,21 +155,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
  * (ConfigHolder.watch). Returns the same graceful stop, for other reasons to stop.
  */
 export function stopOnSignals(gateway: RunningGateway, print: (line: string) => void): (why: string) => void {
-  let signalled = false;
-  const onSignal = (signal: string): void => {
-    if (signalled) process.exit(1);
-    signalled = true;
-    print(`${signal}: shutting down`);
-    gateway.stop().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        print(`shutdown failed: ${safeErrorText(err)}`);
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  const onSignal = stopOnTermSignals(() => gateway.stop(), print);
   print(`pid ${process.pid}: SIGTERM or SIGINT stops it gracefully; SIGHUP reloads ${gateway.runtime.config.file}`);
   return onSignal;
 }

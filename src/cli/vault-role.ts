@@ -4,6 +4,7 @@
 // internal port behind SWITCHYARD_VAULT_TOKEN. It needs neither Redis nor the gateway's database,
 // and runs no API or worker part; the gateway processes use it through SWITCHYARD_VAULT_URL.
 
+import { stopOnTermSignals } from './stop-signals.ts';
 import { maskDatabaseUrl } from '../store/database-url.ts';
 import { openVault } from '../vault/index.ts';
 import type { OpenedVault } from '../vault/index.ts';
@@ -12,7 +13,6 @@ import { VAULT_KEYS_VARIABLE, VaultKeyError } from '../vault/keys.ts';
 import type { VaultKeySource } from '../vault/keys.ts';
 import { createVaultApp, listenVault } from '../vault/server.ts';
 import { VAULT_PREVIOUS_TOKEN_VARIABLE, VAULT_TOKEN_VARIABLE, vaultTokenProblem } from '../vault/service-token.ts';
-import { safeErrorText } from '../observability/safe-error-text.ts';
 import { retryStart } from './start-retry.ts';
 import { parsePort, SettingsError, settingsFromEnv } from './settings.ts';
 
@@ -105,20 +105,6 @@ export async function startVaultRole(o: { readonly port?: number; readonly print
 
 /** SIGTERM/SIGINT stop the vault once (requests in flight finish); a second signal exits at once. */
 export function stopVaultOnSignals(running: RunningVault, print: (line: string) => void): void {
-  let signalled = false;
-  const onSignal = (signal: string): void => {
-    if (signalled) process.exit(1);
-    signalled = true;
-    print(`${signal}: shutting down`);
-    running.stop().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        print(`shutdown failed: ${safeErrorText(err)}`);
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  stopOnTermSignals(() => running.stop(), print);
   print(`pid ${process.pid}: SIGTERM or SIGINT stops the vault gracefully`);
 }

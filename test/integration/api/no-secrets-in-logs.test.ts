@@ -1,6 +1,7 @@
 // No card numbers, API keys or provider secrets in logs, for a sample flow (create, capture,
 // refund, a decline, a bad request, a failover), whatever writes them: the API's and the
 // runtime's log functions, console, or the process streams.
+import { captureStdio } from '../helpers/capture-stdio.ts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { paymentBody, startApiGateway } from './helpers.ts';
 import type { ApiGateway } from './helpers.ts';
@@ -8,13 +9,7 @@ import type { ApiGateway } from './helpers.ts';
 let api: ApiGateway;
 const written: string[] = [];
 beforeAll(async () => {
-  for (const stream of [process.stdout, process.stderr]) {
-    const original = stream.write.bind(stream);
-    vi.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array, ...rest: unknown[]) => {
-      written.push(String(chunk));
-      return (original as (c: string | Uint8Array, ...r: unknown[]) => boolean)(chunk, ...rest);
-    });
-  }
+  captureStdio(written);
   api = await startApiGateway('api_logs');
 });
 afterAll(async () => {

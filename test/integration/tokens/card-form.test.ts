@@ -4,6 +4,7 @@
 // cannot frame the form (CSP frame-ancestors) and receives nothing. Then: the full number is in no
 // request URL, no log line and no table of the gateway's database. And the form's HTTP contract:
 // its CSP, a bad key (401), a merchant without origins (403), `origin=` narrowing it.
+import { captureStdio } from '../helpers/capture-stdio.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { paymentMethodResource } from '../../../src/api/payment-method-schemas.ts';
@@ -22,13 +23,7 @@ const written: string[] = [];
 const requested: string[] = [];
 
 beforeAll(async () => {
-  for (const stream of [process.stdout, process.stderr]) {
-    const original = stream.write.bind(stream);
-    vi.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array, ...rest: unknown[]) => {
-      written.push(String(chunk));
-      return (original as (c: string | Uint8Array, ...r: unknown[]) => boolean)(chunk, ...rest);
-    });
-  }
+  captureStdio(written);
   api = await startApiGateway('tokens_card_form', { tokens: { limits: null } });
   const formUrl = () => `${api.url}/elements/card?key=${api.publishableKey}`;
   shop = await startShop(formUrl);

@@ -2,6 +2,7 @@
 // with nothing stored, the publishable key refused everywhere else, CORS for the merchant's origins
 // only, rate limits per client address and per key, the hourly quota, the admission bound, and no
 // card number or code in any answer or log line.
+import { captureStdio } from '../helpers/capture-stdio.ts';
 import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -20,13 +21,7 @@ let api: ApiGateway;
 let other: { id: string; apiKey: string; publishableKey: string };
 const written: string[] = [];
 beforeAll(async () => {
-  for (const stream of [process.stdout, process.stderr]) {
-    const original = stream.write.bind(stream);
-    vi.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array, ...rest: unknown[]) => {
-      written.push(String(chunk));
-      return (original as (c: string | Uint8Array, ...r: unknown[]) => boolean)(chunk, ...rest);
-    });
-  }
+  captureStdio(written);
   api = await startApiGateway('tokens_api', { tokens: { limits: null } });
   other = await api.newMerchant('other shop');
   await allowOrigins(api, api.merchantId, [SHOP]);
