@@ -14,8 +14,8 @@ import type { ApiContext } from './api-context.ts';
 import { setPageHeaders, staticPage } from './authentication-pages.ts';
 import { CARD_FORM_SCRIPT, CARD_FORM_STYLE } from './card-form-assets.ts';
 import { clientAddress } from './client-address.ts';
-import { TokenBuckets } from './rate-limit.ts';
-import type { RateLimit } from './rate-limit.ts';
+import { TokenBuckets } from './process-buckets.ts';
+import type { RateLimit } from './process-buckets.ts';
 
 const escape = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 

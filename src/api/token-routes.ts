@@ -24,8 +24,8 @@ import { encodeResult, sendEncoded } from './http.ts';
 import { requestOrigin } from './idempotent-post.ts';
 import { cardBody, maskedCardProblem } from './payment-method-schemas.ts';
 import { ApiProblem, validationProblem } from './problems.ts';
-import { TokenBuckets } from './rate-limit.ts';
-import type { RateLimit } from './rate-limit.ts';
+import { TokenBuckets } from './process-buckets.ts';
+import type { RateLimit } from './process-buckets.ts';
 import { refuseUnstorableText, verifyStorableBody } from './unstorable-text.ts';
 
 export interface TokenLimits {
