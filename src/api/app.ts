@@ -22,8 +22,9 @@ import type { AuthenticationLimits } from './authentication-routes.ts';
 import { createJwksRouter, createWebhookEndpointsRouter, createWebhookIntakeRouter } from '../webhooks/index.ts';
 import { ApiProblem, vaultUnavailableProblem } from './problems.ts';
 import { rateLimitRequests } from './rate-limit.ts';
+import type { BucketLimit } from './rate-limit.ts';
 import { DEFAULT_RATE_LIMITS } from './rate-limit-policy.ts';
-import type { RateLimitSettings } from './rate-limit-policy.ts';
+import type { Quota, RateLimitSettings } from './rate-limit-policy.ts';
 import { refuseUnstorableTarget, refuseUnstorableText, UnstorableBodyError, verifyStorableBody, verifyStorableForm, verifyStorableRawBody } from './unstorable-text.ts';
 import { safeErrorText } from '../observability/safe-error-text.ts';
 import { metricsRouter, observeRequests } from '../observability/http.ts';
@@ -33,8 +34,7 @@ import type { CookiePolicy } from '../ops/operator-auth.ts';
 import type { MetricsExposure } from '../observability/http.ts';
 import { cardFormRoutes } from './card-form-routes.ts';
 import { paymentMethodRoutes } from './payment-method-routes.ts';
-import { DEFAULT_TOKEN_LIMITS, tokenRoutes } from './token-routes.ts';
-import type { TokenLimits } from './token-routes.ts';
+import { tokenRoutes } from './token-routes.ts';
 
 import { admissionGate } from './admission.ts';
 import type { Admission } from './admission.ts';
@@ -72,11 +72,10 @@ export interface ApiOptions {
   /** Rate limits of the customer's authentication routes (default DEFAULT_AUTHENTICATION_LIMITS); null turns them off. */
   readonly authenticationLimits?: AuthenticationLimits | null;
   /**
-   * POST /v1/tokens and the hosted card form: rate limits per publishable key and client address
-   * (default DEFAULT_TOKEN_LIMITS; null: none), and the payment methods a merchant may store per
-   * hour (SWITCHYARD_TOKENS_PER_HOUR, default DEFAULT_TOKENS_PER_HOUR; also counts POST /v1/payment_methods).
+   * POST /v1/tokens: the payment methods a merchant may store per hour (SWITCHYARD_TOKENS_PER_HOUR,
+   * default DEFAULT_TOKENS_PER_HOUR; also counts POST /v1/payment_methods). Its rate limits are in rateLimits.
    */
-  readonly tokens?: { readonly limits?: TokenLimits | null; readonly perHour?: number };
+  readonly tokens?: { readonly perHour?: number };
 }
 
 function bodyParserProblem(err: unknown): ApiProblem | null {
@@ -153,11 +152,13 @@ export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
     limits: opts.authenticationLimits === undefined ? DEFAULT_AUTHENTICATION_LIMITS : opts.authenticationLimits,
     trustedProxies: opts.ops?.cookies.trustedProxies ?? [],
   }));
-  const tokenLimits = opts.tokens?.limits === undefined ? DEFAULT_TOKEN_LIMITS : opts.tokens.limits;
+  const limiter = rateLimits === null ? null : rt.rateLimiter;
+  const bucketLimit = (q: Quota | null): BucketLimit | null => (limiter === null || q === null ? null : { limiter, quota: q });
+  const tokenLimits = { perKey: bucketLimit(rateLimits?.publishableKey ?? null), perClient: bucketLimit(rateLimits?.client ?? null) };
   const tokensPerHour = opts.tokens?.perHour ?? DEFAULT_TOKENS_PER_HOUR;
   const trustedProxies = opts.ops?.cookies.trustedProxies ?? [];
   // The hosted card form (a publishable key in the query; no API key).
-  app.use(cardFormRoutes(ctx, { perClient: tokenLimits?.perClient ?? null, trustedProxies }));
+  app.use(cardFormRoutes(ctx, { perClient: tokenLimits.perClient, trustedProxies }));
   opts.mount?.(app);
 
   // First for /v1: a shed request costs no database round trip and writes nothing.
@@ -165,7 +166,7 @@ export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
   // The one /v1 route of the publishable key, before the secret key's authentication (which refuses it everywhere else).
   app.use(tokenRoutes(ctx, { limits: tokenLimits, tokensPerHour, trustedProxies }));
   app.use('/v1', bearerAuth(rt.database.db));
-  if (rateLimits !== null && rt.rateLimiter !== null) app.use('/v1', rateLimitRequests({ limiter: rt.rateLimiter, settings: rateLimits }));
+  if (rateLimits !== null && limiter !== null) app.use('/v1', rateLimitRequests({ limiter, settings: rateLimits }));
   // Every content type is read as JSON: a form-encoded body is malformed JSON, not an empty one.
   app.use('/v1', express.json({ limit: opts.bodyLimit ?? '64kb', type: () => true, strict: true, verify: verifyStorableBody }));
   app.use('/v1', refuseUnstorableText());

@@ -29,7 +29,7 @@ beforeAll(async () => {
       return (original as (c: string | Uint8Array, ...r: unknown[]) => boolean)(chunk, ...rest);
     });
   }
-  api = await startApiGateway('tokens_card_form', { tokens: { limits: null } });
+  api = await startApiGateway('tokens_card_form', { rateLimits: null });
   const formUrl = () => `${api.url}/elements/card?key=${api.publishableKey}`;
   shop = await startShop(formUrl);
   elsewhere = await startShop(formUrl);
