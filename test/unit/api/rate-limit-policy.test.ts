@@ -3,11 +3,14 @@
 // would) against draft-ietf-httpapi-ratelimit-headers: Lists of String items, `q` and `w` (window
 // >= 1) on the policy, `r` and an optional `t` on the limit, all Integers.
 import { parseList } from 'structured-headers';
+import type { Response } from 'express';
 import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_RATE_LIMITS, limitField, operationOf, parseQuota, policyField, refusingPolicies, requestBuckets, retryAfterSeconds,
 } from '../../../src/api/rate-limit-policy.ts';
+import { rateLimitKeyOf } from '../../../src/api/rate-limit.ts';
 import { settingsFromEnv, SettingsError } from '../../../src/cli/settings.ts';
+import { hashApiKey } from '../../../src/store/merchants.ts';
 
 const items = (field: string): { name: unknown; params: Record<string, unknown> }[] =>
   parseList(field).map((m) => {
@@ -91,5 +94,24 @@ describe('the fields', () => {
     expect(retryAfterSeconds(refused)).toBe(3);
     expect(refusingPolicies(refused).map((b) => b.policy)).toEqual(['key', 'create']);
     expect(retryAfterSeconds({ ...refused, states: [{ remaining: 1, waitUs: 0 }, { remaining: 0, waitUs: 5 }, { remaining: 1, waitUs: 0 }] })).toBe(1);
+  });
+});
+
+describe('rateLimitKeyOf', () => {
+  const res = (authorization: string, locals: Record<string, unknown> = {}) =>
+    ({ locals, req: { get: (h: string) => (h.toLowerCase() === 'authorization' ? authorization : undefined) } }) as unknown as Response;
+
+  it("names the key's bucket by its id once authentication sets one", () => {
+    expect(rateLimitKeyOf(res('Bearer sk_sy_x', { apiKey: { id: 'key_01abc' } }))).toBe('key_01abc');
+  });
+
+  it('until then by a short hash of the stored hash: one per key, never the key or the stored hash', () => {
+    const key = 'sk_sy_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG';
+    const ref = rateLimitKeyOf(res(`Bearer ${key}`));
+    expect(ref).toMatch(/^h_[A-Za-z0-9_-]{16}$/);
+    expect(rateLimitKeyOf(res(`Bearer ${key}`))).toBe(ref);
+    expect(rateLimitKeyOf(res('Bearer sk_sy_another'))).not.toBe(ref);
+    expect(ref).not.toContain(key.slice(6, 14));
+    expect(hashApiKey(key)).not.toContain(ref.slice(2));
   });
 });
