@@ -68,7 +68,7 @@ async function gateway(): Promise<void> {
     createApiApp(rt, {
       log: benchLog,
       // The per-merchant limit would cap the bench, not the gateway; it is measured separately by its own tests.
-      rateLimit: null,
+      rateLimits: null,
       // SWITCHYARD_API_MAX_IN_FLIGHT, as `switchyard start` reads it (default 64).
       admission: { maxInFlight: positiveInteger(process.env, 'SWITCHYARD_API_MAX_IN_FLIGHT', DEFAULT_MAX_IN_FLIGHT) },
       mount: (app) => {

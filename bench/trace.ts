@@ -152,7 +152,7 @@ async function main(): Promise<void> {
     role: 'all', databaseUrl: url, redisUrl: process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379', configFile: benchConfig(),
     queuePrefix: `sytrace_${randomBytes(3).toString('hex')}`, webhookBaseUrl: `http://127.0.0.1:${server.port}`, log: () => undefined,
   });
-  server.attach(createApiApp(rt, { log: () => undefined, rateLimit: null }));
+  server.attach(createApiApp(rt, { log: () => undefined, rateLimits: null }));
   const http = new HttpClient(server.port, 64);
   const auth = { authorization: `Bearer ${key}` };
   const timings: Record<string, number[]> = { create: [], capture: [], read: [] };

@@ -21,7 +21,10 @@ import { authenticationRoutes, DEFAULT_AUTHENTICATION_LIMITS } from './authentic
 import type { AuthenticationLimits } from './authentication-routes.ts';
 import { createJwksRouter, createWebhookEndpointsRouter, createWebhookIntakeRouter } from '../webhooks/index.ts';
 import { ApiProblem, vaultUnavailableProblem } from './problems.ts';
-import { rateLimitByMerchant } from './rate-limit.ts';
+import { rateLimitRequests } from './rate-limit.ts';
+import type { BucketLimit } from './rate-limit.ts';
+import { DEFAULT_RATE_LIMITS } from './rate-limit-policy.ts';
+import type { Quota, RateLimitSettings } from './rate-limit-policy.ts';
 import { refuseUnstorableTarget, refuseUnstorableText, UnstorableBodyError, verifyStorableBody, verifyStorableForm, verifyStorableRawBody } from './unstorable-text.ts';
 import { safeErrorText } from '../observability/safe-error-text.ts';
 import { metricsRouter, observeRequests } from '../observability/http.ts';
@@ -29,11 +32,9 @@ import { createOpsRouter } from '../ops/dashboard-routes.ts';
 import { Operators } from '../ops/operators.ts';
 import type { CookiePolicy } from '../ops/operator-auth.ts';
 import type { MetricsExposure } from '../observability/http.ts';
-import type { RateLimit } from './rate-limit.ts';
 import { cardFormRoutes } from './card-form-routes.ts';
 import { paymentMethodRoutes } from './payment-method-routes.ts';
-import { DEFAULT_TOKEN_LIMITS, tokenRoutes } from './token-routes.ts';
-import type { TokenLimits } from './token-routes.ts';
+import { tokenRoutes } from './token-routes.ts';
 
 import { admissionGate } from './admission.ts';
 import type { Admission } from './admission.ts';
@@ -49,8 +50,12 @@ export interface ApiOptions {
   readonly idempotencyLeaseMs?: number;
   /** JSON body limit (bytes or a size like "64kb"). */
   readonly bodyLimit?: number | string;
-  /** Per merchant and process; null turns it off. */
-  readonly rateLimit?: RateLimit | null;
+  /**
+   * The merchant API's limits (per merchant, key and operation; POST /v1/tokens per publishable key
+   * and client address), shared by every API process through Redis (src/api/rate-limit.ts). Default
+   * DEFAULT_RATE_LIMITS; null turns them all off.
+   */
+  readonly rateLimits?: RateLimitSettings | null;
   /** The bound on /v1 requests in flight in this process (src/api/admission.ts); default 64, Retry-After 1 s. */
   readonly admission?: Partial<Admission>;
   /** Serve the in-process sandboxes' control API (/_sandbox/...) when there are any. Default true. */
@@ -67,11 +72,10 @@ export interface ApiOptions {
   /** Rate limits of the customer's authentication routes (default DEFAULT_AUTHENTICATION_LIMITS); null turns them off. */
   readonly authenticationLimits?: AuthenticationLimits | null;
   /**
-   * POST /v1/tokens and the hosted card form: rate limits per publishable key and client address
-   * (default DEFAULT_TOKEN_LIMITS; null: none), and the payment methods a merchant may store per
-   * hour (SWITCHYARD_TOKENS_PER_HOUR, default DEFAULT_TOKENS_PER_HOUR; also counts POST /v1/payment_methods).
+   * POST /v1/tokens: the payment methods a merchant may store per hour (SWITCHYARD_TOKENS_PER_HOUR,
+   * default DEFAULT_TOKENS_PER_HOUR; also counts POST /v1/payment_methods). Its rate limits are in rateLimits.
    */
-  readonly tokens?: { readonly limits?: TokenLimits | null; readonly perHour?: number };
+  readonly tokens?: { readonly perHour?: number };
 }
 
 function bodyParserProblem(err: unknown): ApiProblem | null {
@@ -110,6 +114,8 @@ export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
     },
   };
 
+  const rateLimits = opts.rateLimits === undefined ? DEFAULT_RATE_LIMITS : opts.rateLimits;
+
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -146,11 +152,13 @@ export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
     limits: opts.authenticationLimits === undefined ? DEFAULT_AUTHENTICATION_LIMITS : opts.authenticationLimits,
     trustedProxies: opts.ops?.cookies.trustedProxies ?? [],
   }));
-  const tokenLimits = opts.tokens?.limits === undefined ? DEFAULT_TOKEN_LIMITS : opts.tokens.limits;
+  const limiter = rateLimits === null ? null : rt.rateLimiter;
+  const bucketLimit = (q: Quota | null): BucketLimit | null => (limiter === null || q === null ? null : { limiter, quota: q });
+  const tokenLimits = { perKey: bucketLimit(rateLimits?.publishableKey ?? null), perClient: bucketLimit(rateLimits?.client ?? null) };
   const tokensPerHour = opts.tokens?.perHour ?? DEFAULT_TOKENS_PER_HOUR;
   const trustedProxies = opts.ops?.cookies.trustedProxies ?? [];
   // The hosted card form (a publishable key in the query; no API key).
-  app.use(cardFormRoutes(ctx, { perClient: tokenLimits?.perClient ?? null, trustedProxies }));
+  app.use(cardFormRoutes(ctx, { perClient: tokenLimits.perClient, trustedProxies }));
   opts.mount?.(app);
 
   // First for /v1: a shed request costs no database round trip and writes nothing.
@@ -158,7 +166,7 @@ export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
   // The one /v1 route of the publishable key, before the secret key's authentication (which refuses it everywhere else).
   app.use(tokenRoutes(ctx, { limits: tokenLimits, tokensPerHour, trustedProxies }));
   app.use('/v1', bearerAuth(rt.database.db));
-  if (opts.rateLimit !== null) app.use('/v1', rateLimitByMerchant(opts.rateLimit ?? { perSecond: 100, burst: 200 }));
+  if (rateLimits !== null && limiter !== null) app.use('/v1', rateLimitRequests({ limiter, settings: rateLimits }));
   // Every content type is read as JSON: a form-encoded body is malformed JSON, not an empty one.
   app.use('/v1', express.json({ limit: opts.bodyLimit ?? '64kb', type: () => true, strict: true, verify: verifyStorableBody }));
   app.use('/v1', refuseUnstorableText());

@@ -29,8 +29,8 @@ import { loadAggregateByAttempt } from '../store/payment-load.ts';
 import type { ApiContext } from './api-context.ts';
 import { providerFormPage, setPageHeaders, staticPage } from './authentication-pages.ts';
 import { clientAddress } from './client-address.ts';
-import { TokenBuckets } from './rate-limit.ts';
-import type { RateLimit } from './rate-limit.ts';
+import { TokenBuckets } from './process-buckets.ts';
+import type { RateLimit } from './process-buckets.ts';
 
 /** How long the return waits for the resume's answer before sending the customer on (the payment may still be in flight). */
 const RETURN_WAIT_MS = 8_000;

@@ -14,8 +14,9 @@ import type { ApiContext } from './api-context.ts';
 import { setPageHeaders, staticPage } from './authentication-pages.ts';
 import { CARD_FORM_SCRIPT, CARD_FORM_STYLE } from './card-form-assets.ts';
 import { clientAddress } from './client-address.ts';
-import { TokenBuckets } from './rate-limit.ts';
-import type { RateLimit } from './rate-limit.ts';
+import { takeClientAddress } from './rate-limit.ts';
+import type { BucketLimit } from './rate-limit.ts';
+import { retryAfterSeconds } from './rate-limit-policy.ts';
 
 const escape = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -45,15 +46,15 @@ function cardFormHtml(key: string, origins: readonly string[]): string {
 `;
 }
 
-export function cardFormRoutes(ctx: ApiContext, o: { readonly perClient: RateLimit | null; readonly trustedProxies: readonly string[] }): Router {
+export function cardFormRoutes(ctx: ApiContext, o: { readonly perClient: BucketLimit | null; readonly trustedProxies: readonly string[] }): Router {
   const router = express.Router();
   const proxies = o.trustedProxies.length === 0 ? null : trustList(o.trustedProxies);
-  const perClient = o.perClient === null ? null : new TokenBuckets(o.perClient);
+  const perClient = o.perClient;
 
   router.get('/elements/card', async (req: Request, res: Response) => {
-    const wait = perClient?.take(clientAddress(req, proxies)) ?? 0;
-    if (wait > 0) {
-      res.set('retry-after', String(wait));
+    const decision = perClient === null ? null : await takeClientAddress(perClient, clientAddress(req, proxies), res);
+    if (decision !== null && !decision.allowed) {
+      res.set('retry-after', String(retryAfterSeconds(decision)));
       return staticPage(res, 429, 'Too many requests', 'Too many requests: please wait a moment and try again.');
     }
     const key = typeof req.query['key'] === 'string' ? req.query['key'] : '';

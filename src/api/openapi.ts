@@ -84,6 +84,36 @@ function queryParameters(): JsonObject[] {
   return Object.entries(s.properties).map(([name, schema]) => ({ name, in: 'query', required: false, schema }));
 }
 
+// The rate limits' fields (draft-ietf-httpapi-ratelimit-headers; src/api/rate-limit.ts) on every
+// answer of a /v1 route, Retry-After on its 429s too.
+const HEADERS = {
+  'RateLimit-Policy': {
+    description: 'The quota policies this request drew from, a Structured Fields List (RFC 9651): `"merchant";q=200;w=2, "key";q=150;w=2, "create";q=100;w=2` (q requests per w seconds; policies merchant, key, and the operation: create, refund, write or read; publishable_key and client on POST /v1/tokens). Shared by every API process.',
+    schema: { type: 'string' },
+  },
+  RateLimit: {
+    description: 'What is left of each policy after this request: `"merchant";r=187;t=1, …` (r units left; t seconds until another is free, absent when the bucket is full). Absent while the limiter cannot be read (the request passed unlimited).',
+    schema: { type: 'string' },
+  },
+  'Retry-After': { description: 'Seconds until the request would be served', schema: { type: 'integer', minimum: 1 } },
+};
+const headerRef = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
+
+function withRateLimitHeaders(paths: Record<string, Record<string, JsonObject>>): Record<string, Record<string, JsonObject>> {
+  for (const [path, operations] of Object.entries(paths)) {
+    if (!path.startsWith('/v1/')) continue;
+    for (const op of Object.values(operations)) {
+      for (const [status, response] of Object.entries(op['responses'] as Record<string, JsonObject>)) {
+        response['headers'] = {
+          'RateLimit-Policy': headerRef('RateLimit-Policy'), RateLimit: headerRef('RateLimit'),
+          ...(status === '429' ? { 'Retry-After': headerRef('Retry-After') } : {}),
+        };
+      }
+    }
+  }
+  return paths;
+}
+
 export function openApiDocument(): JsonObject {
   const payment = (status: string, description: string) => ({ [status]: { description, content: json('Payment') } });
   return {
@@ -95,9 +125,10 @@ export function openApiDocument(): JsonObject {
         bearer: { type: 'http', scheme: 'bearer', description: 'The secret key (sk_sy_…), from your servers only.' },
         publishableKey: { type: 'http', scheme: 'bearer', description: 'The publishable key (pk_sy_…): opens only POST /v1/tokens (and the hosted card form, as ?key=); every other route answers 401 to it.' },
       },
+      headers: HEADERS,
     },
     security: [{ bearer: [] }],
-    paths: {
+    paths: withRateLimitHeaders({
       '/v1/payments': {
         post: post('Create a payment and wait for the authorization outcome', 'CreatePaymentRequest', {
           ...payment('201', 'The authorization outcome is known (authorized, captured, declined, failed, needs_review).'),
@@ -201,7 +232,7 @@ export function openApiDocument(): JsonObject {
       },
       '/healthz': { get: { summary: 'Process up', security: [], responses: { 200: { description: 'ok' } } } },
       '/readyz': { get: { summary: 'Postgres, Redis and config ready', security: [], responses: { 200: { description: 'ready' }, 503: { description: 'not ready' } } } },
-    },
+    }),
   };
 }
 

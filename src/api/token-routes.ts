@@ -24,26 +24,24 @@ import { encodeResult, sendEncoded } from './http.ts';
 import { requestOrigin } from './idempotent-post.ts';
 import { cardBody, maskedCardProblem } from './payment-method-schemas.ts';
 import { ApiProblem, validationProblem } from './problems.ts';
-import { TokenBuckets } from './rate-limit.ts';
-import type { RateLimit } from './rate-limit.ts';
+import { rateLimitedProblem, takeClientAddress, takePublishableKey } from './rate-limit.ts';
+import type { BucketLimit } from './rate-limit.ts';
 import { refuseUnstorableText, verifyStorableBody } from './unstorable-text.ts';
 
+/**
+ * The shared limits of these routes (src/api/rate-limit.ts, every API process draws from the same
+ * buckets; SWITCHYARD_RATE_LIMIT_PUBLISHABLE_KEY and _CLIENT). A customer saves a card in a request
+ * or two; a shop's busiest minute stays far below the key's rate.
+ */
 export interface TokenLimits {
-  /** Per publishable key (and so per merchant), this process. */
-  readonly perKey: RateLimit;
-  /** Per client address (SWITCHYARD_TRUSTED_PROXIES resolves it), this process: tokens, preflights and form pages. */
-  readonly perClient: RateLimit;
+  /** Per publishable key. */
+  readonly perKey: BucketLimit | null;
+  /** Per client address (SWITCHYARD_TRUSTED_PROXIES resolves it): tokens, preflights and form pages. */
+  readonly perClient: BucketLimit | null;
 }
 
-/** A customer saves a card in a request or two; a shop's busiest minute stays far below the key's rate. */
-export const DEFAULT_TOKEN_LIMITS: TokenLimits = {
-  perKey: { perSecond: 20, burst: 100 },
-  perClient: { perSecond: 0.5, burst: 30 },
-};
-
 export interface TokenRouteOptions {
-  /** null: no rate limits (tests that do not test them). */
-  readonly limits: TokenLimits | null;
+  readonly limits: TokenLimits;
   readonly tokensPerHour: number;
   readonly trustedProxies: readonly string[];
 }
@@ -81,13 +79,12 @@ export function fromGatewayOrigin(req: Request, origin: string, publicUrl: strin
 export function tokenRoutes(ctx: ApiContext, o: TokenRouteOptions): Router {
   const router = express.Router();
   const proxies = o.trustedProxies.length === 0 ? null : trustList(o.trustedProxies);
-  const perClient = o.limits === null ? null : new TokenBuckets(o.limits.perClient);
-  const perKey = o.limits === null ? null : new TokenBuckets(o.limits.perKey);
+  const { perClient, perKey } = o.limits;
   const json = express.json({ limit: '4kb', type: () => true, strict: true, verify: verifyStorableBody });
 
-  const limitClient = (req: Request, _res: Response, next: NextFunction): void => {
-    const wait = perClient?.take(clientAddress(req, proxies)) ?? 0;
-    if (wait > 0) throw new ApiProblem('rate_limited', `too many requests from this address; retry in ${wait} s`, undefined, wait);
+  const limitClient = async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const decision = perClient === null ? null : await takeClientAddress(perClient, clientAddress(req, proxies), res);
+    if (decision !== null && !decision.allowed) throw rateLimitedProblem(decision, 'from this address');
     next();
   };
 
@@ -108,8 +105,8 @@ export function tokenRoutes(ctx: ApiContext, o: TokenRouteOptions): Router {
   router.post(TOKENS_PATH, limitClient, async (req: Request, res: Response, next: NextFunction) => {
     const merchant = await publishableKeyMerchant(ctx, req, res);
     res.locals['merchantId'] = merchant.id;
-    const wait = perKey?.take(merchant.id) ?? 0;
-    if (wait > 0) throw new ApiProblem('rate_limited', `more than ${o.limits!.perKey.perSecond} requests per second with this publishable key; retry in ${wait} s`, undefined, wait);
+    const decision = perKey === null ? null : await takePublishableKey(perKey, merchant.id, res);
+    if (decision !== null && !decision.allowed) throw rateLimitedProblem(decision, 'with this publishable key');
     const origin = req.get('origin');
     res.set('Vary', 'Origin');
     if (origin !== undefined && !fromGatewayOrigin(req, origin, ctx.rt.publicUrl)) {

@@ -32,6 +32,7 @@ import { deadLetterOutboxRow, WebhookWorkers } from '../webhooks/webhook-workers
 import { loadEndpointKeys } from '../webhooks/outbound/endpoint-keys.ts';
 import { loadSigningKeys } from '../webhooks/outbound/signing-keys.ts';
 import type { Redis } from 'ioredis';
+import { SharedRateLimiter } from '../api/shared-rate-limit.ts';
 import { createLogger, startObservability } from '../observability/index.ts';
 import type { GatewayMetrics, Logger } from '../observability/index.ts';
 import { DELIVERY_QUEUE, INBOUND_QUEUE, MERCHANT_EVENT_QUEUE } from '../webhooks/webhook-jobs.ts';
@@ -68,6 +69,8 @@ export interface RuntimeOptions {
   readonly configFile: string;
   /** BullMQ key prefix: tests give each file its own. */
   readonly queuePrefix?: string;
+  /** The rate limits' Redis key prefix (SWITCHYARD_RATE_LIMIT_PREFIX); default the queue prefix. */
+  readonly rateLimitPrefix?: string;
   readonly now?: () => Date;
   readonly core?: CorePolicy;
   readonly log?: (line: string) => void;
@@ -147,6 +150,8 @@ export interface Runtime {
   readonly orphanGraceMs: number;
   /** Tokenizes, describes and (for a provider call) reveals vaulted cards. */
   readonly vault: ProcessVault;
+  /** The merchant API's rate-limit buckets, shared by every API process in Redis; null in a worker. */
+  readonly rateLimiter: SharedRateLimiter | null;
   stop(): Promise<void>;
 }
 
@@ -234,6 +239,12 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     cleanups.push(() => Promise.resolve(observability.stop()));
     const metrics = observability.metrics;
     metrics.observeConfig(holder);
+    // The API's rate limits (src/api/rate-limit.ts): buckets every API process shares, under this runtime's prefix.
+    const rateLimiter = opts.role === 'worker' ? null : new SharedRateLimiter({ redisUrl: opts.redisUrl, prefix: opts.rateLimitPrefix ?? prefix, log });
+    if (rateLimiter !== null) {
+      rateLimiter.observer = { failedOpen: (reason) => metrics.rateLimitFailedOpen(reason), limited: (policies) => metrics.rateLimited(policies) };
+      cleanups.push(() => rateLimiter.close());
+    }
     const queueFor = (kind: string, connector: string | null): string | null =>
       webhookQueueFor(kind) ?? (kind === 'timer' ? TIMER_QUEUE : kind === 'provider_call' && connector !== null && accounts.has(connector) ? callQueueName(connector) : null);
     const relay = new OutboxRelay(
@@ -314,7 +325,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     let stopped = false;
     return {
       role: opts.role, database, config: holder, connectors: set.connectors, sandboxes: set.sandboxes, breakers, envs, snapshots, relay, waits, queues, workers, webhooks, metrics, logger, now, queueFor,
-      dispatch: kick, dispatcher, budget, outboxAccounts, orphanGraceMs, vault,
+      dispatch: kick, dispatcher, budget, outboxAccounts, orphanGraceMs, vault, rateLimiter,
       publicUrl: publicUrl ?? null,
       async stop() {
         if (stopped) return;

@@ -99,6 +99,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
       ...(o.jobRetries.attempts === null ? {} : { jobAttempts: o.jobRetries.attempts }),
       ...(o.jobRetries.backoffMs === null ? {} : { jobBackoffMs: o.jobRetries.backoffMs }),
       ...(o.relayRepublishMs === null ? {} : { relayRepublishMs: o.relayRepublishMs }),
+      ...(o.rateLimitPrefix === null ? {} : { rateLimitPrefix: o.rateLimitPrefix }),
       ...(o.seams === undefined ? {} : { seams: o.seams }),
       ...(server === null ? {} : { webhookBaseUrl: `http://127.0.0.1:${server.port}` }),
     }), retry);
@@ -121,7 +122,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
       if (revoked > 0) log(`operator sessions: ${revoked} opened under a token that changed since were revoked`);
       server.attach(createApiApp(rt, {
         authorizationWaitMs: o.waitMs, modificationWaitMs: o.waitMs, idempotencyRetentionMs: o.idempotencyRetentionMs, admission: { maxInFlight: o.maxInFlight }, log,
-        tokens: { perHour: o.tokensPerHour }, ops: { operators: ops.operators, cookies }, metrics: onMainPort,
+        tokens: { perHour: o.tokensPerHour }, rateLimits: o.rateLimits, ops: { operators: ops.operators, cookies }, metrics: onMainPort,
       }));
       stopPurge = startIdempotencyPurge(rt.database.db, { now: rt.now, log });
     }

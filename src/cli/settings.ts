@@ -5,6 +5,8 @@ import { databaseUrlFromEnv } from '../store/database-url.ts';
 import { configPath } from '../routing/config-loader.ts';
 import { parseDuration } from '../routing/duration.ts';
 import { DEFAULT_ORPHAN_GRACE_MS } from '../jobs/unpublishable-rows.ts';
+import { DEFAULT_RATE_LIMITS, formatQuota, parseQuota, RATE_LIMIT_VARIABLES } from '../api/rate-limit-policy.ts';
+import type { Quota, RateLimitSettings } from '../api/rate-limit-policy.ts';
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 export const DEFAULT_PORT = 8080;
@@ -34,6 +36,14 @@ export interface GatewaySettings {
   readonly relayRepublishMs: number | null;
   /** SWITCHYARD_METRICS_PORT: /metrics on its own listener (null: on the main port); SWITCHYARD_METRICS_TOKEN: a bearer token it requires (null: none). */
   readonly metrics: { readonly port: number | null; readonly token: string | null };
+  /**
+   * The merchant API's rate limits, shared by every API process (SWITCHYARD_RATE_LIMIT_MERCHANT, _KEY,
+   * _CREATES, _REFUNDS, _WRITES, _READS, _PUBLISHABLE_KEY, _CLIENT: `<requests>/<window>` or `off`);
+   * null: SWITCHYARD_RATE_LIMITS=off turns them all off.
+   */
+  readonly rateLimits: RateLimitSettings | null;
+  /** SWITCHYARD_RATE_LIMIT_PREFIX: the Redis key prefix of the limits' buckets (default `sy`, the gateway's). */
+  readonly rateLimitPrefix: string | null;
 }
 
 export class SettingsError extends Error {
@@ -69,6 +79,32 @@ function metricsSettings(env: NodeJS.ProcessEnv): GatewaySettings['metrics'] {
   return { port: port === undefined || port === '' ? null : parsePort(port, 'SWITCHYARD_METRICS_PORT'), token: token === undefined || token === '' ? null : token };
 }
 
+function rateLimitSettings(env: NodeJS.ProcessEnv): RateLimitSettings | null {
+  const all = env['SWITCHYARD_RATE_LIMITS'];
+  if (all !== undefined && all !== '' && all !== 'on' && all !== 'off') throw new SettingsError(`SWITCHYARD_RATE_LIMITS=${all} is not on or off`);
+  if (all === 'off') return null;
+  const out: Record<string, Quota | null> = {};
+  for (const [name, variable] of Object.entries(RATE_LIMIT_VARIABLES) as [keyof RateLimitSettings, string][]) {
+    const v = env[variable];
+    if (v === undefined || v === '') {
+      out[name] = DEFAULT_RATE_LIMITS[name];
+      continue;
+    }
+    const q = parseQuota(v);
+    if (q === null) throw new SettingsError(`${variable}=${v} is not <requests>/<window> (whole seconds, e.g. ${formatQuota(DEFAULT_RATE_LIMITS[name])} or 600/1m) or off`);
+    out[name] = q === 'off' ? null : q;
+  }
+  return out as unknown as RateLimitSettings;
+}
+
+function rateLimitPrefix(env: NodeJS.ProcessEnv): string | null {
+  const v = env['SWITCHYARD_RATE_LIMIT_PREFIX'];
+  if (v === undefined || v === '') return null;
+  // Braces would move the Redis Cluster hash tag off the merchant's id.
+  if (!/^[A-Za-z0-9_:.-]{1,64}$/.test(v)) throw new SettingsError(`SWITCHYARD_RATE_LIMIT_PREFIX=${v} must be 1-64 letters, digits or _:.-`);
+  return v;
+}
+
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewaySettings {
   return {
     databaseUrl: databaseUrlFromEnv(env),
@@ -87,5 +123,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewaySe
     },
     relayRepublishMs: env['SWITCHYARD_RELAY_REPUBLISH'] === undefined || env['SWITCHYARD_RELAY_REPUBLISH'] === '' ? null : duration(env, 'SWITCHYARD_RELAY_REPUBLISH', 30_000),
     metrics: metricsSettings(env),
+    rateLimits: rateLimitSettings(env),
+    rateLimitPrefix: rateLimitPrefix(env),
   };
 }

@@ -68,6 +68,8 @@ export class GatewayMetrics implements WebhookIntakeObserver {
   private readonly webhookIgnored: Counter<'connector' | 'reason'>;
   private readonly webhookJobs: Counter<'queue' | 'result'>;
   private readonly configReloads: Counter<'result'>;
+  private readonly rateLimitedRequests: Counter<'policy'>;
+  private readonly rateLimitFailOpen: Counter<'reason'>;
   private config: ObservedConfig | null = null;
   private cached: { at: number; value: Promise<Indicators> } | null = null;
 
@@ -93,6 +95,10 @@ export class GatewayMetrics implements WebhookIntakeObserver {
 
     this.configReloads = new Counter({ name: 'switchyard_config_reload_total', help: 'Config reloads (file change or SIGHUP) by result: swapped (a new routing snapshot serves), unchanged, rejected (invalid, or adds or changes a connector account: the old snapshot keeps serving)', labelNames: ['result'], registers });
     for (const result of CONFIG_RELOAD_RESULTS) this.configReloads.inc({ result }, 0);
+    this.rateLimitedRequests = new Counter({ name: 'switchyard_rate_limited_total', help: 'Merchant API requests refused with 429 rate_limited, by the policy that refused them (merchant, key, create, refund, write, read, publishable_key, client)', labelNames: ['policy'], registers });
+    // Exported at 0 from the start, so an alert on its rate has a series before the first outage.
+    this.rateLimitFailOpen = new Counter({ name: 'switchyard_rate_limit_fail_open_total', help: 'Merchant API requests let through without a rate limit because Redis did not answer the limiter within 50 ms (timeout) or failed (error)', labelNames: ['reason'], registers });
+    for (const reason of ['timeout', 'error']) this.rateLimitFailOpen.inc({ reason }, 0);
     const configStatus = (): ConfigStatus | null => this.config?.status() ?? null;
     new Gauge<'snapshot'>({
       name: 'switchyard_config_snapshot_info', help: 'The routing snapshot this process serves (1, labelled with its version)', labelNames: ['snapshot'], registers,
@@ -217,6 +223,16 @@ export class GatewayMetrics implements WebhookIntakeObserver {
     if (idempotency !== null) this.idempotency.inc({ outcome: idempotency });
   }
 
+  /** A request the limiter let through because Redis did not answer (src/api/shared-rate-limit.ts). */
+  rateLimitFailedOpen(reason: 'timeout' | 'error'): void {
+    this.rateLimitFailOpen.inc({ reason });
+  }
+
+  /** A request refused by these rate-limit policies. */
+  rateLimited(policies: readonly string[]): void {
+    for (const policy of policies) this.rateLimitedRequests.inc({ policy });
+  }
+
   webhookIntake(connector: string, rejected: string | null): void {
     if (rejected === null) this.webhooksReceived.inc({ connector });
     else this.webhooksRejected.inc({ connector, reason: rejectionLabel(rejected) });
@@ -230,7 +246,7 @@ export class GatewayMetrics implements WebhookIntakeObserver {
   /** This process's counters since it started (the dashboard shows them beside the shared indicators). */
   async counters(): Promise<{ metric: string; labels: Record<string, string | number>; value: number }[]> {
     const out: { metric: string; labels: Record<string, string | number>; value: number }[] = [];
-    for (const c of [this.calls, this.transitions, this.ignoredTransitions, this.idempotency, this.webhooksReceived, this.webhooksRejected, this.webhookIgnored, this.webhookJobs]) {
+    for (const c of [this.calls, this.transitions, this.ignoredTransitions, this.idempotency, this.webhooksReceived, this.webhooksRejected, this.webhookIgnored, this.webhookJobs, this.rateLimitedRequests, this.rateLimitFailOpen]) {
       const { name, values } = await c.get();
       for (const v of values) if (v.value > 0) out.push({ metric: name, labels: { ...v.labels }, value: v.value });
     }

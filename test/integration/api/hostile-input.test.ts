@@ -24,7 +24,7 @@ let endpointId = 'we_none';
 beforeAll(async () => {
   // A short wait keeps each accepted create/capture fast: 202 is as good an answer as 201 here.
   // intake: the gateway knows its URL (customer authentication needs it); an operator: /ops/login is live.
-  api = await startApiGateway('api_hostile', { authorizationWaitMs: 200, modificationWaitMs: 200, rateLimit: null, adminToken: 'hostile-ops-token-0123456789abcdef' }, undefined, {}, true);
+  api = await startApiGateway('api_hostile', { authorizationWaitMs: 200, modificationWaitMs: 200, rateLimits: null, adminToken: 'hostile-ops-token-0123456789abcdef' }, undefined, {}, true);
   for (let i = 0; i < 3; i++) {
     const r = await api.call('POST', '/v1/payments', { body: paymentBody({ amount: 10_000 }) });
     paymentIds.push(r.json.id);

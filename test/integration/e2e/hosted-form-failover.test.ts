@@ -28,7 +28,7 @@ let stripe: SandboxControl;
 
 beforeAll(async () => {
   // The shipped config: stripe_eu first for EUR below 100,000, adyen_eu behind it.
-  api = await startApiGateway('hosted_form_failover', { authorizationWaitMs: 15_000, modificationWaitMs: 15_000, tokens: { limits: null } }, readFileSync('config/switchyard.yaml', 'utf8'), {}, true);
+  api = await startApiGateway('hosted_form_failover', { authorizationWaitMs: 15_000, modificationWaitMs: 15_000, rateLimits: null }, readFileSync('config/switchyard.yaml', 'utf8'), {}, true);
   stripe = api.gw.rt.sandboxes.find((s) => s.account === 'stripe_eu')!;
   shop = await startShop(() => `${api.url}/elements/card?key=${api.publishableKey}`);
   await allowOrigins(api, api.merchantId, [shop.origin]);

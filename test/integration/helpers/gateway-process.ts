@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 
 /** `start script`: the exact command package.json's start runs (`sh -c "<scripts.start>"`), as npm runs it. */
-export type Launcher = 'npm start' | 'switchyard start' | 'start script' | 'switchyard start --role vault';
+export type Launcher = 'npm start' | 'switchyard start' | 'start script' | 'switchyard start --role vault' | 'switchyard start --role api';
 
 export interface GatewayProcess {
   readonly url: string;
@@ -24,7 +24,7 @@ export interface GatewayProcess {
 export async function startGatewayProcess(launcher: Launcher, env: Readonly<Record<string, string>>, readyTimeoutMs = 60_000): Promise<GatewayProcess> {
   const [command, args] = launcher === 'npm start' ? ['npm', ['start', '--silent']]
     : launcher === 'start script' ? ['sh', ['-c', (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start]]
-      : [process.execPath, ['bin/switchyard.js', 'start', '--role', launcher === 'switchyard start' ? 'all' : 'vault']];
+      : [process.execPath, ['bin/switchyard.js', 'start', '--role', launcher === 'switchyard start' ? 'all' : launcher === 'switchyard start --role api' ? 'api' : 'vault']];
   const child: ChildProcess = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let output = '';
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));

@@ -24,7 +24,7 @@ const requested: string[] = [];
 
 beforeAll(async () => {
   captureStdio(written);
-  api = await startApiGateway('tokens_card_form', { tokens: { limits: null } });
+  api = await startApiGateway('tokens_card_form', { rateLimits: null });
   const formUrl = () => `${api.url}/elements/card?key=${api.publishableKey}`;
   shop = await startShop(formUrl);
   elsewhere = await startShop(formUrl);

@@ -14,7 +14,7 @@ import { CARD, gatewayTablesHolding, vaultRows } from './helpers.ts';
 let api: ApiGateway;
 let other: { id: string; apiKey: string; publishableKey: string };
 beforeAll(async () => {
-  api = await startApiGateway('tokens_payment_methods', { tokens: { limits: null } });
+  api = await startApiGateway('tokens_payment_methods', { rateLimits: null });
   other = await api.newMerchant('not allowed');
   await setAllowRawCards(api.gw.rt.database.db, api.merchantId, true);
 });

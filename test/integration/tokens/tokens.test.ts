@@ -7,6 +7,7 @@ import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApiApp } from '../../../src/api/app.ts';
+import { DEFAULT_RATE_LIMITS } from '../../../src/api/rate-limit-policy.ts';
 import type { ApiOptions } from '../../../src/api/app.ts';
 import { paymentMethodResource } from '../../../src/api/payment-method-schemas.ts';
 import { listenApi } from '../../../src/api/server.ts';
@@ -22,7 +23,7 @@ let other: { id: string; apiKey: string; publishableKey: string };
 const written: string[] = [];
 beforeAll(async () => {
   captureStdio(written);
-  api = await startApiGateway('tokens_api', { tokens: { limits: null } });
+  api = await startApiGateway('tokens_api', { rateLimits: null });
   other = await api.newMerchant('other shop');
   await allowOrigins(api, api.merchantId, [SHOP]);
   await allowOrigins(api, other.id, [OTHER_SHOP]);
@@ -153,22 +154,32 @@ describe('POST /v1/tokens', () => {
     expect((await tokenize()).status).toBe(201);
   });
 
-  it('is rate-limited per client address, before any lookup, and per publishable key (429 + Retry-After)', async () => {
-    await withApp({ tokens: { limits: { perClient: { perSecond: 0.01, burst: 3 }, perKey: { perSecond: 1000, burst: 1000 } } } }, async (url) => {
+  it('is rate-limited per client address, before any lookup, and per publishable key (429 + Retry-After), on buckets every API process shares', async () => {
+    const perClient = { ...DEFAULT_RATE_LIMITS, client: { quota: 3, windowS: 300 }, publishableKey: null };
+    await withApp({ rateLimits: perClient }, async (url) => {
       const answers = [];
       for (let i = 0; i < 4; i++) answers.push(await post(url, 'pk_sy_wrongwrongwrongwrong'));
       expect(answers.map((a) => a.status)).toEqual([401, 401, 401, 429]);
-      expect(Number(answers[3]!.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(answers.map((a) => a.headers.get('ratelimit'))).toEqual(['"client";r=2;t=100', '"client";r=1;t=100', '"client";r=0;t=100', '"client";r=0;t=100']);
+      expect(answers[0]!.headers.get('ratelimit-policy')).toBe('"client";q=3;w=300');
+      expect(Number(answers[3]!.headers.get('retry-after'))).toBe(100);
       expect(((await answers[3]!.json()) as { code: string }).code).toBe('rate_limited');
       // The address is spent for every key, the right one included.
       expect((await post(url, api.publishableKey)).status).toBe(429);
     });
-    await withApp({ tokens: { limits: { perClient: { perSecond: 1000, burst: 1000 }, perKey: { perSecond: 0.01, burst: 2 } } } }, async (url) => {
-      const statuses = [];
-      for (let i = 0; i < 3; i++) statuses.push((await post(url, api.publishableKey)).status);
-      expect(statuses).toEqual([201, 201, 429]);
-      const limited = await post(url, api.publishableKey);
-      expect(limited.headers.get('retry-after')).not.toBeNull();
+    // Another API app (as another process) over the same Redis: the address is spent there too, the hosted form included.
+    await withApp({ rateLimits: perClient }, async (url) => {
+      expect((await post(url, api.publishableKey)).status).toBe(429);
+      const form = await fetch(`${url}/elements/card?key=${api.publishableKey}`);
+      expect([form.status, form.headers.get('retry-after')]).toEqual([429, '100']);
+    });
+    await withApp({ rateLimits: { ...DEFAULT_RATE_LIMITS, client: null, publishableKey: { quota: 2, windowS: 300 } } }, async (url) => {
+      const answers = [];
+      for (let i = 0; i < 3; i++) answers.push(await post(url, api.publishableKey));
+      expect(answers.map((a) => a.status)).toEqual([201, 201, 429]);
+      expect(answers[2]!.headers.get('ratelimit')).toBe('"publishable_key";r=0;t=150');
+      expect(answers[2]!.headers.get('retry-after')).toBe('150');
+      expect(((await answers[2]!.json()) as { detail: string }).detail).toMatch(/"publishable_key" \(2 requests per 300 s\) limit with this publishable key/);
       // Another merchant's key has its own bucket.
       expect((await post(url, other.publishableKey)).status).toBe(201);
     });
@@ -177,7 +188,7 @@ describe('POST /v1/tokens', () => {
   it(`stores at most SWITCHYARD_TOKENS_PER_HOUR payment methods per merchant; a refused card uses none`, async () => {
     const fresh = await api.newMerchant('quota shop');
     const second = await api.newMerchant('second quota shop');
-    await withApp({ tokens: { limits: null, perHour: 2 } }, async (url) => {
+    await withApp({ rateLimits: null, tokens: { perHour: 2 } }, async (url) => {
       expect((await post(url, fresh.publishableKey, { card: { ...CARD, cvc: '1' } })).status).toBe(400);
       const before = await vaultRows(api);
       const statuses = [];
@@ -197,7 +208,7 @@ describe('POST /v1/tokens', () => {
   });
 
   it('counts in the admission bound', async () => {
-    await withApp({ tokens: { limits: null }, admission: { maxInFlight: 1, retryAfterS: 3 } }, async (url) => {
+    await withApp({ rateLimits: null, admission: { maxInFlight: 1, retryAfterS: 3 } }, async (url) => {
       // A token request whose body never ends holds the only place.
       const { port } = new URL(url);
       const held = request({ host: '127.0.0.1', port, method: 'POST', path: '/v1/tokens', headers: { authorization: `Bearer ${api.publishableKey}`, 'content-type': 'application/json', 'content-length': '500' } });

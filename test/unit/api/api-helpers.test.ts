@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { operationIdFor } from '../../../src/api/idempotent-post.ts';
 import { redact } from '../../../src/api/log-redaction.ts';
 import { ApiProblem, fieldErrors } from '../../../src/api/problems.ts';
-import { TokenBuckets } from '../../../src/api/rate-limit.ts';
+import { TokenBuckets } from '../../../src/api/process-buckets.ts';
 import { createPaymentBody, currencyCode, minorUnits } from '../../../src/api/request-schemas.ts';
 
 describe('TokenBuckets', () => {

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Request } from 'express';
 import { clientAddress } from '../../../src/api/client-address.ts';
-import { TokenBuckets } from '../../../src/api/rate-limit.ts';
+import { TokenBuckets } from '../../../src/api/process-buckets.ts';
 import { trustList } from '../../../src/ops/operator-auth.ts';
 import { attemptToken, newTokenKey, tokenMatches } from '../../../src/resources/authentication-tokens.ts';
 

@@ -17,4 +17,28 @@ describe('OpenAPI document', () => {
     expect(create.properties?.['amount']).toMatchObject({ type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
     expect(doc.components.schemas['Problem']!.properties?.['code']).toMatchObject({ enum: Object.keys(PROBLEMS) });
   });
+
+  it('every /v1 answer carries the rate-limit fields, and every 429 Retry-After with the rate_limited problem', () => {
+    type Response = { description: string; headers?: Record<string, { $ref: string }> };
+    const doc = openApiDocument() as { paths: Record<string, Record<string, { responses: Record<string, Response> }>>; components: { headers: Record<string, unknown> } };
+    expect(Object.keys(doc.components.headers).sort()).toEqual(['RateLimit', 'RateLimit-Policy', 'Retry-After']);
+    let limited = 0;
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(operations)) {
+        for (const [status, response] of Object.entries(op.responses)) {
+          const names = Object.keys(response.headers ?? {});
+          if (!path.startsWith('/v1/')) {
+            expect(names, `${method} ${path} ${status}`).toEqual([]);
+            continue;
+          }
+          expect(names, `${method} ${path} ${status}`).toEqual(status === '429' ? ['RateLimit-Policy', 'RateLimit', 'Retry-After'] : ['RateLimit-Policy', 'RateLimit']);
+          if (status === '429') {
+            expect(response.description).toContain('rate_limited');
+            limited += 1;
+          }
+        }
+      }
+    }
+    expect(limited).toBeGreaterThan(15);
+  });
 });
