@@ -5,7 +5,7 @@
 
 import express from 'express';
 import type { Router } from 'express';
-import { requestCapture, requestRefund, requestVoid, waitForPayment } from '../app/payment-service.ts';
+import { requestCapture, requestRefund, requestVoid, updateMetadata, waitForPayment } from '../app/payment-service.ts';
 import type { OperationFailure, Payment } from '../core/payment.ts';
 import type { RefundState } from '../core/states.ts';
 import { bindClaimToPayment } from '../store/idempotency.ts';
@@ -18,7 +18,7 @@ import type { ApiContext } from './api-context.ts';
 import { encodeResult, merchantIdOf, notFound, sendEncoded } from './http.ts';
 import { idempotentPost, operationIdFor } from './idempotent-post.ts';
 import { ApiProblem } from './problems.ts';
-import { captureBody, refundBody, voidBody } from './request-schemas.ts';
+import { captureBody, refundBody, updatePaymentBody, voidBody } from './request-schemas.ts';
 import { refundResource } from './serializers.ts';
 
 const REFUND_FINAL: ReadonlySet<RefundState> = new Set<RefundState>(['succeeded', 'failed', 'reversed']);
@@ -36,6 +36,8 @@ export function refusal(r: Extract<TransitionResult, { kind: 'illegal' }>): ApiP
       return new ApiProblem('validation_error', r.reason, [{ path: 'amount', message: r.reason }]);
     case 'multicapture_unsupported':
       return new ApiProblem('multicapture_unsupported', r.reason, [{ path: 'final', message: r.reason }]);
+    case 'too_many_metadata_keys':
+      return new ApiProblem('validation_error', r.reason, [{ path: 'metadata', message: r.reason }]);
   }
 }
 
@@ -100,6 +102,16 @@ export function modificationRoutes(ctx: ApiContext): Router {
     if (capture?.status === 'failed') throw failureProblem('capture', p.id, capture.failure ?? UNRECORDED('capture'));
     // Anything but a confirmed capture (in flight, parked for review) is 202: the capture shows as pending.
     return { status: capture?.status === 'succeeded' ? 200 : 202, body: resource };
+  }));
+
+  router.post('/v1/payments/:id', idempotentPost(ctx.idempotency, updatePaymentBody, async ({ merchantId, body, params, claim }) => {
+    const p = await paymentOf(merchantId, params['id']!);
+    await bindClaimToPayment(db, claim, p.id);
+    const r = await updateMetadata(ctx.rt, merchantId, p, body.metadata);
+    if (r.kind === 'illegal') throw refusal(r);
+    const seen = await paymentSnapshot(ctx, merchantId, p.id);
+    if (seen === null) throw notFound('payment', p.id);
+    return { status: 200, body: seen.resource };
   }));
 
   router.post('/v1/payments/:id/void', idempotentPost(ctx.idempotency, voidBody, async ({ merchantId, params }) => {

@@ -3,7 +3,7 @@
 // (regenerate with `npm run openapi`).
 
 import { z } from 'zod';
-import { captureBody, createPaymentBody, listPaymentsQuery, paymentMethodSchema, paymentMethodUnion, refundBody, storedPaymentToken, voidBody } from './request-schemas.ts';
+import { captureBody, createPaymentBody, listPaymentsQuery, paymentMethodSchema, paymentMethodUnion, refundBody, storedPaymentToken, updatePaymentBody, voidBody } from './request-schemas.ts';
 import { attemptResource, balanceList, balanceResource, captureResource, paymentList, paymentResource, problemResource, refundResource, routingResource, timelineList, transitionResource } from './resource-schemas.ts';
 import { MAX_KEY_LENGTH } from './idempotent-post.ts';
 import { endpointBody, redeliverBody } from '../webhooks/outbound/merchant-routes.ts';
@@ -18,7 +18,7 @@ const COMPONENTS = {
   Payment: paymentResource, Attempt: attemptResource, Capture: captureResource, Routing: routingResource, Refund: refundResource, Transition: transitionResource,
   PaymentList: paymentList, Timeline: timelineList, Problem: problemResource, Balance: balanceResource, BalanceList: balanceList,
   WebhookEndpointRequest: endpointBody, RedeliverRequest: redeliverBody.unwrap(), StoredPaymentToken: storedPaymentToken,
-  CardRequest: cardBody, CardInput: cardInput, PaymentMethod: paymentMethodResource,
+  UpdatePaymentRequest: updatePaymentBody, CardRequest: cardBody, CardInput: cardInput, PaymentMethod: paymentMethodResource,
 };
 
 function componentSchemas(): JsonObject {
@@ -136,7 +136,10 @@ export function openApiDocument(): JsonObject {
         }, []),
         get: { summary: 'List payments, newest first', parameters: queryParameters(), responses: { 200: { description: 'A page', content: json('PaymentList') }, ...problems(...COMMON, 'validation_error') } },
       },
-      '/v1/payments/{id}': { get: { summary: 'Retrieve a payment', parameters: [pathId('payment')], responses: { ...payment('200', 'The payment'), ...problems(...COMMON, 'not_found') } } },
+      '/v1/payments/{id}': {
+        get: { summary: 'Retrieve a payment', parameters: [pathId('payment')], responses: { ...payment('200', 'The payment'), ...problems(...COMMON, 'not_found') } },
+        post: post('Update the metadata (null removes a key); a payment.updated event, the state unchanged', 'UpdatePaymentRequest', { ...payment('200', 'The payment with its metadata changed') }, ['not_found'], 'payment'),
+      },
       '/v1/payments/{id}/timeline': {
         get: { summary: 'Every transition with origin, input and raw provider status', parameters: [pathId('payment')], responses: { 200: { description: 'Oldest first', content: json('Timeline') }, ...problems(...COMMON, 'not_found') } },
       },

@@ -176,6 +176,19 @@ export const captureBody = z
 
 export const voidBody = z.strictObject({}).meta({ id: 'VoidRequest' });
 
+/** A change to the metadata: the same limits as at creation; null removes a key; at most 50 keys after the change (the core checks the merged set). */
+export const updatePaymentBody = z
+  .strictObject({
+    metadata: z
+      .record(z.string().min(1).max(40), withoutCardNumber(z.string().max(500)).nullable())
+      .superRefine((m, ctx) => {
+        for (const k of Object.keys(m)) if (containsCardNumber(k)) ctx.addIssue({ code: 'custom', path: [maskCardNumbers(k, '[card]')], message: `the key ${CARD_NUMBER_MESSAGE}` });
+      })
+      .refine((m) => Object.keys(m).length > 0, { message: 'name at least one metadata key to set or (with null) to remove' })
+      .meta({ description: 'Keys to set (string values, <= 500 chars) or remove (null). At most 50 keys after the change; neither keys nor values may hold a card number.' }),
+  })
+  .meta({ id: 'UpdatePaymentRequest' });
+
 export const refundBody = z
   .strictObject({
     amount: positiveMinorUnits.optional().meta({ description: 'Defaults to everything still refundable.' }),

@@ -127,6 +127,11 @@ export function recordCustomerReturn(rt: Runtime, payment: Payment, attemptId: s
   return apply(rt, payment.merchantId, payment.id, { type: 'customer_returned', attemptId, returned }, 'api', payment);
 }
 
+/** The merchant's change to the metadata: one transition, the state unchanged, a payment.updated event. */
+export function updateMetadata(rt: Runtime, merchantId: string, payment: Payment, metadata: Readonly<Record<string, string | null>>): Promise<TransitionResult> {
+  return apply(rt, merchantId, payment.id, { type: 'metadata_updated', metadata }, 'api', payment);
+}
+
 export function requestVoid(rt: Runtime, merchantId: string, paymentId: string): Promise<TransitionResult> {
   return apply(rt, merchantId, paymentId, { type: 'void_requested' });
 }

@@ -19,7 +19,7 @@ export interface StepEnv {
   readonly newId: (kind: IdKind) => string;
 }
 
-export type IllegalCode = 'invalid_state' | 'amount_exceeds_authorized' | 'amount_exceeds_captured' | 'invalid_amount' | 'not_supported' | 'multicapture_unsupported';
+export type IllegalCode = 'invalid_state' | 'amount_exceeds_authorized' | 'amount_exceeds_captured' | 'invalid_amount' | 'not_supported' | 'multicapture_unsupported' | 'too_many_metadata_keys';
 
 export type StepResult =
   | {

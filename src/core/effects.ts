@@ -47,6 +47,7 @@ export const MERCHANT_EVENT_TYPES = [
   'payment.voided',
   'payment.expired',
   'payment.needs_review',
+  'payment.updated',
   'refund.succeeded',
   'refund.failed',
   'refund.reversed',

@@ -96,6 +96,8 @@ export type PaymentInput =
   | { readonly type: 'provider_fact'; readonly fact: ProviderFact }
   | { readonly type: 'capture_requested'; readonly captureId: string; readonly amount: number; readonly final: boolean }
   | { readonly type: 'void_requested' }
+  /** The merchant's change to the metadata (issue 48): a key set to null is removed. The state never changes. */
+  | { readonly type: 'metadata_updated'; readonly metadata: Readonly<Record<string, string | null>> }
   | { readonly type: 'refund_requested'; readonly refundId: string; readonly amount: number; readonly reason: string | null }
   | { readonly type: 'timer_fired'; readonly timer: TimerKind; readonly attemptId?: string }
   /**

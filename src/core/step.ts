@@ -1,7 +1,7 @@
 // step(payment, input, now, env): the pure transition function over the payment aggregate.
 // It reads no clock, database or network; effects are returned as data for the shell to run.
 
-import { Draft, IllegalEdgeError, noop } from './draft.ts';
+import { Draft, illegal, IllegalEdgeError, noop } from './draft.ts';
 import type { StepEnv, StepResult } from './draft.ts';
 import {
   afterProof, fence, isPastDeadline, onAuthorizationOutcome, onFenceConfirmed, onFenceRefused,
@@ -51,6 +51,26 @@ function factAfterResolution(payment: Payment, now: Date, env: StepEnv, err: Ill
   return d.finalize();
 }
 
+/** The API's bound on metadata keys (src/api/request-schemas.ts), kept when a change merges into them. */
+export const MAX_METADATA_KEYS = 50;
+
+/** Merges the change into the metadata (null removes a key); nothing else moves. The API checks the limits. */
+function updateMetadata(d: Draft, change: Readonly<Record<string, string | null>>): StepResult | null {
+  const next: Record<string, string> = { ...d.p.metadata };
+  for (const [k, v] of Object.entries(change)) {
+    if (v === null) delete next[k];
+    else next[k] = v;
+  }
+  // Checked here, on the version the change applies to: two concurrent changes cannot pass the bound together.
+  if (Object.keys(next).length > MAX_METADATA_KEYS) return illegal('too_many_metadata_keys', `the change would leave ${Object.keys(next).length} metadata keys; at most ${MAX_METADATA_KEYS}`);
+  const same = Object.keys(next).length === Object.keys(d.p.metadata).length && Object.entries(next).every(([k, v]) => d.p.metadata[k] === v);
+  if (same) return noop('metadata unchanged');
+  d.p.metadata = next;
+  d.note(`metadata updated (${Object.keys(change).sort().join(', ')})`);
+  d.event('payment.updated');
+  return null;
+}
+
 function dispatch(d: Draft, input: PaymentInput): StepResult | null {
   switch (input.type) {
     case 'submit':
@@ -63,6 +83,8 @@ function dispatch(d: Draft, input: PaymentInput): StepResult | null {
       return requestCapture(d, input.captureId, input.amount, input.final);
     case 'void_requested':
       return requestVoid(d);
+    case 'metadata_updated':
+      return updateMetadata(d, input.metadata);
     case 'refund_requested':
       return requestRefund(d, input.refundId, input.amount, input.reason);
     case 'timer_fired':

@@ -158,6 +158,7 @@ export function attemptIdOf(input: PaymentInput): string | null {
     case 'submit':
     case 'capture_requested':
     case 'void_requested':
+    case 'metadata_updated':
     case 'refund_requested':
     case 'operator_resolved':
       return null;
