@@ -60,17 +60,20 @@ export async function createMerchantCommand(url: string, name: string, modeText?
   });
 }
 
-/** Rolls the merchant's one working key of a kind with no grace; the new key and its audit rows (never the key itself) commit together. */
+/**
+ * Rolls the merchant's one working key of a kind with no grace. The new key and its audit row
+ * (never the key itself) commit together; the row keeps the action and target these commands always
+ * had (merchant.rotate_key on the merchant) and names the old and new key ids.
+ */
 async function replaceKey(db: DbOrTx, merchantId: string, kind: 'secret' | 'publishable', operator: string): Promise<string> {
   try {
     return await db.transaction(async (tx) => {
       const r = await replaceOnlyKey(tx, merchantId, kind);
       if (r === null) throw new CliInputError(`merchant ${merchantId} not found`);
-      if (r.replaced !== null) {
-        const old = (await findKey(tx, r.replaced))!;
-        await recordAudit(tx, { operator, action: 'api_key.roll', target: old.id, after: keyAuditSummary(old), note: `rolled to ${r.keyId}; the old key stopped working` });
-      }
-      await auditNewKey(tx, operator, r.keyId, r.replaced === null ? 'switchyard merchants rotate-publishable-key (the merchant had none)' : `made by rolling ${r.replaced}`);
+      const at = new Date().toISOString();
+      await recordAudit(tx, kind === 'secret'
+        ? { operator, action: 'merchant.rotate_key', target: merchantId, before: { key_id: r.replaced }, after: { key_id: r.keyId, key_rotated_at: at }, note: 'the old key stopped working' }
+        : { operator, action: 'merchant.rotate_publishable_key', target: merchantId, before: { key_id: r.replaced }, after: { key_id: r.keyId, publishable_key_rotated_at: at }, note: r.replaced === null ? 'the merchant had no publishable key' : 'the old publishable key stopped working' });
       return r.secret;
     });
   } catch (err) {
