@@ -56,6 +56,20 @@ describe('POST /v1/api_keys', () => {
     expect(api.logs.join('\n')).not.toContain(secretPart);
   });
 
+  it('a retry after the first run committed but stored no answer finds the key it made, and makes no other', async () => {
+    const idem = newKey();
+    const body = { role: 'payments', mode: 'live', name: 'crashed once' };
+    const first = created((await api.call('POST', '/v1/api_keys', { idem, body })).json);
+    // As if the process died after its commit, before the answer was stored: the record in progress, its lease run out.
+    await api.gw.db.pool.query(`UPDATE idempotency_records SET status = 'in_progress', response_status = NULL, response_body = NULL, response_headers = NULL,
+      locked_until = now() - interval '1 second' WHERE key = $1`, [idem]);
+    const retry = await api.call('POST', '/v1/api_keys', { idem, body });
+    expect([retry.status, retry.json]).toEqual([201, { ...first, secret: null }]);
+    const rows = await api.gw.db.pool.query(`SELECT id FROM api_keys WHERE name = 'crashed once'`);
+    expect(rows.rows).toEqual([{ id: first.id }]);
+    expect((await api.gw.db.pool.query(`SELECT 1 FROM operator_audit WHERE target = $1`, [first.id])).rowCount).toBe(1);
+  });
+
   it('a publishable key of either mode opens POST /v1/tokens only', async () => {
     const live = created((await api.call('POST', '/v1/api_keys', { body: { kind: 'publishable', mode: 'live', name: 'checkout' } })).json);
     expect(live).toMatchObject({ kind: 'publishable', role: null, mode: 'live' });
@@ -64,6 +78,13 @@ describe('POST /v1/api_keys', () => {
     expect(token.status).toBe(201);
     expect(requestLines().find((l) => l['path'] === '/v1/tokens' && l['status'] === 201)).toMatchObject({ key_id: live.id });
     expect((await api.call('GET', '/v1/payments', { key: live.secret! })).status).toBe(401);
+    // Rolled with no grace, the old publishable key opens neither the tokens route nor the card form.
+    const next = created((await api.call('POST', `/v1/api_keys/${live.id}/roll`, { body: { expires_in: 0 } })).json);
+    expect(next.secret).toMatch(new RegExp(`^pk_sy_live_${next.id}_`));
+    const card = { card: { number: '4242424242424242', exp_month: 12, exp_year: 2040, cvc: '123' } };
+    expect((await api.call('POST', '/v1/tokens', { key: live.secret!, idem: null, body: card })).status).toBe(401);
+    expect((await api.call('POST', '/v1/tokens', { key: next.secret!, idem: null, body: card })).status).toBe(201);
+    expect((await fetch(`${api.url}/elements/card?key=${live.secret!}`)).status).toBe(401);
   });
 
   it('refuses bad input naming the field, and writes nothing', async () => {
