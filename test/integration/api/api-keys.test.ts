@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeyList, apiKeyResource, apiKeyWithSecret } from '../../../src/api/api-key-schemas.ts';
 import { problemResource } from '../../../src/api/resource-schemas.ts';
+import { createKey, MAX_ACTIVE_KEYS } from '../../../src/app/key-actions.ts';
 import { newKey, paymentBody, startApiGateway } from './helpers.ts';
 import type { ApiGateway, Body } from './helpers.ts';
 
@@ -211,5 +212,32 @@ describe('expiry, rolls and deletion', () => {
       [test.id, 'api_key.revoke', test.id],
     ]);
     for (const a of audit.rows) expect(a.row).not.toMatch(/sk_sy_|pk_sy_/);
+  });
+
+  it('two deletions at once of a mode\'s two full keys: one is refused, so a full key stays', async () => {
+    const m = await api.newMerchant('keys-race');
+    const second = created((await api.call('POST', '/v1/api_keys', { key: m.apiKey, body: { role: 'full', mode: 'test', name: 'second' } })).json);
+    const first = apiKeyList.parse((await api.call('GET', '/v1/api_keys', { key: m.apiKey })).json).data.find((k) => k.role === 'full' && k.id !== second.id)!;
+    const answers = await Promise.all([
+      api.call('DELETE', `/v1/api_keys/${first.id}`, { key: second.secret! }),
+      api.call('DELETE', `/v1/api_keys/${second.id}`, { key: m.apiKey }),
+    ]);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 409]);
+    expect(answers.map((a) => a.json.code).filter((c) => c !== undefined)).toEqual(['last_full_key']);
+    const left = await api.gw.db.pool.query(`SELECT id FROM api_keys WHERE merchant_id = $1 AND role = 'full' AND revoked_at IS NULL`, [m.id]);
+    expect(left.rowCount).toBe(1);
+  });
+
+  it(`at ${MAX_ACTIVE_KEYS} working keys a create is 409 key_limit_reached, not stored with its Idempotency-Key`, async () => {
+    const m = await api.newMerchant('keys-limit');
+    const now = new Date(Date.now() + offsetMs);
+    for (let i = 2; i < MAX_ACTIVE_KEYS; i++) await createKey(api.gw.rt.database.db, { operator: 'alice' }, { merchantId: m.id, kind: 'secret', role: 'read_only', mode: 'test', name: `k${i}`, expiresAt: null, now });
+    const idem = newKey();
+    const body = { role: 'read_only', mode: 'test', name: 'one too many' };
+    const refused = await api.call('POST', '/v1/api_keys', { key: m.apiKey, idem, body });
+    expect([refused.status, refused.json.code]).toEqual([409, 'key_limit_reached']);
+    const spare = apiKeyList.parse((await api.call('GET', '/v1/api_keys', { key: m.apiKey })).json).data.find((k) => k.name === 'k2')!;
+    expect((await api.call('DELETE', `/v1/api_keys/${spare.id}`, { key: m.apiKey })).status).toBe(200);
+    expect((await api.call('POST', '/v1/api_keys', { key: m.apiKey, idem, body })).status).toBe(201);
   });
 });
