@@ -9,7 +9,9 @@ import type { Runtime } from '../app/runtime.ts';
 import { createControlRouter } from '../sandboxes/shared/control-router.ts';
 import { liveAccounts } from '../routing/snapshot.ts';
 import type { ApiContext } from './api-context.ts';
+import { apiKeyRoutes } from './api-key-routes.ts';
 import { bearerAuth } from './auth.ts';
+import { requireRole } from './key-roles.ts';
 import { balanceRoutes } from './balance-routes.ts';
 import { healthRoutes } from './health-routes.ts';
 import { sendProblem } from './http.ts';
@@ -165,7 +167,8 @@ export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
   app.use('/v1', admissionGate({ maxInFlight: opts.admission?.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT, retryAfterS: opts.admission?.retryAfterS ?? OVERLOAD_RETRY_AFTER_S }));
   // The one /v1 route of the publishable key, before the secret key's authentication (which refuses it everywhere else).
   app.use(tokenRoutes(ctx, { limits: tokenLimits, tokensPerHour, trustedProxies }));
-  app.use('/v1', bearerAuth(rt.database.db));
+  // The key's role is checked before anything is read or claimed (src/api/key-roles.ts); a refusal spends no rate limit.
+  app.use('/v1', bearerAuth(rt.database.db, rt.now), requireRole());
   if (rateLimits !== null && limiter !== null) app.use('/v1', rateLimitRequests({ limiter, settings: rateLimits }));
   // Every content type is read as JSON: a form-encoded body is malformed JSON, not an empty one.
   app.use('/v1', express.json({ limit: opts.bodyLimit ?? '64kb', type: () => true, strict: true, verify: verifyStorableBody }));
@@ -176,6 +179,7 @@ export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
   app.use(paymentMethodRoutes(ctx, { tokensPerHour }));
   app.use(webhookEndpointPostRoutes(ctx, rt));
   app.use(createWebhookEndpointsRouter(rt.webhooks));
+  app.use(apiKeyRoutes(ctx));
 
   app.use((req: Request) => {
     throw new ApiProblem('not_found', `no route ${req.method} ${req.path}`);

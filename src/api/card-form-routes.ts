@@ -58,9 +58,10 @@ export function cardFormRoutes(ctx: ApiContext, o: { readonly perClient: BucketL
       return staticPage(res, 429, 'Too many requests', 'Too many requests: please wait a moment and try again.');
     }
     const key = typeof req.query['key'] === 'string' ? req.query['key'] : '';
-    const merchant = /^[A-Za-z0-9_-]{1,200}$/.test(key) ? await authenticatePublishableKey(ctx.rt.database.db, key) : null;
+    const merchant = /^[A-Za-z0-9_-]{1,200}$/.test(key) ? await authenticatePublishableKey(ctx.rt.database.db, key, ctx.rt.now()) : null;
     if (merchant === null) return staticPage(res, 401, 'Card form', 'This card form needs a valid publishable key (?key=pk_sy_…).');
     res.locals['merchantId'] = merchant.id;
+    res.locals['apiKey'] = merchant.key;
     let origins = merchant.allowedOrigins;
     if (origins.length === 0) return staticPage(res, 403, 'Card form', 'This card form is not enabled: the shop has not set the origins allowed to show it (switchyard merchants set-origins).');
     const wanted = req.query['origin'];

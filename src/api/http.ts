@@ -2,6 +2,7 @@
 // stored idempotent answer and the first answer are the same bytes.
 
 import type { Response } from 'express';
+import type { KeyIdentity } from '../store/api-keys.ts';
 import { ApiProblem } from './problems.ts';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
@@ -40,6 +41,16 @@ export function merchantIdOf(res: Response): string {
   const id: unknown = res.locals['merchantId'];
   if (typeof id !== 'string') throw new Error('route reached without authentication');
   return id;
+}
+
+/**
+ * The key the request was authenticated with (id, kind, role, mode; never its secret), set by the
+ * auth middleware beside the merchant: what the role check reads and what a later change routes by.
+ */
+export function apiKeyOf(res: Response): KeyIdentity {
+  const key: unknown = res.locals['apiKey'];
+  if (typeof key !== 'object' || key === null) throw new Error('route reached without authentication');
+  return key as KeyIdentity;
 }
 
 export function notFound(what: string, id: string): ApiProblem {

@@ -35,6 +35,8 @@ export interface ExecutionContext<B> {
   readonly claim: HeldClaim;
   /** `https://host` as the merchant called it, for answers that carry a URL of this gateway. */
   readonly origin: string;
+  /** The id of the key the request was made with (the audit trail names it); null off the API's /v1 auth. */
+  readonly keyId: string | null;
 }
 
 /** Answers that depend on the request alone, not on what execution did, and so are never stored. */
@@ -47,6 +49,10 @@ const NOT_STORED: ReadonlySet<ProblemCode> = new Set<ProblemCode>([
   'signing_key_rotation_pending',
   // Depends on the hour, and stores nothing: a retry in the next hour may succeed.
   'payment_method_quota_exceeded',
+  // Depends on the merchant's other keys, and writes nothing: a retry after deleting one may succeed.
+  'key_limit_reached',
+  // Answered before the key is claimed (src/api/key-roles.ts); listed so it could never be stored.
+  'insufficient_role',
 ]);
 
 export function requestOrigin(req: Request): string {
@@ -67,9 +73,14 @@ export function requestFingerprint(method: string, path: string, body: unknown):
  * asks the core for the same operation. The record must outlive a failed execution for that: the
  * routes bind it to its payment first (bindClaimToPayment), and releaseClaim keeps bound records.
  */
-export function operationIdFor(kind: 'capture' | 'refund', claim: HeldClaim): string {
+export function operationIdFor(kind: 'capture' | 'refund' | 'key', claim: HeldClaim): string {
   const seed = createHash('sha256').update(`${claim.merchantId}\u0000${claim.key}`).digest();
   return newId(kind, claim.createdAt.getTime(), seed);
+}
+
+function keyIdOf(res: Response): string | null {
+  const key = res.locals['apiKey'] as { id?: unknown } | undefined;
+  return typeof key?.id === 'string' ? key.id : null;
 }
 
 function idempotencyKeyOf(req: Request): string {
@@ -87,6 +98,11 @@ export interface IdempotentPostOptions {
   readonly fingerprint?: (merchantId: string, canonicalRequest: string) => Promise<string>;
   /** Rewrites a validation problem about the body before it is answered (masks what must not be echoed). */
   readonly maskProblem?: (p: ApiProblem) => ApiProblem;
+  /**
+   * What the record keeps of a successful answer when it must not keep all of it: a new API key's
+   * secret is answered once and stored nowhere (src/api/api-key-routes.ts). A replay answers this.
+   */
+  readonly storedResult?: (r: ApiResult) => ApiResult;
 }
 
 export function idempotentPost<S extends z.ZodType>(
@@ -129,8 +145,11 @@ export function idempotentPost<S extends z.ZodType>(
 
     const claim = claimed.claim;
     let answer: EncodedResponse;
+    let stored: EncodedResponse;
     try {
-      answer = encodeResult(await execute({ merchantId, body: parsed.data, params: req.params as Record<string, string>, claim, origin: requestOrigin(req) }));
+      const result = await execute({ merchantId, body: parsed.data, params: req.params as Record<string, string>, claim, origin: requestOrigin(req), keyId: keyIdOf(res) });
+      answer = encodeResult(result);
+      stored = options.storedResult === undefined ? answer : encodeResult(options.storedResult(result));
     } catch (err) {
       if (err instanceof LeaseLostError) throw new ApiProblem('idempotency_request_in_progress', 'another request took this Idempotency-Key over', undefined, 1);
       if (!(err instanceof ApiProblem) || NOT_STORED.has(err.code)) {
@@ -138,6 +157,7 @@ export function idempotentPost<S extends z.ZodType>(
         throw err;
       }
       answer = encodeProblem(err);
+      stored = answer;
     }
     if (answer.status >= 500) {
       // Never stored: a 5xx says nothing about the operation, and the merchant's retry must run it.
@@ -145,13 +165,13 @@ export function idempotentPost<S extends z.ZodType>(
       sendEncoded(res, answer);
       return;
     }
-    const stored = await completeClaim(settings.db, claim, { status: answer.status, body: answer.bytes, headers: { 'content-type': answer.contentType } });
-    if (stored.kind === 'already') {
+    const completed = await completeClaim(settings.db, claim, { status: stored.status, body: stored.bytes, headers: { 'content-type': stored.contentType } });
+    if (completed.kind === 'already') {
       // A concurrent execution of the same request stored first: every answer for one key is the first one.
-      res.status(stored.status).set(stored.headers).set('Idempotent-Replayed', 'true').send(stored.body);
+      res.status(completed.status).set(completed.headers).set('Idempotent-Replayed', 'true').send(completed.body);
       return;
     }
-    if (stored.kind === 'lost') settings.log(`idempotency: record no longer in progress for this payment; answer not stored (${req.method} ${req.originalUrl.split('?')[0]})`);
+    if (completed.kind === 'lost') settings.log(`idempotency: record no longer in progress for this payment; answer not stored (${req.method} ${req.originalUrl.split('?')[0]})`);
     sendEncoded(res, answer);
   };
 }

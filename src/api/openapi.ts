@@ -10,6 +10,7 @@ import { endpointBody, redeliverBody } from '../webhooks/outbound/merchant-route
 import { PROBLEMS } from './problems.ts';
 import { cardBody, cardInput, paymentMethodResource } from './payment-method-schemas.ts';
 import type { ProblemCode } from './problems.ts';
+import { apiKeyList, apiKeyResource, apiKeyWithSecret, createApiKeyBody, rollApiKeyBody } from './api-key-schemas.ts';
 
 type JsonObject = Record<string, unknown>;
 
@@ -19,6 +20,7 @@ const COMPONENTS = {
   PaymentList: paymentList, Timeline: timelineList, Problem: problemResource, Balance: balanceResource, BalanceList: balanceList,
   WebhookEndpointRequest: endpointBody, RedeliverRequest: redeliverBody.unwrap(), StoredPaymentToken: storedPaymentToken,
   UpdatePaymentRequest: updatePaymentBody, CardRequest: cardBody, CardInput: cardInput, PaymentMethod: paymentMethodResource,
+  CreateApiKeyRequest: createApiKeyBody, RollApiKeyRequest: rollApiKeyBody, ApiKey: apiKeyResource, ApiKeyWithSecret: apiKeyWithSecret, ApiKeyList: apiKeyList,
 };
 
 function componentSchemas(): JsonObject {
@@ -58,7 +60,9 @@ function problems(...codes: ProblemCode[]): JsonObject {
   );
 }
 
-const COMMON: ProblemCode[] = ['unauthorized', 'rate_limited', 'internal_error', 'overloaded'];
+// insufficient_role: a secret key whose role does not allow the operation (docs/api.md, "Keys and modes").
+const COMMON: ProblemCode[] = ['unauthorized', 'insufficient_role', 'rate_limited', 'internal_error', 'overloaded'];
+const PUBLISHABLE_COMMON = COMMON.filter((c) => c !== 'insufficient_role');
 const POST_PROBLEMS: ProblemCode[] = [
   ...COMMON, 'validation_error', 'malformed_json', 'idempotency_key_missing', 'idempotency_key_invalid', 'idempotency_request_in_progress',
   'idempotency_key_reused', 'payload_too_large',
@@ -122,7 +126,7 @@ export function openApiDocument(): JsonObject {
     components: {
       schemas: componentSchemas(),
       securitySchemes: {
-        bearer: { type: 'http', scheme: 'bearer', description: 'The secret key (sk_sy_…), from your servers only.' },
+        bearer: { type: 'http', scheme: 'bearer', description: 'A secret key (sk_sy_live_… or sk_sy_test_…; keys made before modes: sk_sy_…), from your servers only. Its role decides which operations it may call (docs/api.md, "Keys and modes"): another answers 403 insufficient_role.' },
         publishableKey: { type: 'http', scheme: 'bearer', description: 'The publishable key (pk_sy_…): opens only POST /v1/tokens (and the hosted card form, as ?key=); every other route answers 401 to it.' },
       },
       headers: HEADERS,
@@ -173,7 +177,7 @@ export function openApiDocument(): JsonObject {
           requestBody: { required: true, content: json('CardRequest') },
           responses: {
             201: { description: 'The masked payment method (the number and the code are never answered)', content: json('PaymentMethod') },
-            ...problems(...COMMON, 'validation_error', 'malformed_json', 'payload_too_large', 'origin_not_allowed', 'payment_method_quota_exceeded'),
+            ...problems(...PUBLISHABLE_COMMON, 'validation_error', 'malformed_json', 'payload_too_large', 'origin_not_allowed', 'payment_method_quota_exceeded'),
           },
         },
         options: {
@@ -224,6 +228,23 @@ export function openApiDocument(): JsonObject {
       '/v1/events/{id}': { get: { summary: 'An event with its deliveries and every delivery attempt', parameters: [pathId('event')], responses: { 200: { description: 'The event' }, ...problems(...COMMON, 'not_found') } } },
       '/v1/events/{id}/redeliver': {
         post: post('Deliver an event again (to one endpoint or all)', 'RedeliverRequest', { 202: { description: 'New deliveries scheduled' } }, ['not_found'], 'event'),
+      },
+      '/v1/api_keys': {
+        post: post('Create an API key (a full key only). The secret is in this answer only: a replay answers secret: null', 'CreateApiKeyRequest', {
+          201: { description: 'The key and its secret', content: json('ApiKeyWithSecret') },
+        }, ['key_limit_reached']),
+        get: { summary: 'List your working keys, never their secrets (a full key only)', responses: { 200: { description: 'Oldest first', content: json('ApiKeyList') }, ...problems(...COMMON) } },
+      },
+      '/v1/api_keys/{id}': {
+        delete: {
+          summary: "Delete a key: it answers 401 from then on (a full key only). Never the merchant's last working full key of a mode",
+          parameters: [pathId('key')], responses: { 200: { description: 'The key, with revoked_at', content: json('ApiKey') }, ...problems(...COMMON, 'not_found', 'last_full_key') },
+        },
+      },
+      '/v1/api_keys/{id}/roll': {
+        post: post('Roll a key (a full key only): a new key with the same kind, role, mode and name, and its secret (a replay answers secret: null); the old key works expires_in seconds more', 'RollApiKeyRequest', {
+          201: { description: 'The new key and its secret', content: json('ApiKeyWithSecret') },
+        }, ['not_found', 'invalid_state'], 'key'),
       },
       '/.well-known/jwks.json': { get: { summary: 'The global public keys: they verify Switchyard-Signature only for endpoints created before per-endpoint keys (signing.global_signature)', security: [], responses: { 200: { description: 'JWK set' } } } },
       '/webhooks/{account}': {

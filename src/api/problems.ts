@@ -10,12 +10,15 @@ export const PROBLEMS = {
   idempotency_key_missing: { status: 400, title: 'Idempotency-Key header missing' },
   idempotency_key_invalid: { status: 400, title: 'Idempotency-Key header invalid' },
   unauthorized: { status: 401, title: 'Unauthorized' },
+  insufficient_role: { status: 403, title: 'The API key\'s role does not allow this operation' },
   raw_card_data_not_allowed: { status: 403, title: 'This merchant is not allowed to send card numbers: use the hosted card form or POST /v1/tokens' },
   origin_not_allowed: { status: 403, title: 'The browser origin is not one the merchant allowed' },
   not_found: { status: 404, title: 'Not found' },
   invalid_state: { status: 409, title: 'The payment is not in a state that allows this' },
   endpoint_limit_reached: { status: 409, title: 'The merchant has as many webhook endpoints as allowed' },
   signing_key_rotation_pending: { status: 409, title: 'The last rotation\'s key has not started signing yet' },
+  last_full_key: { status: 409, title: 'The merchant\'s last working full key of a mode cannot be deleted' },
+  key_limit_reached: { status: 409, title: 'The merchant has as many working API keys as allowed' },
   idempotency_request_in_progress: { status: 409, title: 'A request with this Idempotency-Key is in progress' },
   idempotency_key_reused: { status: 422, title: 'Idempotency-Key reused with another request' },
   amount_exceeds_authorized: { status: 422, title: 'Amount exceeds what remains authorized' },
@@ -54,7 +57,13 @@ export interface FailureMembers {
   readonly payment_id: string;
 }
 
-export interface Problem extends Partial<FailureMembers> {
+/** RFC 9457 extension members of insufficient_role: the roles that may call the operation, and the key's own. */
+export interface RoleMembers {
+  readonly required_roles: readonly string[];
+  readonly key_role: string | null;
+}
+
+export interface Problem extends Partial<FailureMembers>, Partial<RoleMembers> {
   readonly type: string;
   readonly title: string;
   readonly status: number;
@@ -74,7 +83,7 @@ export class ApiProblem extends Error {
     readonly errors?: readonly FieldError[],
     /** Seconds, for 409 in progress, 429 and 503. */
     readonly retryAfterS?: number,
-    readonly failure?: FailureMembers,
+    readonly failure?: FailureMembers | RoleMembers,
   ) {
     super(`${code}: ${detail}`);
   }

@@ -3,6 +3,7 @@
 // The payment, capture and refund resources live in src/resources (the merchant events embed them).
 
 import { z } from 'zod';
+import { KEY_ROLES } from '../core/api-keys.ts';
 import { PAYMENT_STATES } from '../core/states.ts';
 import { paymentResource } from '../resources/schemas.ts';
 import { PROBLEMS } from './problems.ts';
@@ -47,6 +48,8 @@ export const problemResource = z
     decline_code: z.string().optional().meta({ description: "On *_declined: the provider's own decline code." }),
     decline_class: z.enum(['hard', 'soft']).optional().meta({ description: 'On *_declined: hard (do not retry) or soft (may succeed later).' }),
     payment_id: z.string().optional().meta({ description: 'On *_declined and *_rejected: the payment, whose resource shows the operation and its failure.' }),
+    required_roles: z.array(z.enum(KEY_ROLES)).optional().meta({ description: 'On insufficient_role: the key roles that may call this operation (docs/api.md, "Keys and modes").' }),
+    key_role: z.enum(KEY_ROLES).nullable().optional().meta({ description: "On insufficient_role: the role of the key that called." }),
   })
   .meta({ id: 'Problem' });
 

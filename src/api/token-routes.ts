@@ -17,6 +17,7 @@ import type { NextFunction, Request, Response, Router } from 'express';
 import { trustList } from '../ops/operator-auth.ts';
 import { authenticatePublishableKey, isAnyMerchantOrigin, PUBLISHABLE_KEY_PREFIX } from '../store/merchants.ts';
 import type { MerchantCardSettings } from '../store/merchants.ts';
+import type { KeyIdentity } from '../store/api-keys.ts';
 import type { ApiContext } from './api-context.ts';
 import { storeCard } from './card-storage.ts';
 import { clientAddress } from './client-address.ts';
@@ -56,9 +57,9 @@ export function bearerToken(req: Request): string | null {
 }
 
 /** The merchant a publishable key opens, or a 401 saying what to send. */
-export async function publishableKeyMerchant(ctx: ApiContext, req: Request, res: Response): Promise<MerchantCardSettings> {
+export async function publishableKeyMerchant(ctx: ApiContext, req: Request, res: Response): Promise<MerchantCardSettings & { readonly key: KeyIdentity }> {
   const token = bearerToken(req);
-  const merchant = token === null ? null : await authenticatePublishableKey(ctx.rt.database.db, token);
+  const merchant = token === null ? null : await authenticatePublishableKey(ctx.rt.database.db, token, ctx.rt.now());
   if (merchant === null) {
     res.set('WWW-Authenticate', 'Bearer realm="switchyard"');
     const why = token !== null && !token.startsWith(PUBLISHABLE_KEY_PREFIX)
@@ -105,6 +106,7 @@ export function tokenRoutes(ctx: ApiContext, o: TokenRouteOptions): Router {
   router.post(TOKENS_PATH, limitClient, async (req: Request, res: Response, next: NextFunction) => {
     const merchant = await publishableKeyMerchant(ctx, req, res);
     res.locals['merchantId'] = merchant.id;
+    res.locals['apiKey'] = merchant.key;
     const decision = perKey === null ? null : await takePublishableKey(perKey, merchant.id, res);
     if (decision !== null && !decision.allowed) throw rateLimitedProblem(decision, 'with this publishable key');
     const origin = req.get('origin');

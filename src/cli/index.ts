@@ -78,15 +78,16 @@ program
 const merchants = program.command('merchants').description('merchants and their API keys');
 merchants
   .command('create')
-  .description('create a merchant; prints {"id","name","api_key","publishable_key"} once')
+  .description('create a merchant with a full secret key and a publishable key; prints {"id","name","api_key","publishable_key"} once (audited)')
   .requiredOption('--name <name>', 'merchant name')
-  .action(action(async (opts: { name: string }) => {
+  .option('--mode <mode>', 'the keys\' mode: test (default; sk_sy_test_…) or live (sk_sy_live_…)')
+  .action(action(async (opts: { name: string; mode?: string }) => {
     const { createMerchantCommand } = await import('./merchant-commands.ts');
-    print(await createMerchantCommand(settingsFromEnv().databaseUrl, opts.name));
+    print(await createMerchantCommand(settingsFromEnv().databaseUrl, opts.name, opts.mode));
   }));
 merchants
   .command('rotate-key')
-  .description('replace a merchant API key; the old one stops working at once (audited: SWITCHYARD_OPERATOR_TOKEN names you)')
+  .description('roll the merchant\'s one full secret key; the old one stops working at once (audited: SWITCHYARD_OPERATOR_TOKEN names you). With several full keys: merchants keys roll KEY_ID')
   .argument('<id>', 'merchant id (mer_...)')
   .action(action(async (id: string) => {
     const { rotateKeyCommand } = await import('./merchant-commands.ts');
@@ -120,6 +121,48 @@ merchants
   .action(action(async (id: string, opts: { revoke?: boolean }) => {
     const { allowRawCardsCommand } = await import('./merchant-commands.ts');
     print(await allowRawCardsCommand(settingsFromEnv().databaseUrl, id, opts.revoke !== true));
+  }));
+
+const keys = merchants.command('keys').description('a merchant\'s API keys: list, create, roll, revoke (every change audited under SWITCHYARD_OPERATOR_TOKEN)');
+keys
+  .command('list')
+  .description('the merchant\'s working keys (never their secrets); --all: deleted and expired ones too')
+  .argument('<merchant>', 'merchant id (mer_...)')
+  .option('--all', 'include deleted and expired keys')
+  .action(action(async (merchant: string, opts: { all?: boolean }) => {
+    const { listKeysCommand } = await import('./key-commands.ts');
+    print(await listKeysCommand(settingsFromEnv().databaseUrl, merchant, opts));
+  }));
+keys
+  .command('create')
+  .description('a new key; prints it with its secret once')
+  .argument('<merchant>', 'merchant id (mer_...)')
+  .requiredOption('--mode <mode>', 'test or live')
+  .requiredOption('--name <name>', 'a name to tell keys apart (1-100 characters)')
+  .option('--role <role>', 'a secret key\'s role: full, payments, refunds or read_only')
+  .option('--publishable', 'a publishable key (pk_sy_…) instead of a secret key')
+  .option('--expires-at <time>', 'when it stops working (ISO 8601)')
+  .action(action(async (merchant: string, opts: { mode: string; name: string; role?: string; publishable?: boolean; expiresAt?: string }) => {
+    const { createKeyCommand } = await import('./key-commands.ts');
+    print(await createKeyCommand(settingsFromEnv().databaseUrl, merchant, opts));
+  }));
+keys
+  .command('roll')
+  .description('a new secret for a key (same role, mode and name); the old one keeps working --expires-in seconds (0 to 604800)')
+  .argument('<key>', 'key id (key_...)')
+  .requiredOption('--expires-in <seconds>', 'how long the old key keeps working')
+  .option('--mode <mode>', 'only for a legacy key (mode any): the new key\'s mode, test or live')
+  .action(action(async (key: string, opts: { expiresIn: string; mode?: string }) => {
+    const { rollKeyCommand } = await import('./key-commands.ts');
+    print(await rollKeyCommand(settingsFromEnv().databaseUrl, key, opts));
+  }));
+keys
+  .command('revoke')
+  .description('delete a key: it answers 401 from now on (never the merchant\'s last working full key of a mode)')
+  .argument('<key>', 'key id (key_...)')
+  .action(action(async (key: string) => {
+    const { revokeKeyCommand } = await import('./key-commands.ts');
+    print(await revokeKeyCommand(settingsFromEnv().databaseUrl, key));
   }));
 
 const routes = program.command('routes').description('routing configuration');

@@ -1,5 +1,5 @@
 // HTTP observation: a request id per request (kept from X-Request-Id when sane, echoed back),
-// one structured log line and the request metrics when the response is sent, and GET /metrics.
+// one structured log line (with the merchant and the id of the key it authenticated with) and the request metrics when the response is sent, and GET /metrics.
 
 import { timingSafeEqual } from 'node:crypto';
 import express from 'express';
@@ -36,14 +36,16 @@ export function observeRequests(logger: Logger, metrics: GatewayMetrics): Reques
       const route = routeLabel(req, res);
       metrics.request(req.method, route, res.statusCode, ms / 1000, idempotencyOutcome(res));
       const merchant: unknown = res.locals['merchantId'];
+      // The key's id, set by authentication (never the key itself).
+      const keyId: unknown = (res.locals['apiKey'] as { id?: unknown } | undefined)?.id;
       const problem: unknown = res.locals['problemCode'];
       const idParam: unknown = (req.params as Record<string, unknown> | undefined)?.['id'];
       const paymentId = ctx.paymentId ?? (typeof idParam === 'string' && idParam.startsWith('pay_') ? idParam : undefined);
-      // Method, path, status, time, merchant, payment: never headers, query or body.
+      // Method, path, status, time, merchant, key id, payment: never headers, query or body.
       logger.info(
         {
           request_id: ctx.requestId, method: req.method, path: req.originalUrl.split('?')[0], route, status: res.statusCode, duration_ms: Math.round(ms),
-          ...(typeof merchant === 'string' ? { merchant_id: merchant } : {}), ...(paymentId === undefined ? {} : { payment_id: paymentId }),
+          ...(typeof merchant === 'string' ? { merchant_id: merchant } : {}), ...(typeof keyId === 'string' ? { key_id: keyId } : {}), ...(paymentId === undefined ? {} : { payment_id: paymentId }),
           ...(typeof problem === 'string' ? { problem } : {}),
         },
         'request',

@@ -1,7 +1,8 @@
 // The operator audit trail: one append-only row per operator action (migration 0018 refuses
 // UPDATE, DELETE and TRUNCATE). Actions that change something write their row in the same
 // transaction as the change wherever the change has one, so an action and its record commit
-// together or not at all.
+// together or not at all. A merchant's own key actions through the API (issue 47) are recorded here
+// too, under the key that made them.
 
 import { sql } from 'drizzle-orm';
 import type { DbOrTx } from '../store/db.ts';
@@ -17,12 +18,17 @@ export const AUDIT_ACTIONS = [
   'merchant.set_origins',
   'merchant.allow_raw_cards',
   'merchant.revoke_raw_cards',
+  'merchant.create',
+  'api_key.create',
+  'api_key.roll',
+  'api_key.revoke',
   'operator.sign_in',
   'operator.sign_out',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 export interface AuditEntry {
+  /** The operator's name; for a key action made through the merchant API, the key that made it (key_…). */
   readonly operator: string;
   readonly action: AuditAction;
   /** What was acted on: a payment, discrepancy, outbox row (`outbox:<id>`), event, merchant or session. */

@@ -40,14 +40,26 @@ const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' 
 export const merchants = pgTable('merchants', {
   id: text('id').primaryKey(),
   name: text('name').notNull(),
-  apiKeyHash: text('api_key_hash').notNull().unique(),
   createdAt: ts('created_at').notNull().defaultNow(),
-  keyRotatedAt: ts('key_rotated_at'),
-  publishableKeyHash: text('publishable_key_hash').unique(),
-  publishableKeyRotatedAt: ts('publishable_key_rotated_at'),
   allowedOrigins: text('allowed_origins').array().notNull().default(sql`'{}'`),
   allowRawCards: boolean('allow_raw_cards').notNull().default(false),
 });
+
+/** A merchant's API keys (migration 0022): only the SHA-256 of a key is kept. */
+export const apiKeys = pgTable('api_keys', {
+  id: text('id').primaryKey(),
+  merchantId: text('merchant_id').notNull().references(() => merchants.id),
+  kind: text('kind').notNull(),
+  role: text('role'),
+  mode: text('mode').notNull(),
+  name: text('name').notNull(),
+  hash: text('hash').notNull().unique(),
+  legacy: boolean('legacy').notNull().default(false),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  expiresAt: ts('expires_at'),
+  revokedAt: ts('revoked_at'),
+  replacedBy: text('replaced_by'),
+}, (t) => [index('api_keys_merchant_idx').on(t.merchantId, t.createdAt)]);
 
 export const paymentMethodQuota = pgTable('payment_method_quota', {
   merchantId: text('merchant_id').primaryKey().references(() => merchants.id),

@@ -23,7 +23,8 @@ describe('switchyard CLI', () => {
     expect(created.stdout.trim().split('\n')).toHaveLength(1);
     const m = JSON.parse(created.stdout) as { id: string; name: string; api_key: string; publishable_key: string };
     expect(Object.keys(m)).toEqual(['id', 'name', 'api_key', 'publishable_key']);
-    expect(m).toMatchObject({ id: expect.stringMatching(/^mer_/) as unknown, name: 'CLI shop', publishable_key: expect.stringMatching(/^pk_sy_[A-Za-z0-9_-]{43}$/) as unknown });
+    expect(m).toMatchObject({ id: expect.stringMatching(/^mer_/) as unknown, name: 'CLI shop', publishable_key: expect.stringMatching(/^pk_sy_test_key_[0-9a-z]{26}_[A-Za-z0-9_-]{43}$/) as unknown });
+    expect(m.api_key).toMatch(/^sk_sy_test_key_[0-9a-z]{26}_[A-Za-z0-9_-]{43}$/);
     expect((await authenticateMerchant(db.db, m.api_key))?.id).toBe(m.id);
     // Each key opens only its own door.
     expect((await authenticatePublishableKey(db.db, m.publishable_key))?.id).toBe(m.id);
@@ -40,8 +41,11 @@ describe('switchyard CLI', () => {
     expect([missing.code, missing.stderr.trim()]).toEqual([1, 'merchant mer_nope not found']);
     // Audited under the operator's token, never with the key; without a token nothing rotates.
     const audit = await db.pool.query<{ operator: string; action: string; target: string; row: string }>(`SELECT operator, action, target, row_to_json(a)::text AS row FROM operator_audit a`);
-    expect(audit.rows.map((a) => [a.operator, a.action, a.target])).toEqual([['alice', 'merchant.rotate_key', m.id]]);
-    expect(audit.rows[0]!.row).not.toContain(r.api_key);
+    expect(audit.rows.map((a) => [a.operator, a.action, a.target])).toEqual([
+      ['alice', 'merchant.create', m.id], ['alice', 'api_key.create', m.api_key.slice(11, 41)], ['alice', 'api_key.create', m.publishable_key.slice(11, 41)],
+      ['alice', 'merchant.rotate_key', m.id],
+    ]);
+    for (const a of audit.rows) for (const key of [m.api_key, m.publishable_key, r.api_key]) expect(a.row).not.toContain(key.slice(-43));
     const anonymous = await cli(['merchants', 'rotate-key', m.id], { SWITCHYARD_OPERATOR_TOKEN: '' });
     expect([anonymous.code, anonymous.stderr.trim()]).toEqual([1, 'this command is recorded in the audit trail under your operator name: set SWITCHYARD_OPERATOR_TOKEN to your operator token']);
     expect((await authenticateMerchant(db.db, r.api_key))?.id).toBe(m.id);

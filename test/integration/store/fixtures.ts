@@ -5,7 +5,7 @@ import type pg from 'pg';
 let seq = 0;
 
 export async function insertMerchant(pool: pg.Pool | pg.PoolClient, id = `mer_test${++seq}`): Promise<string> {
-  await pool.query(`INSERT INTO merchants (id, name, api_key_hash) VALUES ($1, $2, $3)`, [id, `merchant ${id}`, `hash_${id}`]);
+  await pool.query(`INSERT INTO merchants (id, name) VALUES ($1, $2)`, [id, `merchant ${id}`]);
   return id;
 }
 

@@ -17,9 +17,9 @@ describe('merchants', () => {
   it('stores only a hash of the API key and authenticates by the key', async () => {
     const { merchant, apiKey } = await createMerchant(t.db, { name: 'Shop' });
     expect(merchant.id).toMatch(/^mer_/);
-    const stored = await t.pool.query<{ api_key_hash: string }>('SELECT api_key_hash FROM merchants WHERE id = $1', [merchant.id]);
-    expect(stored.rows[0]?.api_key_hash).toBe(hashApiKey(apiKey));
-    expect(stored.rows[0]?.api_key_hash).not.toContain(apiKey);
+    const stored = await t.pool.query<{ hash: string; row: string }>(`SELECT hash, row_to_json(k)::text AS row FROM api_keys k WHERE merchant_id = $1 AND kind = 'secret'`, [merchant.id]);
+    expect(stored.rows.map((r) => r.hash)).toEqual([hashApiKey(apiKey)]);
+    expect(stored.rows[0]?.row).not.toContain(apiKey.slice(-43));
     expect(await authenticateMerchant(t.db, apiKey)).toEqual(merchant);
     expect(await authenticateMerchant(t.db, `${apiKey}x`)).toBeNull();
     expect(await authenticateMerchant(t.db, '')).toBeNull();

@@ -39,7 +39,7 @@ describe('prepared hot statements', () => {
       throw rolledBack;
     })).rejects.toBe(rolledBack);
     // The transaction's connection holds them as named statements.
-    expect(statements).toEqual(expect.arrayContaining(['sy_aggregate_by_id_merchant', 'sy_merchant_by_key_hash']));
+    expect(statements).toEqual(expect.arrayContaining(['sy_aggregate_by_id_merchant', 'sy_api_key_by_id']));
     expect(await authenticateMerchant(t.db, innerKey)).toBeNull();
     expect(await authenticateMerchant(t.db, apiKey)).toEqual(merchant);
     expect((await loadAggregate(t.db, created.payment.id))?.version).toBe(created.payment.version);
