@@ -3,6 +3,7 @@
 // auth, then the admission bound, bearer auth, rate limit and the JSON body parser for /v1, routes, and one error
 // handler that answers every failure as application/problem+json.
 
+import { answerVersion, pinnedVersion } from './api-versions.ts';
 import express from 'express';
 import type { Express, NextFunction, Request, Response } from 'express';
 import type { Runtime } from '../app/runtime.ts';
@@ -163,12 +164,14 @@ export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
   app.use(cardFormRoutes(ctx, { perClient: tokenLimits.perClient, trustedProxies }));
   opts.mount?.(app);
 
+  // Every /v1 answer names its API version (src/api/api-versions.ts); an unknown one is a 400 before anything else.
+  app.use('/v1', answerVersion());
   // First for /v1: a shed request costs no database round trip and writes nothing.
   app.use('/v1', admissionGate({ maxInFlight: opts.admission?.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT, retryAfterS: opts.admission?.retryAfterS ?? OVERLOAD_RETRY_AFTER_S }));
   // The one /v1 route of the publishable key, before the secret key's authentication (which refuses it everywhere else).
   app.use(tokenRoutes(ctx, { limits: tokenLimits, tokensPerHour, trustedProxies }));
   // The key's role is checked before anything is read or claimed (src/api/key-roles.ts); a refusal spends no rate limit.
-  app.use('/v1', bearerAuth(rt.database.db, rt.now), requireRole());
+  app.use('/v1', bearerAuth(rt.database.db, rt.now), requireRole(), pinnedVersion());
   if (rateLimits !== null && limiter !== null) app.use('/v1', rateLimitRequests({ limiter, settings: rateLimits }));
   // Every content type is read as JSON: a form-encoded body is malformed JSON, not an empty one.
   app.use('/v1', express.json({ limit: opts.bodyLimit ?? '64kb', type: () => true, strict: true, verify: verifyStorableBody }));

@@ -22,6 +22,7 @@ export function bearerAuth(db: DbOrTx, now: () => Date = () => new Date()) {
         : publishable ? 'a publishable key opens only POST /v1/tokens and the hosted card form: send the secret key (sk_sy_…)' : 'the API key is not valid');
     }
     res.locals['merchantId'] = found.merchant.id;
+    res.locals['merchantApiVersion'] = found.merchant.apiVersion;
     res.locals['apiKey'] = found.key;
     next();
   };

@@ -114,6 +114,18 @@ merchants
     print(await setOriginsCommand(settingsFromEnv().databaseUrl, id, origins));
   }));
 merchants
+  .command('set-version')
+  .description('pin the merchant to an API version (answers without a Switchyard-Version header, and its webhook events, use it); --latest unpins it (audited)')
+  .argument('<id>', 'merchant id (mer_...)')
+  .argument('[version]', 'an API version, e.g. 2026-12-01 (docs/changelog.md)')
+  .option('--latest', 'no pinned version: always the latest')
+  .action(action(async (id: string, version: string | undefined, opts: { latest?: boolean }) => {
+    if (opts.latest === true && version !== undefined) throw new CliInputError('give a version or --latest, not both');
+    if (opts.latest !== true && version === undefined) throw new CliInputError('give a version (or --latest to unpin)');
+    const { setVersionCommand } = await import('./merchant-commands.ts');
+    print(await setVersionCommand(settingsFromEnv().databaseUrl, id, version ?? null));
+  }));
+merchants
   .command('allow-raw-cards')
   .description('let the merchant\'s servers send card numbers to POST /v1/payment_methods (they are then in PCI DSS scope for them); --revoke takes it back (audited)')
   .argument('<id>', 'merchant id (mer_...)')

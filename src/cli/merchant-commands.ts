@@ -11,11 +11,12 @@ import { parseBrowserOrigins } from '../api/browser-origins.ts';
 import { KEY_MODES } from '../core/api-keys.ts';
 import type { KeyMode } from '../core/api-keys.ts';
 import { findKey } from '../store/api-keys.ts';
-import { AmbiguousKeyError, createMerchant, loadMerchant, loadMerchantCardSettings, replaceOnlyKey, setAllowedOrigins, setAllowRawCards } from '../store/merchants.ts';
+import { AmbiguousKeyError, createMerchant, loadMerchant, loadMerchantCardSettings, replaceOnlyKey, setAllowedOrigins, setAllowRawCards, setApiVersion } from '../store/merchants.ts';
 import { recordAudit } from '../ops/audit.ts';
 import { keyAuditSummary } from '../app/key-actions.ts';
 import { cliOperator, OPERATOR_TOKEN_ENV } from '../ops/operators.ts';
 import { CliInputError } from './cli-input-error.ts';
+import { API_VERSIONS, isApiVersion, LATEST_API_VERSION } from '../resources/api-version.ts';
 import { migrateDatabase } from './preflight.ts';
 
 async function withDatabase<T>(url: string, run: (db: ReturnType<typeof createDatabase>['db']) => Promise<T>): Promise<T> {
@@ -115,6 +116,21 @@ export async function setOriginsCommand(url: string, merchantId: string, texts: 
       await recordAudit(tx, { operator, action: 'merchant.set_origins', target: merchantId, before: { allowed_origins: before.allowedOrigins }, after: { allowed_origins: parsed.origins } });
     });
     return JSON.stringify({ id: merchantId, allowed_origins: parsed.origins });
+  });
+}
+
+/** Pins the merchant to an API version (`--latest`: unpinned, always the latest). */
+export async function setVersionCommand(url: string, merchantId: string, version: string | null, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  if (version !== null && !isApiVersion(version)) throw new CliInputError(`${JSON.stringify(version)} is not an API version; known: ${API_VERSIONS.join(', ')}`);
+  const operator = cliOperator(env).name;
+  return withDatabase(url, async (db) => {
+    await db.transaction(async (tx) => {
+      const before = await loadMerchant(tx, merchantId);
+      if (before === null) throw new CliInputError(`merchant ${merchantId} not found`);
+      await setApiVersion(tx, merchantId, version);
+      await recordAudit(tx, { operator, action: 'merchant.set_version', target: merchantId, before: { api_version: before.apiVersion }, after: { api_version: version } });
+    });
+    return JSON.stringify({ id: merchantId, api_version: version ?? LATEST_API_VERSION, pinned: version !== null });
   });
 }
 

@@ -15,7 +15,7 @@ export const AUDIT_ACTIONS = [
   'webhook.redeliver',
   'merchant.rotate_key',
   'merchant.rotate_publishable_key',
-  'merchant.set_origins',
+  'merchant.set_origins', 'merchant.set_version',
   'merchant.allow_raw_cards',
   'merchant.revoke_raw_cards',
   'merchant.create',

@@ -10,6 +10,7 @@ import type { DbOrTx } from './db.ts';
 import { withClause } from './write-parts.ts';
 import type { WritePart } from './write-parts.ts';
 import { ALL_EVENTS, merchantEventBody } from '../resources/event-body.ts';
+import { LATEST_API_VERSION } from '../resources/api-version.ts';
 import type { MerchantEventRowPayload } from '../resources/event-body.ts';
 
 export interface RecordedEvent {
@@ -36,7 +37,10 @@ export function merchantEventParts(prefix: string, row: MerchantEventRowPayload,
       {
         name: `${prefix}_ev`,
         body: sql`INSERT INTO merchant_events (id, merchant_id, payment_id, type, payload, created_at, source_outbox_id)
-          VALUES (${eventId}, ${merchantId}, ${row.payment.id}, ${row.event}, ${JSON.stringify(body)}::jsonb, ${now}, ${sourceOutboxId})
+          VALUES (${eventId}, ${merchantId}, ${row.payment.id}, ${row.event},
+            -- The merchant's pinned API version, read in this statement (no round trip of its own).
+            ${JSON.stringify(body)}::jsonb || jsonb_build_object('api_version', COALESCE((SELECT api_version FROM merchants WHERE id = ${merchantId}), ${LATEST_API_VERSION}::text)),
+            ${now}, ${sourceOutboxId})
           ON CONFLICT (source_outbox_id) DO NOTHING RETURNING id`,
       },
       {

@@ -16,13 +16,15 @@ export interface Merchant {
   readonly id: string;
   readonly name: string;
   readonly createdAt: string;
+  /** The pinned API version (switchyard merchants set-version); null: the latest. */
+  readonly apiVersion: string | null;
 }
 
 /** Publishable keys open only POST /v1/tokens and the hosted card form (src/api/token-routes.ts). */
 export const PUBLISHABLE_KEY_PREFIX = keyPrefix('publishable');
 
 function toMerchant(row: typeof merchants.$inferSelect): Merchant {
-  return { id: row.id, name: row.name, createdAt: row.createdAt.toISOString() };
+  return { id: row.id, name: row.name, createdAt: row.createdAt.toISOString(), apiVersion: row.apiVersion };
 }
 
 /**
@@ -117,6 +119,11 @@ export async function loadMerchantCardSettings(db: DbOrTx, merchantId: string): 
 /** Replaces the allowed browser origins (already normalized: src/api/browser-origins.ts). False when the merchant does not exist. */
 export async function setAllowedOrigins(db: DbOrTx, merchantId: string, origins: readonly string[]): Promise<boolean> {
   const rows = await db.update(merchants).set({ allowedOrigins: [...origins] }).where(eq(merchants.id, merchantId)).returning({ id: merchants.id });
+  return rows.length > 0;
+}
+
+export async function setApiVersion(db: DbOrTx, merchantId: string, version: string | null): Promise<boolean> {
+  const rows = await db.update(merchants).set({ apiVersion: version }).where(eq(merchants.id, merchantId)).returning({ id: merchants.id });
   return rows.length > 0;
 }
 

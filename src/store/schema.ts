@@ -43,6 +43,8 @@ export const merchants = pgTable('merchants', {
   createdAt: ts('created_at').notNull().defaultNow(),
   allowedOrigins: text('allowed_origins').array().notNull().default(sql`'{}'`),
   allowRawCards: boolean('allow_raw_cards').notNull().default(false),
+  /** The API version the merchant is pinned to (migration 0030); null: the latest. */
+  apiVersion: text('api_version'),
 });
 
 /** A merchant's API keys (migration 0022): only the SHA-256 of a key is kept. */
