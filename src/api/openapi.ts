@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { captureBody, createPaymentBody, listPaymentsQuery, paymentMethodSchema, paymentMethodUnion, refundBody, storedPaymentToken, updatePaymentBody, voidBody } from './request-schemas.ts';
 import { attemptResource, balanceList, balanceResource, captureResource, paymentList, paymentResource, problemResource, refundResource, routingResource, timelineList, transitionResource } from './resource-schemas.ts';
 import { MAX_KEY_LENGTH } from './idempotent-post.ts';
+import { API_VERSIONS } from '../resources/api-version.ts';
 import { endpointBody, redeliverBody } from '../webhooks/outbound/merchant-routes.ts';
 import { PROBLEMS } from './problems.ts';
 import { cardBody, cardInput, paymentMethodResource } from './payment-method-schemas.ts';
@@ -100,6 +101,7 @@ const HEADERS = {
     schema: { type: 'string' },
   },
   'Retry-After': { description: 'Seconds until the request would be served', schema: { type: 'integer', minimum: 1 } },
+  'Switchyard-Version': { description: 'The API version of this answer (docs/changelog.md): the request\'s Switchyard-Version, else the merchant\'s pinned version, else the latest.', schema: { type: 'string', enum: [...API_VERSIONS] } },
 };
 const headerRef = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
 
@@ -109,10 +111,32 @@ function withRateLimitHeaders(paths: Record<string, Record<string, JsonObject>>)
     for (const op of Object.values(operations)) {
       for (const [status, response] of Object.entries(op['responses'] as Record<string, JsonObject>)) {
         response['headers'] = {
-          'RateLimit-Policy': headerRef('RateLimit-Policy'), RateLimit: headerRef('RateLimit'),
+          'Switchyard-Version': headerRef('Switchyard-Version'), 'RateLimit-Policy': headerRef('RateLimit-Policy'), RateLimit: headerRef('RateLimit'),
           ...(status === '429' ? { 'Retry-After': headerRef('Retry-After') } : {}),
         };
       }
+    }
+  }
+  return paths;
+}
+
+/** `postPaymentsByIdCapture` for POST /v1/payments/{id}/capture: unique by construction (one per method and path). */
+function operationIdOf(method: string, path: string): string {
+  const words = path.split('/').filter((s) => s !== '' && s !== 'v1').map((s) => {
+    const name = /^\{(.+)\}$/.exec(s)?.[1];
+    const camel = (name ?? s).split(/[^A-Za-z0-9]+/).filter((w) => w !== '').map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('');
+    return name === undefined ? camel : `By${camel}`;
+  });
+  return `${method}${words.join('')}`;
+}
+
+/** Every operation gets an operationId (unless it has one) and a tag: its resource, the path's first segment after /v1. */
+function withIdsAndTags(paths: Record<string, Record<string, JsonObject>>): Record<string, Record<string, JsonObject>> {
+  for (const [path, operations] of Object.entries(paths)) {
+    const tag = path.split('/').filter((s) => s !== '' && s !== 'v1')[0] ?? 'root';
+    for (const [method, op] of Object.entries(operations)) {
+      op['operationId'] ??= operationIdOf(method, path);
+      op['tags'] ??= [tag];
     }
   }
   return paths;
@@ -132,7 +156,8 @@ export function openApiDocument(): JsonObject {
       headers: HEADERS,
     },
     security: [{ bearer: [] }],
-    paths: withRateLimitHeaders({
+    servers: [{ url: 'http://localhost:8080', description: '`npm start` (PORT): the gateway with its in-process sandboxes' }],
+    paths: withIdsAndTags(withRateLimitHeaders({
       '/v1/payments': {
         post: post('Create a payment and wait for the authorization outcome', 'CreatePaymentRequest', {
           ...payment('201', 'The authorization outcome is known (authorized, captured, declined, failed, needs_review).'),
@@ -256,7 +281,7 @@ export function openApiDocument(): JsonObject {
       },
       '/healthz': { get: { summary: 'Process up', security: [], responses: { 200: { description: 'ok' } } } },
       '/readyz': { get: { summary: 'Postgres, Redis and config ready', security: [], responses: { 200: { description: 'ready' }, 503: { description: 'not ready' } } } },
-    }),
+    })),
   };
 }
 

@@ -21,7 +21,7 @@ describe('OpenAPI document', () => {
   it('every /v1 answer carries the rate-limit fields, and every 429 Retry-After with the rate_limited problem', () => {
     type Response = { description: string; headers?: Record<string, { $ref: string }> };
     const doc = openApiDocument() as { paths: Record<string, Record<string, { responses: Record<string, Response> }>>; components: { headers: Record<string, unknown> } };
-    expect(Object.keys(doc.components.headers).sort()).toEqual(['RateLimit', 'RateLimit-Policy', 'Retry-After']);
+    expect(Object.keys(doc.components.headers).sort()).toEqual(['RateLimit', 'RateLimit-Policy', 'Retry-After', 'Switchyard-Version']);
     let limited = 0;
     for (const [path, operations] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(operations)) {
@@ -31,7 +31,7 @@ describe('OpenAPI document', () => {
             expect(names, `${method} ${path} ${status}`).toEqual([]);
             continue;
           }
-          expect(names, `${method} ${path} ${status}`).toEqual(status === '429' ? ['RateLimit-Policy', 'RateLimit', 'Retry-After'] : ['RateLimit-Policy', 'RateLimit']);
+          expect(names, `${method} ${path} ${status}`).toEqual(status === '429' ? ['Switchyard-Version', 'RateLimit-Policy', 'RateLimit', 'Retry-After'] : ['Switchyard-Version', 'RateLimit-Policy', 'RateLimit']);
           if (status === '429') {
             expect(response.description).toContain('rate_limited');
             limited += 1;
@@ -40,5 +40,23 @@ describe('OpenAPI document', () => {
       }
     }
     expect(limited).toBeGreaterThan(15);
+  });
+});
+
+describe('OpenAPI operations', () => {
+  it('every operation has a unique operationId and a tag; servers are set; every /v1 answer names its version', () => {
+    type Op = { operationId?: string; tags?: string[]; responses: Record<string, { headers?: Record<string, unknown> }> };
+    const doc = openApiDocument() as { servers?: unknown[]; paths: Record<string, Record<string, Op>> };
+    expect(doc.servers?.length).toBeGreaterThan(0);
+    const ids: string[] = [];
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      for (const op of Object.values(operations)) {
+        expect(op.operationId, path).toMatch(/^[a-z][A-Za-z]+$/);
+        expect(op.tags?.length, path).toBe(1);
+        ids.push(op.operationId!);
+        if (path.startsWith('/v1/')) for (const r of Object.values(op.responses)) expect(Object.keys(r.headers ?? {}), path).toContain('Switchyard-Version');
+      }
+    }
+    expect(new Set(ids).size).toBe(ids.length);
   });
 });
