@@ -8,6 +8,7 @@ import { attemptResource, balanceList, balanceResource, captureResource, payment
 import { MAX_KEY_LENGTH } from './idempotent-post.ts';
 import { API_VERSIONS } from '../resources/api-version.ts';
 import { endpointBody, redeliverBody } from '../webhooks/outbound/merchant-routes.ts';
+import { deletedWebhookEndpoint, redeliveryResource, webhookEndpointList, webhookEndpointResource } from '../webhooks/outbound/endpoint-schemas.ts';
 import { PROBLEMS } from './problems.ts';
 import { cardBody, cardInput, paymentMethodResource } from './payment-method-schemas.ts';
 import type { ProblemCode } from './problems.ts';
@@ -20,6 +21,7 @@ const COMPONENTS = {
   Payment: paymentResource, Attempt: attemptResource, Capture: captureResource, Routing: routingResource, Refund: refundResource, Transition: transitionResource,
   PaymentList: paymentList, Timeline: timelineList, Problem: problemResource, Balance: balanceResource, BalanceList: balanceList,
   WebhookEndpointRequest: endpointBody, RedeliverRequest: redeliverBody.unwrap(), StoredPaymentToken: storedPaymentToken,
+  WebhookEndpoint: webhookEndpointResource, WebhookEndpointList: webhookEndpointList, DeletedWebhookEndpoint: deletedWebhookEndpoint, Redelivery: redeliveryResource,
   UpdatePaymentRequest: updatePaymentBody, CardRequest: cardBody, CardInput: cardInput, PaymentMethod: paymentMethodResource,
   CreateApiKeyRequest: createApiKeyBody, RollApiKeyRequest: rollApiKeyBody, ApiKey: apiKeyResource, ApiKeyWithSecret: apiKeyWithSecret, ApiKeyList: apiKeyList,
 };
@@ -236,23 +238,23 @@ export function openApiDocument(): JsonObject {
         get: { summary: 'Your balance per currency, from the ledger', responses: { 200: { description: 'One entry per currency with ledger activity', content: json('BalanceList') }, ...problems(...COMMON) } },
       },
       '/v1/webhook_endpoints': {
-        post: post('Register an endpoint for signed event deliveries (at most SWITCHYARD_WEBHOOK_MAX_ENDPOINTS enabled ones, 16 by default)', 'WebhookEndpointRequest', { 201: { description: 'The endpoint' } }, ['endpoint_limit_reached']),
-        get: { summary: 'List your endpoints', responses: { 200: { description: 'The endpoints' }, ...problems(...COMMON) } },
+        post: post('Register an endpoint for signed event deliveries (at most SWITCHYARD_WEBHOOK_MAX_ENDPOINTS enabled ones, 16 by default)', 'WebhookEndpointRequest', { 201: { description: 'The endpoint', content: json('WebhookEndpoint') } }, ['endpoint_limit_reached']),
+        get: { summary: 'List your endpoints (every enabled one: one page)', responses: { 200: { description: 'The endpoints', content: json('WebhookEndpointList') }, ...problems(...COMMON) } },
       },
       '/v1/webhook_endpoints/{id}/rotate_signing_key': {
         post: {
           summary: "Publish the endpoint's next key at once and sign with it 45 s later (longer than a remote JWKS verifier's 30 s refetch cooldown); the previous key stays in its JWKS for 10 minutes after that",
           parameters: [pathId('endpoint'), idempotencyKey],
-          responses: { 200: { description: 'The endpoint: signing.kid the key signing now, signing.next_kid and signing.next_kid_signs_at the announced one' }, ...problems(...POST_PROBLEMS, 'not_found', 'signing_key_rotation_pending') },
+          responses: { 200: { description: 'The endpoint: signing.kid the key signing now, signing.next_kid and signing.next_kid_signs_at the announced one', content: json('WebhookEndpoint') }, ...problems(...POST_PROBLEMS, 'not_found', 'signing_key_rotation_pending') },
         },
       },
       '/.well-known/webhook-endpoints/{id}/jwks.json': {
         get: { summary: "One endpoint's public keys (ES256): pin this URL to verify that endpoint's Switchyard-Signature", security: [], parameters: [pathId('endpoint')], responses: { 200: { description: 'JWK set' }, ...problems('not_found') } },
       },
-      '/v1/webhook_endpoints/{id}': { delete: { summary: 'Delete an endpoint', parameters: [pathId('endpoint')], responses: { 200: { description: 'Deleted' }, ...problems(...COMMON, 'not_found') } } },
+      '/v1/webhook_endpoints/{id}': { delete: { summary: 'Delete an endpoint', parameters: [pathId('endpoint')], responses: { 200: { description: 'Deleted', content: json('DeletedWebhookEndpoint') }, ...problems(...COMMON, 'not_found') } } },
       '/v1/events/{id}': { get: { summary: 'An event with its deliveries and every delivery attempt', parameters: [pathId('event')], responses: { 200: { description: 'The event' }, ...problems(...COMMON, 'not_found') } } },
       '/v1/events/{id}/redeliver': {
-        post: post('Deliver an event again (to one endpoint or all)', 'RedeliverRequest', { 202: { description: 'New deliveries scheduled' } }, ['not_found'], 'event'),
+        post: post('Deliver an event again (to one endpoint or all)', 'RedeliverRequest', { 202: { description: 'New deliveries scheduled', content: json('Redelivery') } }, ['not_found'], 'event'),
       },
       '/v1/api_keys': {
         post: post('Create an API key (a full key only). The secret is in this answer only: a replay answers secret: null', 'CreateApiKeyRequest', {

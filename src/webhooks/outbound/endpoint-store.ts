@@ -17,10 +17,13 @@ export { ALL_EVENTS };
 
 export interface EndpointView {
   readonly id: string;
+  readonly object: 'webhook_endpoint';
   readonly url: string;
   readonly events: readonly string[];
   readonly status: string;
+  /** Kept beside created_at, the shape every resource has (issue 48): answers of the first API version had only `created`. */
   readonly created: string;
+  readonly created_at: string;
   readonly signing: {
     /** Path of this endpoint's public keys; pin it (the API answers `jwks_url` with this gateway's origin). */
     readonly jwks_path: string;
@@ -44,7 +47,8 @@ function endpointView(r: EndpointRow, now: Date): EndpointView {
   const signing = signingVersionAt(r.signingVersion, r.signingRotatedAt, now);
   const next = signing === r.signingVersion || r.signingRotatedAt === null ? {} : { next_kid: endpointKid(r.id, r.signingVersion), next_kid_signs_at: new Date(r.signingRotatedAt.getTime() + KEY_ANNOUNCE_MS).toISOString() };
   return {
-    id: r.id, url: r.url, events: r.enabledEvents.includes(ALL_EVENTS) ? [ALL_EVENTS] : r.enabledEvents, status: r.status, created: r.createdAt.toISOString(),
+    id: r.id, object: 'webhook_endpoint', url: r.url, events: r.enabledEvents.includes(ALL_EVENTS) ? [ALL_EVENTS] : r.enabledEvents, status: r.status,
+    created: r.createdAt.toISOString(), created_at: r.createdAt.toISOString(),
     signing: { jwks_path: endpointJwksPath(r.id), kid: endpointKid(r.id, signing), ...next, global_signature: r.globalSignature },
   };
 }

@@ -93,7 +93,8 @@ export function createWebhookEndpointsRouter(s: WebhookServices, auth?: RequestH
     }
   }));
   router.get('/v1/webhook_endpoints', route(s, async (req, res, merchantId) => {
-    res.json({ data: (await listEndpoints(s.db, merchantId, s.now())).map((e) => withJwksUrl(originOf(req), e)) });
+    // Every enabled endpoint (SWITCHYARD_WEBHOOK_MAX_ENDPOINTS at most): one page.
+    res.json({ object: 'list', data: (await listEndpoints(s.db, merchantId, s.now())).map((e) => withJwksUrl(originOf(req), e)), has_more: false, next_cursor: null });
   }));
   router.post('/v1/webhook_endpoints/:id/rotate_signing_key', route(s, async (req, res, merchantId) => {
     const id = String(req.params['id']);
@@ -110,7 +111,7 @@ export function createWebhookEndpointsRouter(s: WebhookServices, auth?: RequestH
   router.delete('/v1/webhook_endpoints/:id', route(s, async (req, res, merchantId) => {
     const id = String(req.params['id']);
     if (!(await deleteEndpoint(s.db, merchantId, id, s.now()))) return problem(res, 'not_found', `no webhook endpoint ${id}`);
-    res.json({ id, deleted: true });
+    res.json({ id, object: 'webhook_endpoint', deleted: true });
   }));
   router.get('/v1/events/:id', route(s, async (req, res, merchantId) => {
     const id = String(req.params['id']);

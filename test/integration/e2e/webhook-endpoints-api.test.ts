@@ -1,6 +1,7 @@
 // Webhook endpoint registration is a POST under /v1 like any other: idempotent, validated,
 // merchant-scoped.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deletedWebhookEndpoint, webhookEndpointList, webhookEndpointResource } from '../../../src/webhooks/outbound/endpoint-schemas.ts';
 import { startApiGateway } from '../api/helpers.ts';
 import type { ApiGateway } from '../api/helpers.ts';
 
@@ -33,5 +34,16 @@ describe('POST /v1/webhook_endpoints', () => {
     const other = await api.newMerchant('other');
     const theirs = await api.call('GET', '/v1/webhook_endpoints', { key: other.apiKey });
     expect(theirs.json.data).toHaveLength(0);
+  });
+});
+
+describe('the endpoint answers have the shape the OpenAPI document gives them', () => {
+  it('create, list, rotate and delete parse with their schemas: object, id, created_at on each', async () => {
+    const created = await api.call('POST', '/v1/webhook_endpoints', { body: { url: 'https://merchant.example/shapes' } });
+    const endpoint = webhookEndpointResource.parse(created.json);
+    expect(endpoint.created_at).toBe(endpoint.created);
+    webhookEndpointList.parse((await api.call('GET', '/v1/webhook_endpoints')).json);
+    webhookEndpointResource.parse((await api.call('POST', `/v1/webhook_endpoints/${endpoint.id}/rotate_signing_key`, { body: {} })).json);
+    expect(deletedWebhookEndpoint.parse((await api.call('DELETE', `/v1/webhook_endpoints/${endpoint.id}`)).json)).toEqual({ id: endpoint.id, object: 'webhook_endpoint', deleted: true });
   });
 });
