@@ -36,8 +36,11 @@ export interface MerchantEventRowPayload {
 
 export interface MerchantEventBody {
   readonly id: string;
+  readonly object: 'event';
   readonly type: MerchantEventType;
+  /** Kept beside created_at, the shape every resource has (issue 48): events of the first API version had only `created`. */
   readonly created: string;
+  readonly created_at: string;
   readonly data: Record<string, unknown>;
 }
 
@@ -50,5 +53,5 @@ export function merchantEventBody(id: string, created: Date, row: MerchantEventR
   if (refund !== undefined) data['refund'] = refundResource(p, refund);
   if (capture !== undefined) data['capture'] = captureResource(capture);
   if (row.dispute !== undefined) data['dispute'] = row.dispute;
-  return { id, type: row.event, created: created.toISOString(), data };
+  return { id, object: 'event', type: row.event, created: created.toISOString(), created_at: created.toISOString(), data };
 }
