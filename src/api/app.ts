@@ -11,6 +11,8 @@ import { liveAccounts } from '../routing/snapshot.ts';
 import type { ApiContext } from './api-context.ts';
 import { bearerAuth } from './auth.ts';
 import { balanceRoutes } from './balance-routes.ts';
+import { disputeRoutes } from './dispute-routes.ts';
+import { fileRoutes } from './file-routes.ts';
 import { healthRoutes } from './health-routes.ts';
 import { sendProblem } from './http.ts';
 import { modificationRoutes } from './modification-routes.ts';
@@ -167,12 +169,15 @@ export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
   app.use(tokenRoutes(ctx, { limits: tokenLimits, tokensPerHour, trustedProxies }));
   app.use('/v1', bearerAuth(rt.database.db));
   if (rateLimits !== null && limiter !== null) app.use('/v1', rateLimitRequests({ limiter, settings: rateLimits }));
+  // File uploads are multipart (their own parser and 4 MB limit): before the JSON parser.
+  app.use(fileRoutes(ctx));
   // Every content type is read as JSON: a form-encoded body is malformed JSON, not an empty one.
   app.use('/v1', express.json({ limit: opts.bodyLimit ?? '64kb', type: () => true, strict: true, verify: verifyStorableBody }));
   app.use('/v1', refuseUnstorableText());
   app.use(paymentRoutes(ctx));
   app.use(modificationRoutes(ctx));
   app.use(balanceRoutes(ctx));
+  app.use(disputeRoutes(ctx));
   app.use(paymentMethodRoutes(ctx, { tokensPerHour }));
   app.use(webhookEndpointPostRoutes(ctx, rt));
   app.use(createWebhookEndpointsRouter(rt.webhooks));

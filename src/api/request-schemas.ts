@@ -37,7 +37,7 @@ const shortText = (max: number) => z.string().min(1).max(max);
 
 /** Card numbers are only safe where the vault keeps them: free text the gateway stores and shows must not hold one. */
 const CARD_NUMBER_MESSAGE = 'holds a card number, and card numbers are not accepted in text fields (an order number that only looks like one: join a prefix to it, e.g. ORD-…)';
-const withoutCardNumber = <T extends z.ZodString>(s: T) => s.refine((v) => !containsCardNumber(v), { message: CARD_NUMBER_MESSAGE });
+export const withoutCardNumber = <T extends z.ZodString>(s: T) => s.refine((v) => !containsCardNumber(v), { message: CARD_NUMBER_MESSAGE });
 
 const metadata = z
   .record(z.string().min(1).max(40), withoutCardNumber(z.string().max(500)))

@@ -17,6 +17,7 @@ export const ID_PREFIXES = {
   transition: 'trn',
   ledger: 'ltx',
   paymentMethod: 'pmd',
+  file: 'file',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
