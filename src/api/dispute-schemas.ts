@@ -51,8 +51,7 @@ export const listDisputesQuery = z
   .strictObject({
     limit: z.coerce.number().int().min(1).max(100).default(10),
     starting_after: z.string().refine((s) => isId('dispute', s), { message: 'starting_after must be a dispute id' }).optional(),
-  })
-  .meta({ id: 'ListDisputesQuery' });
+  });
 
 export const fileResource = z
   .strictObject({
