@@ -14,6 +14,8 @@ import { apiKeyRoutes } from './api-key-routes.ts';
 import { bearerAuth } from './auth.ts';
 import { requireRole } from './key-roles.ts';
 import { balanceRoutes } from './balance-routes.ts';
+import { disputeRoutes } from './dispute-routes.ts';
+import { fileRoutes } from './file-routes.ts';
 import { healthRoutes } from './health-routes.ts';
 import { sendProblem } from './http.ts';
 import { modificationRoutes } from './modification-routes.ts';
@@ -173,12 +175,15 @@ export function createApiApp(rt: Runtime, opts: ApiOptions = {}): Express {
   // The key's role is checked before anything is read or claimed (src/api/key-roles.ts); a refusal spends no rate limit.
   app.use('/v1', bearerAuth(rt.database.db, rt.now), requireRole(), pinnedVersion());
   if (rateLimits !== null && limiter !== null) app.use('/v1', rateLimitRequests({ limiter, settings: rateLimits }));
+  // File uploads are multipart (their own parser and 4 MB limit): before the JSON parser.
+  app.use(fileRoutes(ctx));
   // Every content type is read as JSON: a form-encoded body is malformed JSON, not an empty one.
   app.use('/v1', express.json({ limit: opts.bodyLimit ?? '64kb', type: () => true, strict: true, verify: verifyStorableBody }));
   app.use('/v1', refuseUnstorableText());
   app.use(paymentRoutes(ctx));
   app.use(modificationRoutes(ctx));
   app.use(balanceRoutes(ctx));
+  app.use(disputeRoutes(ctx));
   app.use(paymentMethodRoutes(ctx, { tokensPerHour }));
   app.use(webhookEndpointPostRoutes(ctx, rt));
   app.use(createWebhookEndpointsRouter(rt.webhooks));

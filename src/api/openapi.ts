@@ -13,6 +13,7 @@ import { PROBLEMS } from './problems.ts';
 import { cardBody, cardInput, paymentMethodResource } from './payment-method-schemas.ts';
 import type { ProblemCode } from './problems.ts';
 import { apiKeyList, apiKeyResource, apiKeyWithSecret, createApiKeyBody, rollApiKeyBody } from './api-key-schemas.ts';
+import { acceptBody, defenseReasonsResource, disputeList, disputeResource, evidenceBody, fileResource, listDisputesQuery, MAX_FILE_BYTES } from './dispute-schemas.ts';
 
 type JsonObject = Record<string, unknown>;
 
@@ -24,6 +25,8 @@ const COMPONENTS = {
   WebhookEndpoint: webhookEndpointResource, WebhookEndpointList: webhookEndpointList, DeletedWebhookEndpoint: deletedWebhookEndpoint, Redelivery: redeliveryResource,
   UpdatePaymentRequest: updatePaymentBody, CardRequest: cardBody, CardInput: cardInput, PaymentMethod: paymentMethodResource,
   CreateApiKeyRequest: createApiKeyBody, RollApiKeyRequest: rollApiKeyBody, ApiKey: apiKeyResource, ApiKeyWithSecret: apiKeyWithSecret, ApiKeyList: apiKeyList,
+  Dispute: disputeResource, DisputeList: disputeList, DisputeDefenseOptions: defenseReasonsResource, DisputeEvidenceRequest: evidenceBody,
+  DisputeAcceptRequest: acceptBody, File: fileResource,
 };
 
 function componentSchemas(): JsonObject {
@@ -86,8 +89,8 @@ function post(summary: string, body: string, ok: JsonObject, extra: ProblemCode[
   };
 }
 
-function queryParameters(): JsonObject[] {
-  const s = z.toJSONSchema(listPaymentsQuery, { io: 'input' }) as { properties: Record<string, unknown> };
+function queryParameters(query: z.ZodType = listPaymentsQuery): JsonObject[] {
+  const s = z.toJSONSchema(query, { io: 'input' }) as { properties: Record<string, unknown> };
   return Object.entries(s.properties).map(([name, schema]) => ({ name, in: 'query', required: false, schema }));
 }
 
@@ -234,6 +237,39 @@ export function openApiDocument(): JsonObject {
           },
         },
       },
+      '/v1/disputes': {
+        get: { summary: 'List your disputes, newest first', parameters: queryParameters(listDisputesQuery), responses: { 200: { description: 'A page', content: json('DisputeList') }, ...problems(...COMMON, 'validation_error') } },
+      },
+      '/v1/disputes/{id}': { get: { summary: 'Retrieve a dispute', parameters: [pathId('dispute')], responses: { 200: { description: 'The dispute', content: json('Dispute') }, ...problems(...COMMON, 'not_found') } } },
+      '/v1/disputes/{id}/defense_reasons': {
+        get: {
+          summary: "What the dispute's provider accepts as evidence now (Adyen: its defense reasons with their document types, asked of Adyen; Stripe: its evidence fields)",
+          parameters: [pathId('dispute')],
+          responses: { 200: { description: 'The options', content: json('DisputeDefenseOptions') }, ...problems(...COMMON, 'not_found', 'dispute_not_open', 'dispute_action_refused', 'service_unavailable') },
+        },
+      },
+      '/v1/disputes/{id}/evidence': {
+        post: post('Send evidence: each file to the provider, then the fields (Stripe) or the documents and, on submit, the defense reason (Adyen). Checked against what the provider takes first: an unknown reason, field or document type is a 400 naming it, and nothing is sent', 'DisputeEvidenceRequest', {
+          200: { description: 'The provider took it: the dispute with evidence.sent_at (and submitted_at on submit). Its status moves by the provider\'s events', content: json('Dispute') },
+        }, ['not_found', 'dispute_not_open', 'dispute_action_refused', 'service_unavailable'], 'dispute'),
+      },
+      '/v1/disputes/{id}/accept': {
+        post: post('Accept the dispute: you will not defend it (lost, or an inquiry closed, by the provider\'s events)', 'DisputeAcceptRequest', {
+          200: { description: 'The provider took it: the dispute with accepted_at', content: json('Dispute') },
+        }, ['not_found', 'dispute_not_open', 'dispute_action_refused', 'service_unavailable'], 'dispute'),
+      },
+      '/v1/files': {
+        post: {
+          summary: `Upload a dispute evidence file: multipart/form-data with purpose=dispute_evidence and one part named file, at most ${MAX_FILE_BYTES} bytes (4 MB), a PDF, JPEG or PNG by its content (the declared type is not trusted). Kept in the gateway's database until it is sent with evidence`,
+          parameters: [idempotencyKey],
+          requestBody: {
+            required: true,
+            content: { 'multipart/form-data': { schema: { type: 'object', required: ['purpose', 'file'], properties: { purpose: { type: 'string', enum: ['dispute_evidence'] }, file: { type: 'string', format: 'binary' } } } } },
+          },
+          responses: { 201: { description: 'The file', content: json('File') }, ...problems(...POST_PROBLEMS) },
+        },
+      },
+      '/v1/files/{id}': { get: { summary: "A file's metadata", parameters: [pathId('file')], responses: { 200: { description: 'The file', content: json('File') }, ...problems(...COMMON, 'not_found') } } },
       '/v1/balances': {
         get: { summary: 'Your balance per currency, from the ledger', responses: { 200: { description: 'One entry per currency with ledger activity', content: json('BalanceList') }, ...problems(...COMMON) } },
       },

@@ -231,7 +231,8 @@ export type NormalizedEvent = {
    * only way to read it (event-mapping.ts); the refund events name each refund.
    */
   | { readonly kind: 'refund_total'; readonly amount: number; readonly currency: string }
-  | { readonly kind: 'dispute'; readonly disputeRef: string; readonly amount: number; readonly currency: string; readonly reason: string | null; readonly fact: DisputeFact }
+  /** evidenceDueBy: when the merchant's time to answer ends (ISO 8601), where the event says (Stripe evidence_details.due_by, Adyen defensePeriodEndsAt). */
+  | { readonly kind: 'dispute'; readonly disputeRef: string; readonly amount: number; readonly currency: string; readonly reason: string | null; readonly fact: DisputeFact; readonly evidenceDueBy?: string | null }
   | { readonly kind: 'ignored' }
 );
 
@@ -412,6 +413,68 @@ export class ConnectorConfigError extends Error {
   override readonly name = 'ConnectorConfigError';
 }
 
+/**
+ * How a merchant answers a dispute at this provider (issue 48): what it accepts, and the calls. Every
+ * call throws DisputeCallError when it did not succeed; the gateway writes its own records only after.
+ */
+export interface DisputeOperations {
+  /** What the provider accepts for this dispute now (Adyen asks per dispute; Stripe's fields are fixed). */
+  defenseOptions(disputeRef: string): Promise<DisputeDefenseOptions>;
+  /** Sends the evidence: each file to the provider, then the fields (and, on submit, the defense). */
+  submitEvidence(req: DisputeEvidenceRequest): Promise<void>;
+  /** The merchant does not defend: the dispute is lost (an inquiry closed). */
+  accept(disputeRef: string, idempotencyKey: string): Promise<void>;
+}
+
+export interface DisputeDefenseOptions {
+  /** Defense reasons with their document types (Adyen); none where the provider has no reasons (Stripe). */
+  readonly reasons: readonly DisputeDefenseReason[];
+  /** Evidence given as text (Stripe's text fields); none at Adyen. */
+  readonly textFields: readonly string[];
+  /** Evidence given as a file, by type (Stripe's file fields); Adyen's types are per reason. */
+  readonly fileTypes: readonly string[];
+}
+
+export interface DisputeDefenseReason {
+  readonly code: string;
+  /** The provider holds enough documents for it already. */
+  readonly satisfied: boolean;
+  readonly documentTypes: readonly { readonly code: string; readonly requirement: string; readonly supplied: boolean }[];
+}
+
+export interface DisputeEvidenceFile {
+  /** The gateway's file (file_…): names it in errors and provider keys. */
+  readonly fileId: string;
+  /** The evidence field (Stripe) or defense document type code (Adyen) it is given as. */
+  readonly type: string;
+  readonly contentType: string;
+  readonly bytes: Buffer;
+}
+
+export interface DisputeEvidenceRequest {
+  readonly disputeRef: string;
+  readonly defenseReason: string | null;
+  readonly fields: Readonly<Record<string, string>>;
+  readonly files: readonly DisputeEvidenceFile[];
+  readonly submit: boolean;
+  /**
+   * The base of every provider idempotency key of this request (at most 48 characters): each call
+   * adds its own suffix, so a retry of the same request repeats the same calls under the same keys.
+   */
+  readonly idempotencyKey: string;
+}
+
+/** A dispute call that did not succeed: `refused` when the provider said no (retrying will not help), otherwise its answer is unknown. */
+export class DisputeCallError extends Error {
+  override readonly name = 'DisputeCallError';
+  constructor(
+    readonly refused: boolean,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 export interface Connector {
   readonly type: string;
   readonly account: string;
@@ -469,5 +532,7 @@ export interface Connector {
   fetchSettlementLines?(window: ReconciliationWindow): Promise<readonly SettlementLine[]>;
   /** Reports the provider announces by notification (Adyen REPORT_AVAILABLE); absent otherwise. */
   readonly reports?: ProviderReports;
+  /** Answering disputes (evidence, defense, accept); absent for a provider with none here. */
+  readonly disputes?: DisputeOperations;
   close(): Promise<void>;
 }

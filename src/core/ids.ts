@@ -18,6 +18,7 @@ export const ID_PREFIXES = {
   ledger: 'ltx',
   paymentMethod: 'pmd',
   key: 'key',
+  file: 'file',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
@@ -50,7 +51,7 @@ export function idTimePrefix(kind: IdKind, nowMs: number): string {
   return `${ID_PREFIXES[kind]}_${encodeTime(nowMs)}`;
 }
 
-const ID_PATTERN = /^([a-z]{2,3})_[0-9a-hjkmnp-tv-z]{26}$/;
+const ID_PATTERN = /^([a-z]{2,4})_[0-9a-hjkmnp-tv-z]{26}$/;
 
 export function isId(kind: IdKind, value: unknown): value is string {
   if (typeof value !== 'string') return false;

@@ -208,8 +208,31 @@ export const disputes = pgTable(
     defenseEnded: boolean('defense_ended').notNull().default(false),
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
+    merchantId: text('merchant_id').notNull().references(() => merchants.id),
+    evidenceDueBy: ts('evidence_due_by'),
+    evidenceSentAt: ts('evidence_sent_at'),
+    evidenceSubmittedAt: ts('evidence_submitted_at'),
+    defenseReason: text('defense_reason'),
+    acceptedAt: ts('accepted_at'),
   },
-  (t) => [unique('disputes_connector_ref_key').on(t.connector, t.providerRef)],
+  (t) => [unique('disputes_connector_ref_key').on(t.connector, t.providerRef), index('disputes_merchant_created_idx').on(t.merchantId, t.createdAt.desc(), t.id.desc())],
+);
+
+/** Dispute evidence a merchant uploaded (POST /v1/files); the bytes until a provider has its own copy. */
+export const files = pgTable(
+  'files',
+  {
+    id: text('id').primaryKey(),
+    merchantId: text('merchant_id').notNull().references(() => merchants.id),
+    purpose: text('purpose').notNull(),
+    type: text('type').notNull(),
+    size: integer('size').notNull(),
+    sha256: text('sha256').notNull(),
+    filename: text('filename'),
+    content: bytea('content').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [index('files_merchant_created_idx').on(t.merchantId, t.createdAt.desc(), t.id.desc())],
 );
 
 export const outbox = pgTable(

@@ -33,6 +33,7 @@ import { modificationOutcome, paymentOutcome, resumeOutcome } from './status-map
 import { adyenTokenProblem, captureRequest, paymentRequest, refundRequest, resolvePaymentMethod, toAdyenAmount } from './transformers.ts';
 import { recordTransport, RedirectingHttpClient } from './transport.ts';
 import { announcedReport, verifyAdyenWebhook } from './webhook.ts';
+import { adyenDisputeOperations } from './disputes.ts';
 
 export { ReconciliationFetchError, ReportAccessError } from './reconciliation.ts';
 
@@ -197,6 +198,7 @@ export function createAdyenConnector(account: string, options: AdyenConnectorOpt
     // No fetchReconciliationRecords / fetchSettlementLines: Adyen's records and settlement rows
     // come only from the reports it announces (`reports`, src/reconcile/provider-reports.ts).
     reports,
+    disputes: adyenDisputeOperations(client, merchantAccount),
     close: () => Promise.resolve(), // the library opens a new agent per request (connection: close)
   };
 }

@@ -13,6 +13,7 @@ const LIB = '@adyen/api-library/lib/src';
 
 export const Client = (require(`${LIB}/client`) as { default: typeof adyen.Client }).default;
 export const CheckoutAPI = (require(`${LIB}/services/checkout`) as { default: typeof adyen.CheckoutAPI }).default;
+export const DisputesAPI = (require(`${LIB}/services/disputes`) as { default: typeof adyen.DisputesAPI }).default;
 export const EnvironmentEnum = (require(`${LIB}/config`) as { EnvironmentEnum: typeof adyen.EnvironmentEnum }).EnvironmentEnum;
 export const HttpURLConnectionClient = (require(`${LIB}/httpClient/httpURLConnectionClient`) as { default: typeof adyen.HttpURLConnectionClient }).default;
 export const hmacValidator = (require(`${LIB}/utils/hmacValidator`) as { default: typeof adyen.hmacValidator }).default;

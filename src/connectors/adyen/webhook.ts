@@ -127,7 +127,12 @@ export function normalizeItem(item: Item, table: DeclineTable): EventBody {
   if (isAdyenDisputeCode(item.eventCode)) {
     if (!ok) return { kind: 'ignored' };
     const disputeStatus = item.additionalData?.['disputeStatus'] ?? null;
-    return { kind: 'dispute', disputeRef: item.pspReference, ...m, reason: item.reason ?? null, fact: { provider: 'adyen', eventCode: item.eventCode, disputeStatus } };
+    // defensePeriodEndsAt: when the merchant's time to defend ends, where Adyen sends it.
+    const endsAt = Date.parse(item.additionalData?.['defensePeriodEndsAt'] ?? '');
+    return {
+      kind: 'dispute', disputeRef: item.pspReference, ...m, reason: item.reason ?? null, fact: { provider: 'adyen', eventCode: item.eventCode, disputeStatus },
+      evidenceDueBy: Number.isNaN(endsAt) ? null : new Date(endsAt).toISOString(),
+    };
   }
   // "Already captured / cancelled": unknown{already_done} for that operation, never its failure.
   const already = alreadyDoneOp(item.eventCode, item.success, item.reason);

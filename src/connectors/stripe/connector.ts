@@ -36,6 +36,7 @@ import { readStripeReturn } from './customer-return.ts';
 import { capturedOutcome, paymentIntentOutcome, preparedOutcome, refundOutcome, voidedOutcome } from './status-map.ts';
 import { attemptIdOf, authorizeCreateParams, captureParams, paymentIntentCreateParams, reconciliationRecord, refundParams, resolvePaymentMethod, stripeTokenProblem, toStripeAmount } from './transformers.ts';
 import { verifyStripeWebhook } from './webhook.ts';
+import { stripeDisputeOperations } from './disputes.ts';
 
 export interface StripeConnectorDeps {
   readonly declineTable?: DeclineTable;
@@ -304,6 +305,7 @@ export function createStripeConnector(account: string, options: StripeConnectorO
     verifyWebhook: (rawBody, headers, now) => verifyStripeWebhook(rawBody, headers, options.webhookSecrets, now, declineTable),
     fetchReconciliationRecords,
     lookupAttempt,
+    disputes: stripeDisputeOperations(stripe),
     close: () => {
       agent.destroy();
       return Promise.resolve();

@@ -156,7 +156,11 @@ function disputeTransactions(dp: Stripe.Dispute): DisputeBalanceTransaction[] {
 /** Every charge.dispute.* event (created, updated, funds_withdrawn, funds_reinstated, closed) says the same thing: the dispute as it now is. */
 function disputeEvent(type: string, dp: Stripe.Dispute): EventBody {
   const refs = { attemptId: attemptIdOf(dp.metadata), providerRef: paymentIntentIdOf(dp) };
-  return { kind: 'dispute', ...refs, disputeRef: dp.id, ...money(dp.amount, dp.currency), reason: dp.reason, fact: { provider: 'stripe', eventType: type, status: dp.status, balanceTransactions: disputeTransactions(dp) } };
+  const dueBy = dp.evidence_details?.due_by;
+  return {
+    kind: 'dispute', ...refs, disputeRef: dp.id, ...money(dp.amount, dp.currency), reason: dp.reason, fact: { provider: 'stripe', eventType: type, status: dp.status, balanceTransactions: disputeTransactions(dp) },
+    evidenceDueBy: typeof dueBy === 'number' ? new Date(dueBy * 1000).toISOString() : null,
+  };
 }
 
 /** One Stripe event -> the gateway's events (zero or one today; a list so batches fit the same shape). */

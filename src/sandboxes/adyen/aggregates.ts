@@ -9,6 +9,7 @@ import { pspOfRedirectResult } from './authentication.ts';
 import type { JsonObject } from './context.ts';
 import { isObject } from './context.ts';
 import { AdyenSandboxState } from './state.ts';
+import { DISPUTE_SERVICE_PREFIX } from './dispute-service.ts';
 import type { PaymentRecord, SettlementBooking } from './state.ts';
 
 export interface LoadedAdyenState {
@@ -67,8 +68,10 @@ export function changesOf(loaded: LoadedAdyenState): Pick<Changes, 'objects' | '
     const was = loaded.before.get(p.pspReference);
     if (was === json) continue;
     objects.push({ id: p.pspReference, createdMs: p.createdMs, reference: p.merchantReference, doc: p });
-    const known = new Set(was === undefined ? [] : (JSON.parse(was) as PaymentRecord).modifications.map((m) => m.pspReference));
-    for (const m of p.modifications) if (!known.has(m.pspReference)) aliases.push({ alias: m.pspReference, objectId: p.pspReference });
+    const old = was === undefined ? undefined : (JSON.parse(was) as PaymentRecord);
+    const known = new Set([...(old?.modifications ?? []), ...(old?.disputes ?? [])].map((m) => m.pspReference));
+    // Modifications and disputes are found by their own pspReference (a dispute's: the Disputes API).
+    for (const m of [...p.modifications, ...(p.disputes ?? [])]) if (!known.has(m.pspReference)) aliases.push({ alias: m.pspReference, objectId: p.pspReference });
   }
   const fences = [...loaded.state.fencedReferences].filter(([reference]) => !loaded.fenced.has(reference)).map(([reference, psp]) => ({ reference, psp }));
   const bookings = loaded.state.bookings.map((b) => ({ bookedMs: b.bookedMs, doc: bookingDoc(b) }));
@@ -90,6 +93,11 @@ export function loadOf(path: string, body: JsonObject): { spec: LoadSpec; locks:
     const details = isObject(body['details']) ? body['details'] : {};
     const psp = pspOfRedirectResult(details['redirectResult']);
     return { spec: psp === null ? {} : { ids: [psp] }, locks: [] };
+  }
+  if (path.startsWith(DISPUTE_SERVICE_PREFIX)) {
+    // The Disputes API names the dispute: its payment is loaded by the dispute's alias, one request per dispute at a time.
+    const dispute = text('disputePspReference');
+    return dispute === null ? { spec: {}, locks: [] } : { spec: { aliases: [dispute] }, locks: [`dispute:${dispute}`] };
   }
   const psp = /^\/v72\/payments\/([^/]+)\//.exec(path)?.[1];
   return { spec: psp === undefined ? {} : { ids: [decodeURIComponent(psp)] }, locks: [] };

@@ -17,6 +17,9 @@ export interface AdyenDisputeStepSpec {
 
 type Funds = 'withdraw' | 'reinstate' | 'keep';
 
+/** How long the merchant has to defend, in the sandbox (schemes set it per reason; 21 days is a common span). */
+export const DEFENSE_PERIOD_MS = 21 * 86_400_000;
+
 /** What each code does to the funds at Adyen, whether it ends the dispute, and the disputeStatus it usually carries. */
 const CODES: Readonly<Record<string, { funds: Funds; final: boolean; status: string | null }>> = {
   NOTIFICATION_OF_FRAUD: { funds: 'keep', final: false, status: null },
@@ -51,7 +54,7 @@ export function runDisputeSteps(ctx: AdyenOperationContext, paymentPsp: string, 
   if (disputePsp === null) {
     const value = amount ?? p.captured;
     if (!Number.isInteger(value) || value < 1 || value > p.captured) throw new Error(`a dispute amount must be an integer between 1 and ${p.captured} (captured)`);
-    d = { pspReference: ctx.newPspReference(), amount: value, withdrawn: false, reversedOnce: false, final: false, codes: [] };
+    d = { pspReference: ctx.newPspReference(), amount: value, withdrawn: false, reversedOnce: false, final: false, codes: [], openedMs: ctx.nowMs };
     p.disputes = [...(p.disputes ?? []), d];
   } else {
     d = findDispute(p, disputePsp);
@@ -82,7 +85,8 @@ export function runDisputeSteps(ctx: AdyenOperationContext, paymentPsp: string, 
     d.final = (code.final && !(step.eventCode === 'SECOND_CHARGEBACK' && status === 'Pending')) || (step.eventCode === 'DISPUTE_DEFENSE_PERIOD_ENDED' && d.withdrawn);
     d.codes.push(step.eventCode);
     ctx.notify({
-      ...(status === null ? {} : { additionalData: { disputeStatus: status, chargebackReasonCode: '10.4', chargebackSchemeCode: 'visa' } }),
+      // defensePeriodEndsAt: when the merchant's time to defend ends (21 days after opening here).
+      ...(status === null ? {} : { additionalData: { disputeStatus: status, chargebackReasonCode: '10.4', chargebackSchemeCode: 'visa', ...(d.openedMs !== undefined && { defensePeriodEndsAt: eventDate(d.openedMs + DEFENSE_PERIOD_MS) }) } }),
       amount: { value: d.amount, currency: p.amount.currency },
       eventCode: step.eventCode,
       // A millisecond apart: the order Adyen generated them in, whatever order they are delivered in.

@@ -21,6 +21,8 @@ import { AdyenServiceError, idempotencyKeyTooLong, internalError, invalidAmount,
 import { cancelPayment, capturePayment, refundPayment, reversePayment, technicalCancel } from './modifications.ts';
 import type { NotificationItem } from './notifications.ts';
 import { createPayment } from './payments.ts';
+import { disputeService, disputeServiceOp } from './dispute-service.ts';
+import { fileTypeFromBuffer } from 'file-type';
 import { CHALLENGE_PATH, DEFAULT_AUTHENTICATION, paymentDetails, postReturnPage, pageOpen, recordChoice, stalePage, challengePage } from './authentication.ts';
 import { reportAccessRefusal } from './report-access.ts';
 import type { ReportUser } from './report-access.ts';
@@ -122,8 +124,9 @@ export class AdyenProtocol implements ProviderProtocol {
       return this.reply(req, refused === null ? await this.report(req) : errorAnswer(refused));
     }
     if (header(req, 'x-api-key') !== this.deps.apiKey) return this.reply(req, errorAnswer(unauthorized()));
-    const route = matchCheckoutRoute(req.method, req.path);
-    if (route === null) return this.reply(req, errorAnswer(notFound(req.path)));
+    const disputeOp = disputeServiceOp(req.method, req.path);
+    let route = matchCheckoutRoute(req.method, req.path);
+    if (route === null && disputeOp === null) return this.reply(req, errorAnswer(notFound(req.path)));
     const key = header(req, 'idempotency-key');
     let body: JsonObject;
     try {
@@ -132,6 +135,12 @@ export class AdyenProtocol implements ProviderProtocol {
     } catch (err) {
       return this.reply(req, errorAnswer(err));
     }
+    if (disputeOp !== null) {
+      // What each supplied document's bytes are, read before the transaction (file-type is asynchronous).
+      const detected = disputeOp === 'supplyDefenseDocument' ? await detectDocuments(body) : [];
+      route = { op: 'any', handler: (ctx, b) => disputeService(ctx, disputeOp, b, detected) };
+    }
+    if (route === null) return this.reply(req, errorAnswer(notFound(req.path)));
     const { store } = this.deps;
     const claim: KeyClaim | null = key === null ? null : { key, fingerprint: null };
     let held: string | undefined;
@@ -268,6 +277,16 @@ export class AdyenProtocol implements ProviderProtocol {
       body: answer.body,
     };
   }
+}
+
+/** The type of each defenseDocuments[i].content by its bytes (pdf, jpg, png), null when it is none of them or unreadable. */
+async function detectDocuments(body: JsonObject): Promise<(string | null)[]> {
+  const documents = Array.isArray(body['defenseDocuments']) ? (body['defenseDocuments'] as unknown[]) : [];
+  return Promise.all(documents.map(async (d) => {
+    const content = isObject(d) && typeof d['content'] === 'string' ? d['content'] : '';
+    const found = await fileTypeFromBuffer(Buffer.from(content, 'base64'));
+    return found === undefined ? null : found.ext;
+  }));
 }
 
 function parseBody(raw: Buffer): JsonObject {

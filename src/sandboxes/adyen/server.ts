@@ -22,6 +22,7 @@ import { adyenStateOf, batchingDelayMs, changesOf } from './aggregates.ts';
 import type { AdyenAccountSettings, InFlightAfterCancel } from './aggregates.ts';
 import { chargeback, failCapture, reverseRefund } from './late-events.ts';
 import { runDisputeSteps } from './disputes.ts';
+import { decideDefendedDispute } from './dispute-service.ts';
 import type { AdyenDisputeStepSpec } from './disputes.ts';
 import { checkBatching, eventDate, NotificationOutbox, webhookTarget } from './notifications.ts';
 import { nextCalendarDay, zoneMidnight } from './report-zone.ts';
@@ -224,6 +225,19 @@ export async function startAdyenSandbox(options: AdyenSandboxOptions): Promise<A
       });
       return ref;
     },
+    openDispute: async (psp, o = {}) => {
+      let id = '';
+      try {
+        await fromCode({ ids: [psp] }, (ctx) => {
+          id = runDisputeSteps(ctx, psp, null, [{ eventCode: 'NOTIFICATION_OF_CHARGEBACK' }, { eventCode: 'CHARGEBACK' }], o.amount);
+        });
+      } catch (err) {
+        // runDisputeSteps refuses with plain Errors (no such payment, nothing captured, a bad amount): the caller's error.
+        throw err instanceof Error && !(err instanceof RangeError) && !('code' in err) ? new RangeError(err.message) : err;
+      }
+      return { id };
+    },
+    decideDispute: (ref, outcome) => fromCode({ aliases: [ref] }, (ctx) => decideDefendedDispute(ctx, ref, outcome)),
     setSettlementCommission: (fixed, bps) => store.updateSettings({ commission: { fixed, bps } }),
     webhookDeliveries: () => dispatcher.deliveries(),
     webhooksIdle: () => dispatcher.idle(),

@@ -85,6 +85,14 @@ export interface AdyenDisputeRecord {
   reversedOnce: boolean;
   final: boolean;
   readonly codes: string[];
+  /** When it was opened (sandbox clock): the defense period ends 21 days later. Absent on disputes stored before it was kept. */
+  readonly openedMs?: number;
+  /** Defense documents supplied (dispute-service.ts): their type code, content type and size, never their bytes. */
+  documents?: { readonly type: string; readonly contentType: string; readonly size: number }[];
+  /** The defense reason it was defended with (defendDispute); null or absent: not defended. */
+  defendedWith?: string | null;
+  /** The merchant accepted it (acceptDispute). */
+  accepted?: boolean;
 }
 
 /** One line of the settlement-details report, booked on the sandbox clock. */

@@ -37,6 +37,9 @@ const announceBody = z.object({ except: z.array(z.string().min(1)).optional() })
 /** null: back to the provider's own key lifetime (Stripe 24 h, Adyen 7 days). */
 const idempotencyBody = z.object({ key_ttl_s: z.number().positive().nullable() }).strict();
 const rawCardDataBody = z.object({ enabled: z.boolean() }).strict();
+/** `payment`: the provider's own reference of a captured payment (a PaymentIntent id, an Adyen pspReference). */
+const openDisputeBody = z.object({ payment: z.string().min(1).max(64), amount: z.number().int().min(1).optional(), reason: z.string().min(1).max(64).optional() }).strict();
+const decideDisputeBody = z.object({ outcome: z.enum(['won', 'lost']) }).strict();
 
 class BadBody extends Error {
   constructor(
@@ -170,6 +173,25 @@ export function createControlRouter(sandboxes: readonly SandboxControl[]): Route
     const { enabled } = parse(rawCardDataBody, req.body);
     await sandbox.configureRawCardData(enabled);
     res.json({ enabled });
+  });
+
+  // A chargeback on a captured payment, as the provider opens one (its own events follow), so a
+  // merchant can try answering disputes against `npm start`.
+  router.post('/_sandbox/:account/disputes', async (req, res) => {
+    const sandbox = sandboxOf(req, res);
+    if (!sandbox) return;
+    const body = parse(openDisputeBody, req.body);
+    const opened = await sandbox.openDispute(body.payment, { ...(body.amount !== undefined && { amount: body.amount }), ...(body.reason !== undefined && { reason: body.reason }) });
+    res.status(201).json({ dispute: opened.id });
+  });
+
+  // The issuer's decision on a defended dispute: the knob that makes it won or lost later.
+  router.post('/_sandbox/:account/disputes/:dispute/decide', async (req, res) => {
+    const sandbox = sandboxOf(req, res);
+    if (!sandbox) return;
+    const { outcome } = parse(decideDisputeBody, req.body);
+    await sandbox.decideDispute(String(req.params['dispute']), outcome);
+    res.json({ dispute: req.params['dispute'], outcome });
   });
 
   router.post('/_sandbox/:account/idempotency', async (req, res) => {

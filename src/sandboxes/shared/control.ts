@@ -118,6 +118,17 @@ export interface SandboxControl {
    * authorization already in flight when the cancel arrives is still `cancelled` or `authorised`.
    */
   configureTechnicalCancel?(inFlight: 'cancelled' | 'authorised'): Promise<void>;
+  /**
+   * Opens a chargeback on a captured payment, named by the provider's own reference (Stripe's
+   * PaymentIntent, Adyen's pspReference), with the provider's own first dispute events; answers the
+   * dispute's reference at the provider. Throws RangeError when the payment cannot be disputed.
+   */
+  openDispute(paymentRef: string, options?: { readonly amount?: number; readonly reason?: string }): Promise<{ readonly id: string }>;
+  /**
+   * The issuer decides a chargeback the merchant defended (evidence submitted): won or lost, told
+   * by the provider's own events. Throws RangeError for a dispute that is not waiting for it.
+   */
+  decideDispute(disputeRef: string, outcome: 'won' | 'lost'): Promise<void>;
   /** Providers that announce reports (Adyen REPORT_AVAILABLE): announces those due; answers the file names. */
   announceReports?(options?: { readonly except?: readonly string[] }): Promise<string[]>;
   close(): Promise<void>;

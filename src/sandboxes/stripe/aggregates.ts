@@ -7,7 +7,7 @@
 import type { Changes, LoadSpec, StoredObject } from '../shared/account-store.ts';
 import type { FormParams } from './form-encoding.ts';
 import { StripeSandboxState } from './state.ts';
-import type { BalanceTransactionRecord, ChargeRecord, CustomerRecord, DisputeRecord, PaymentIntentRecord, RefundRecord, SavedPaymentMethodRecord } from './state.ts';
+import type { BalanceTransactionRecord, ChargeRecord, CustomerRecord, DisputeRecord, FileRecord, PaymentIntentRecord, RefundRecord, SavedPaymentMethodRecord } from './state.ts';
 
 interface PaymentIntentDocument {
   readonly pi: PaymentIntentRecord;
@@ -28,6 +28,8 @@ export interface LoadedState {
 /** Customers and saved PaymentMethods are stored as documents of their own, written once. */
 type CustomerDocument = { readonly customer: CustomerRecord };
 type SavedPaymentMethodDocument = { readonly savedPaymentMethod: SavedPaymentMethodRecord };
+/** An uploaded file, a document of its own (files.ts), written once. */
+type FileDocument = { readonly file: FileRecord };
 
 export function stateOf(objects: readonly StoredObject[]): LoadedState {
   const state = new StripeSandboxState();
@@ -44,6 +46,12 @@ export function stateOf(objects: readonly StoredObject[]): LoadedState {
       const pm = (object.doc as SavedPaymentMethodDocument).savedPaymentMethod;
       state.savedPaymentMethods.set(pm.id, pm);
       before.set(pm.id, 'stored');
+      continue;
+    }
+    if (isObjectWith(object.doc, 'file')) {
+      const f = (object.doc as FileDocument).file;
+      state.files.set(f.id, f);
+      before.set(f.id, 'stored');
       continue;
     }
     const doc = object.doc as PaymentIntentDocument;
@@ -81,6 +89,9 @@ export function changedAggregates(loaded: LoadedState, nowMs: number): Pick<Chan
   for (const savedPaymentMethod of loaded.state.savedPaymentMethods.values()) {
     if (!loaded.before.has(savedPaymentMethod.id)) objects.push({ id: savedPaymentMethod.id, createdMs: nowMs, reference: null, doc: { savedPaymentMethod } satisfies SavedPaymentMethodDocument });
   }
+  for (const file of loaded.state.files.values()) {
+    if (!loaded.before.has(file.id)) objects.push({ id: file.id, createdMs: nowMs, reference: null, doc: { file } satisfies FileDocument });
+  }
   for (const pi of loaded.state.paymentIntents.values()) {
     const doc = documentOf(loaded.state, pi);
     const json = JSON.stringify(doc);
@@ -97,7 +108,7 @@ export function changedAggregates(loaded: LoadedState, nowMs: number): Pick<Chan
   return { objects, aliases };
 }
 
-export type StripeLoadKind = 'create' | 'list' | 'payment_intent' | 'child' | 'balance' | 'events' | 'customer_create' | 'attach' | 'refunds';
+export type StripeLoadKind = 'create' | 'list' | 'payment_intent' | 'child' | 'balance' | 'events' | 'customer_create' | 'attach' | 'refunds' | 'file' | 'dispute_update';
 
 /** What a request on this route reads: the PaymentIntent it names, or the one owning the named child. */
 export function loadSpecOf(kind: StripeLoadKind, id: string, params: FormParams): LoadSpec & { all?: boolean; fromMs?: number; toMs?: number } {
@@ -106,6 +117,15 @@ export function loadSpecOf(kind: StripeLoadKind, id: string, params: FormParams)
   switch (kind) {
     case 'customer_create':
       return {};
+    case 'file':
+      // A create reads nothing; a retrieve reads the file's own document.
+      return id === '' ? {} : { ids: [id] };
+    case 'dispute_update': {
+      // The dispute's PaymentIntent, and the files its evidence names (evidence[<file field>] = file_…).
+      const evidence = params['evidence'];
+      const files = typeof evidence === 'object' && !Array.isArray(evidence) ? Object.values(evidence).filter((v): v is string => typeof v === 'string' && v.startsWith('file_')) : [];
+      return { aliases: [id], ids: files };
+    }
     case 'attach':
       return { ids: [id, ...named('customer')] };
     case 'balance':

@@ -238,8 +238,11 @@ export function renderDispute(dispute: DisputeRecord, state: StripeSandboxState)
     created: dispute.created,
     currency: dispute.currency,
     enhanced_eligibility_types: [],
-    evidence: { ...Object.fromEntries(EVIDENCE_FIELDS.map((f) => [f, null])), enhanced_evidence: {} },
-    evidence_details: { due_by: dispute.created + 21 * 86_400, enhanced_eligibility: {}, has_evidence: false, past_due: false, submission_count: 0 },
+    evidence: { ...Object.fromEntries(EVIDENCE_FIELDS.map((f) => [f, dispute.evidence?.[f] ?? null])), enhanced_evidence: {} },
+    evidence_details: {
+      due_by: dispute.created + 21 * 86_400, enhanced_eligibility: {}, has_evidence: Object.keys(dispute.evidence ?? {}).length > 0, past_due: false,
+      submission_count: dispute.submissionCount ?? 0,
+    },
     // An inquiry can still be refunded; a chargeback cannot (Stripe refuses refunds of disputed funds).
     is_charge_refundable: dispute.status.startsWith('warning_'),
     livemode: false,

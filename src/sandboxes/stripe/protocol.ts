@@ -13,6 +13,7 @@ import { orderReversal } from '../shared/provider-listener.ts';
 import type { ExecutionOptions, ProviderProtocol, ProviderReply, ProviderRequest } from '../shared/provider-listener.ts';
 import { EVENT_RETENTION_SECONDS } from './balance.ts';
 import { failRefund } from './refunds.ts';
+import { multipartParams } from './files.ts';
 import { changedAggregates, loadSpecOf, stateOf } from './aggregates.ts';
 import type { OperationContext } from './context.ts';
 import { authenticationFailure, idempotencyKeyInUse, idempotencyMismatch, invalidParam, serverError, StripeRequestFailure, unrecognizedUrl } from './errors.ts';
@@ -95,7 +96,9 @@ export class StripeProtocol implements ProviderProtocol {
       const matched = matchStripeRoute(req.method, req.path);
       if (matched === null) throw unrecognizedUrl(req.method, req.path);
       ({ route, id } = matched);
-      params = this.paramsOf(req);
+      const contentType = req.headers['content-type'] ?? '';
+      // File uploads are multipart/form-data (files.ts); every other request is form-encoded.
+      params = req.method === 'POST' && /^multipart\/form-data/i.test(contentType) ? await multipartParams(req.rawBody, contentType) : this.paramsOf(req);
     } catch (err) {
       return this.reply(req, requestId, failureOutcome(err));
     }

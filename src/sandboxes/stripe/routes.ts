@@ -12,6 +12,8 @@ import {
 } from './payment-intents.ts';
 import { createRefund, listRefunds, retrieveCharge, retrieveDispute, retrieveRefund } from './refunds.ts';
 import { searchPaymentIntents } from './search.ts';
+import { closeOpenDispute, updateDispute } from './dispute-responses.ts';
+import { createFile, retrieveFile } from './files.ts';
 
 export interface StripeRoute {
   readonly method: 'GET' | 'POST';
@@ -47,6 +49,11 @@ export const STRIPE_ROUTES: readonly StripeRoute[] = [
   { method: 'GET', pattern: new RegExp(`^/v1/refunds/${ID}$`), loads: 'child', faultOp: none, run: retrieveRefund },
   { method: 'GET', pattern: new RegExp(`^/v1/charges/${ID}$`), loads: 'child', faultOp: none, run: retrieveCharge },
   { method: 'GET', pattern: new RegExp(`^/v1/disputes/${ID}$`), loads: 'child', faultOp: none, run: (ctx, id) => retrieveDispute(ctx, id) },
+  { method: 'POST', pattern: new RegExp(`^/v1/disputes/${ID}$`), loads: 'dispute_update', faultOp: none, run: updateDispute },
+  { method: 'POST', pattern: new RegExp(`^/v1/disputes/${ID}/close$`), loads: 'child', faultOp: none, run: closeOpenDispute },
+  // multipart/form-data (protocol.ts parses it); stripe-node sends it to files.stripe.com unless a host is set.
+  { method: 'POST', pattern: /^\/v1\/files$/, loads: 'file', faultOp: none, run: (ctx, _id, params) => createFile(ctx, params) },
+  { method: 'GET', pattern: new RegExp(`^/v1/files/${ID}$`), loads: 'file', faultOp: none, run: (ctx, id) => retrieveFile(ctx, id) },
   { method: 'GET', pattern: /^\/v1\/balance_transactions$/, loads: 'balance', faultOp: none, run: (ctx, _id, params) => listBalanceTransactions(ctx, params) },
   { method: 'GET', pattern: new RegExp(`^/v1/balance_transactions/${ID}$`), loads: 'child', faultOp: none, run: retrieveBalanceTransaction },
   { method: 'GET', pattern: /^\/v1\/events$/, loads: 'events', faultOp: none, run: (ctx, _id, params) => listEvents(ctx, params) },

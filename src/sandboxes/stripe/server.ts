@@ -20,6 +20,8 @@ import { buildStripeEvent, stripeWebhookHeaders } from './events.ts';
 import type { StripeObject } from './objects.ts';
 import { StripeProtocol } from './protocol.ts';
 import { advanceDispute, closeDispute, failRefund, openDispute } from './refunds.ts';
+import { decideDispute } from './dispute-responses.ts';
+import { StripeRequestFailure } from './errors.ts';
 
 export interface StripeWebhookEndpoint {
   readonly url: string;
@@ -161,6 +163,22 @@ export async function startStripeSandbox(options: StripeSandboxOptions): Promise
       for (const status of rest) d = advanceDispute(ctx, String(d['id']), status);
       return d;
     }),
+    openDispute: async (paymentIntentId, o = {}) => {
+      try {
+        const d = await fromCode({ ids: [paymentIntentId] }, (ctx) => openDispute(ctx, paymentIntentId, o));
+        return { id: String(d['id']) };
+      } catch (err) {
+        // The provider's refusal (no such PaymentIntent, nothing captured, a bad amount) is the caller's error.
+        throw err instanceof StripeRequestFailure ? new RangeError(err.message) : err;
+      }
+    },
+    decideDispute: async (disputeId, outcome) => {
+      try {
+        await fromCode({ aliases: [disputeId] }, (ctx) => decideDispute(ctx, disputeId, outcome));
+      } catch (err) {
+        throw err instanceof StripeRequestFailure ? new RangeError(err.message) : err;
+      }
+    },
     setWebhookEndpoint: (endpoint) => dispatcher.setTarget(targetOf(endpoint)),
     webhookDeliveries: () => dispatcher.deliveries(),
     webhooksIdle: () => dispatcher.idle(),

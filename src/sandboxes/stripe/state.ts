@@ -116,6 +116,22 @@ export interface DisputeRecord {
   readonly currency: string;
   readonly reason: string;
   status: string;
+  /** The evidence given so far (text, or a file id for a file field); absent before any. */
+  evidence?: Record<string, string>;
+  /** Times the evidence was submitted to the bank (0 or 1: a submission is final). */
+  submissionCount?: number;
+}
+
+/** An uploaded file (files.ts): what it is, never its bytes. */
+export interface FileRecord {
+  readonly id: string;
+  readonly created: number;
+  readonly purpose: string;
+  /** pdf, jpg or png: what the bytes are. */
+  readonly type: string;
+  readonly size: number;
+  readonly filename: string;
+  readonly sha256: string;
 }
 
 /** A movement of the account's balance (GET /v1/balance_transactions): what Stripe books, at the time it books it. */
@@ -150,6 +166,7 @@ export class StripeSandboxState {
   readonly balanceTransactions = new Map<string, BalanceTransactionRecord>();
   readonly customers = new Map<string, CustomerRecord>();
   readonly savedPaymentMethods = new Map<string, SavedPaymentMethodRecord>();
+  readonly files = new Map<string, FileRecord>();
   /** Loaded only for GET /v1/events, newest first. */
   events: readonly LoggedEvent[] = [];
 

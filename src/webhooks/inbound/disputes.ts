@@ -57,10 +57,18 @@ export async function applyDisputeEvent(tx: DbOrTx, payment: Payment, account: s
   const advanced = step.behind !== true;
   const providerStatus = advanced ? plan.providerStatus : (existing?.providerStatus ?? plan.providerStatus);
   const fees = (existing?.fees ?? 0) + plan.fees;
+  // The provider's due date for the merchant's answer, where its event carries one (a later stage may move it).
+  const dueBy = e.evidenceDueBy === undefined || e.evidenceDueBy === null ? null : new Date(e.evidenceDueBy);
   if (existing === undefined) {
-    await tx.insert(disputes).values({ id, paymentId: payment.id, connector: account, providerRef: e.disputeRef, amount, currency, status: plan.next.status, reason: e.reason, withdrawn: plan.next.withdrawn, stage: plan.next.stage, defenseEnded: plan.next.defenseEnded, providerStatus, fees, createdAt: at, updatedAt: new Date(at.getTime() + Math.max(0, plan.events.length - 1)) });
+    await tx.insert(disputes).values({
+      id, paymentId: payment.id, merchantId: payment.merchantId, connector: account, providerRef: e.disputeRef, amount, currency, status: plan.next.status, reason: e.reason, withdrawn: plan.next.withdrawn,
+      stage: plan.next.stage, defenseEnded: plan.next.defenseEnded, providerStatus, fees, evidenceDueBy: dueBy, createdAt: at, updatedAt: new Date(at.getTime() + Math.max(0, plan.events.length - 1)),
+    });
   } else {
-    await tx.update(disputes).set({ status: plan.next.status, withdrawn: plan.next.withdrawn, stage: plan.next.stage, defenseEnded: plan.next.defenseEnded, providerStatus, fees, updatedAt: new Date(at.getTime() + Math.max(0, plan.events.length - 1)) }).where(eq(disputes.id, id));
+    await tx.update(disputes).set({
+      status: plan.next.status, withdrawn: plan.next.withdrawn, stage: plan.next.stage, defenseEnded: plan.next.defenseEnded, providerStatus, fees,
+      ...(dueBy !== null && advanced && { evidenceDueBy: dueBy }), updatedAt: new Date(at.getTime() + Math.max(0, plan.events.length - 1)),
+    }).where(eq(disputes.id, id));
   }
   // The money that moved, in this same transaction; each movement once (its source is unique).
   for (const p of plan.postings) {

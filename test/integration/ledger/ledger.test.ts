@@ -168,7 +168,7 @@ describe('ledger', () => {
   it('`switchyard ledger check` passes on these books and fails on a dispute without its postings', async () => {
     const ok = await runCli(['ledger', 'check'], { DATABASE_URL: gw.db.url, REDIS_URL });
     expect([ok.code, ok.stdout.trim()], ok.stderr).toEqual([0, expect.stringMatching(/^ledger ok: \d+ transactions balance/) as unknown]);
-    await gw.db.pool.query(`INSERT INTO disputes (id, payment_id, connector, provider_ref, amount, currency, status, withdrawn) VALUES ('dsp_unposted', $1, 'stripe_eu', 'dp_unposted', 500, 'EUR', 'funds_withdrawn', 500)`, [p['s_refunded']!.id]);
+    await gw.db.pool.query(`INSERT INTO disputes (id, payment_id, merchant_id, connector, provider_ref, amount, currency, status, withdrawn) VALUES ('dsp_unposted', $1, (SELECT merchant_id FROM payments WHERE id = $1), 'stripe_eu', 'dp_unposted', 500, 'EUR', 'funds_withdrawn', 500)`, [p['s_refunded']!.id]);
     const bad = await checkLedger(gw.rt.database.db);
     expect(bad.problems).toEqual([{ kind: 'dispute_mismatch', id: 'dsp_unposted', detail: 'funds_withdrawn EUR: expected withdrawn 500 / held 500 / written off 0 / fees 0, booked 0 / 0 / 0 / 0' }]);
   }, 60_000);
