@@ -12,7 +12,8 @@ import type { DbOrTx } from '../store/db.ts';
 import { claimIdempotencyKey, completeClaim, LeaseLostError, releaseClaim } from '../store/idempotency.ts';
 import type { HeldClaim } from '../store/idempotency.ts';
 import { canonicalJson, NotCanonicalizableError } from './canonical-json.ts';
-import { encodeProblem, encodeResult, merchantIdOf, sendEncoded } from './http.ts';
+import type { StoredKeyMode } from '../core/api-keys.ts';
+import { encodeProblem, encodeResult, livemodeScope, merchantIdOf, sendEncoded } from './http.ts';
 import type { ApiResult, EncodedResponse } from './http.ts';
 import { ApiProblem, validationProblem } from './problems.ts';
 import type { ProblemCode } from './problems.ts';
@@ -37,6 +38,10 @@ export interface ExecutionContext<B> {
   readonly origin: string;
   /** The id of the key the request was made with (the audit trail names it); null off the API's /v1 auth. */
   readonly keyId: string | null;
+  /** That key's mode (`any` for a legacy key, or off the API's /v1 auth): what it routes to and may see. */
+  readonly keyMode: StoredKeyMode;
+  /** The objects it may see: live (true), test (false), both (null). */
+  readonly livemode: boolean | null;
 }
 
 /** Answers that depend on the request alone, not on what execution did, and so are never stored. */
@@ -83,6 +88,11 @@ function keyIdOf(res: Response): string | null {
   return typeof key?.id === 'string' ? key.id : null;
 }
 
+function keyModeOf(res: Response): StoredKeyMode {
+  const mode = (res.locals['apiKey'] as { mode?: unknown } | undefined)?.mode;
+  return mode === 'test' || mode === 'live' ? mode : 'any';
+}
+
 function idempotencyKeyOf(req: Request): string {
   const key = req.get('idempotency-key');
   if (key === undefined || key.trim() === '') throw new ApiProblem('idempotency_key_missing', 'every POST needs an Idempotency-Key header');
@@ -120,9 +130,12 @@ export function idempotentPost<S extends z.ZodType>(
       const problem = validationProblem(parsed.error, 'body');
       throw options.maskProblem === undefined ? problem : options.maskProblem(problem);
     }
+    const keyMode = keyModeOf(res);
     let request: string;
     try {
-      request = canonicalRequest(req.method, req.originalUrl.split('?')[0]!, raw);
+      // A test key's request is not a live key's (a replay must never hand a test key a live object):
+      // a key of a mode fingerprints its mode too. A legacy key's fingerprint is as it always was.
+      request = `${keyMode === 'any' ? '' : `mode ${keyMode}\n`}${canonicalRequest(req.method, req.originalUrl.split('?')[0]!, raw)}`;
     } catch (err) {
       if (err instanceof NotCanonicalizableError) throw new ApiProblem('validation_error', `the body is not I-JSON: ${err.message}`);
       throw err;
@@ -147,7 +160,7 @@ export function idempotentPost<S extends z.ZodType>(
     let answer: EncodedResponse;
     let stored: EncodedResponse;
     try {
-      const result = await execute({ merchantId, body: parsed.data, params: req.params as Record<string, string>, claim, origin: requestOrigin(req), keyId: keyIdOf(res) });
+      const result = await execute({ merchantId, body: parsed.data, params: req.params as Record<string, string>, claim, origin: requestOrigin(req), keyId: keyIdOf(res), keyMode, livemode: livemodeScope(keyMode) });
       answer = encodeResult(result);
       stored = options.storedResult === undefined ? answer : encodeResult(options.storedResult(result));
     } catch (err) {

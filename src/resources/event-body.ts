@@ -1,4 +1,4 @@
-// What a merchant receives: { id, type, created, data }. `data` describes the payment (and the
+// What a merchant receives: { id, type, livemode, created, data }. `data` describes the payment (and the
 // refund, capture or dispute) as it was at the version that produced the event, not as it is
 // when the delivery happens to run. The payment, capture and refund are exactly the API's
 // resources (one serializer, src/resources), as a GET would have answered at that version.
@@ -37,6 +37,8 @@ export interface MerchantEventRowPayload {
 export interface MerchantEventBody {
   readonly id: string;
   readonly type: MerchantEventType;
+  /** The payment's mode: an endpoint receives the events of both modes, and this says which one it is. */
+  readonly livemode: boolean;
   readonly created: string;
   readonly data: Record<string, unknown>;
 }
@@ -50,5 +52,5 @@ export function merchantEventBody(id: string, created: Date, row: MerchantEventR
   if (refund !== undefined) data['refund'] = refundResource(p, refund);
   if (capture !== undefined) data['capture'] = captureResource(capture);
   if (row.dispute !== undefined) data['dispute'] = row.dispute;
-  return { id, type: row.event, created: created.toISOString(), data };
+  return { id, type: row.event, livemode: p.livemode, created: created.toISOString(), data };
 }
