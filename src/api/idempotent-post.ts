@@ -64,13 +64,18 @@ export function requestOrigin(req: Request): string {
   return `${req.protocol}://${req.get('host') ?? 'localhost'}`;
 }
 
-/** Method, path and RFC 8785 body: what the fingerprint of a request covers. */
-export function canonicalRequest(method: string, path: string, body: unknown): string {
-  return `${method.toUpperCase()}\n${path}\n${canonicalJson(body)}`;
+/**
+ * Method, path and RFC 8785 body: what the fingerprint of a request covers; and the mode of a key of
+ * a mode. A test key's request is not a live key's: a replay must never answer a test key with a live
+ * object, so the same Idempotency-Key reused across modes is refused as reused. A legacy key's (mode
+ * `any`) is as it always was, so its records from before modes still match.
+ */
+export function canonicalRequest(method: string, path: string, body: unknown, keyMode: StoredKeyMode = 'any'): string {
+  return `${keyMode === 'any' ? '' : `mode ${keyMode}\n`}${method.toUpperCase()}\n${path}\n${canonicalJson(body)}`;
 }
 
-export function requestFingerprint(method: string, path: string, body: unknown): string {
-  return createHash('sha256').update(canonicalRequest(method, path, body)).digest('hex');
+export function requestFingerprint(method: string, path: string, body: unknown, keyMode: StoredKeyMode = 'any'): string {
+  return createHash('sha256').update(canonicalRequest(method, path, body, keyMode)).digest('hex');
 }
 
 /**
@@ -133,9 +138,7 @@ export function idempotentPost<S extends z.ZodType>(
     const keyMode = keyModeOf(res);
     let request: string;
     try {
-      // A test key's request is not a live key's (a replay must never hand a test key a live object):
-      // a key of a mode fingerprints its mode too. A legacy key's fingerprint is as it always was.
-      request = `${keyMode === 'any' ? '' : `mode ${keyMode}\n`}${canonicalRequest(req.method, req.originalUrl.split('?')[0]!, raw)}`;
+      request = canonicalRequest(req.method, req.originalUrl.split('?')[0]!, raw, keyMode);
     } catch (err) {
       if (err instanceof NotCanonicalizableError) throw new ApiProblem('validation_error', `the body is not I-JSON: ${err.message}`);
       throw err;
