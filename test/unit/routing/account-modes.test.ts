@@ -3,6 +3,8 @@
 // key reaches only accounts of its mode (a legacy key every account), routing saying why it skipped.
 
 import { describe, expect, it } from 'vitest';
+import { accountConfig, parseEndpoint } from '../../../src/app/connector-accounts.ts';
+import { parseAdyenAccountConfig } from '../../../src/connectors/adyen/config.ts';
 import { parseConfigText } from '../../../src/routing/config-loader.ts';
 import type { LoadResult } from '../../../src/routing/config-loader.ts';
 import { paymentLivemode, select } from '../../../src/routing/select.ts';
@@ -73,6 +75,17 @@ describe('an account is test or live as its settings say', () => {
     if (r.ok) return;
     expect(r.problems.map((p) => p.path)).toEqual(['connectors.s.secret_key', 'connectors.a.environment']);
     expect(r.problems[0]!.message).toContain('account s is a sandbox');
+  });
+
+  it('an Adyen account on Adyen\'s test platform gets a TEST connector (no live prefix needed); a live one LIVE', () => {
+    const r = load(config({ adyen_test: ACCOUNTS.adyen_test, adyen_live: `${ACCOUNTS.adyen_live}, live_endpoint_url_prefix: 1797a841fbb37ca7-Own` }));
+    if (!r.ok) throw new Error(JSON.stringify(r.problems));
+    const built = (name: 'adyen_test' | 'adyen_live') => {
+      const account = r.config.connectors[name]!;
+      return parseAdyenAccountConfig(name, accountConfig(r.config, account, parseEndpoint(account.endpoint), false));
+    };
+    expect([built('adyen_test').environment, built('adyen_test').sandbox]).toEqual(['TEST', false]);
+    expect(built('adyen_live').environment).toBe('LIVE');
   });
 
   it('the schema refuses a mode or an environment that is not one of its values', () => {
