@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { accountConfig, parseEndpoint } from '../../../src/app/connector-accounts.ts';
 import { parseAdyenAccountConfig } from '../../../src/connectors/adyen/config.ts';
 import { parseConfigText } from '../../../src/routing/config-loader.ts';
+import { restartNeeds } from '../../../src/routing/restart-needs.ts';
 import type { LoadResult } from '../../../src/routing/config-loader.ts';
 import { paymentLivemode, select } from '../../../src/routing/select.ts';
 import { withAccountModes } from '../../../src/routing/snapshot.ts';
@@ -86,6 +87,15 @@ describe('an account is test or live as its settings say', () => {
     };
     expect([built('adyen_test').environment, built('adyen_test').sandbox]).toEqual(['TEST', false]);
     expect(built('adyen_live').environment).toBe('LIVE');
+  });
+
+  it('writing down an account\'s mode is a reload, not a restart (nothing the process built changes)', () => {
+    const before = load(config({ stripe_live: ACCOUNTS.stripe_live }));
+    const after = load(config({ stripe_live: `${ACCOUNTS.stripe_live}, mode: live` }));
+    const keyChanged = load(config({ stripe_live: `${ACCOUNTS.stripe_live.replace('sk_live_own0123', 'sk_live_own4567')}, mode: live` }));
+    if (!before.ok || !after.ok || !keyChanged.ok) throw new Error('configs must load');
+    expect(restartNeeds(before.config, after.config)).toEqual([]);
+    expect(restartNeeds(before.config, keyChanged.config).map((p) => p.message)).toEqual([expect.stringContaining('connector account stripe_live changed (secret_key)')]);
   });
 
   it('the schema refuses a mode or an environment that is not one of its values', () => {
