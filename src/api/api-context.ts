@@ -32,9 +32,12 @@ export async function paymentResources(tx: DbOrTx, list: readonly Payment[]): Pr
   return list.map((p) => paymentResource(p, updated.get(p.id) ?? p.createdAt));
 }
 
-/** The payment and its resource from one snapshot (one statement), or null when it is not this merchant's. */
-export async function paymentSnapshot(ctx: ApiContext, merchantId: string, id: string): Promise<{ payment: Payment; resource: PaymentResource } | null> {
-  const loaded = await loadAggregateRow(ctx.rt.database.db, id, { merchantId });
+/**
+ * The payment and its resource from one snapshot (one statement), or null when it is not this
+ * merchant's or not of the key's mode (`livemode`, src/api/http.ts livemodeScopeOf; null: either).
+ */
+export async function paymentSnapshot(ctx: ApiContext, merchantId: string, id: string, livemode: boolean | null): Promise<{ payment: Payment; resource: PaymentResource } | null> {
+  const loaded = await loadAggregateRow(ctx.rt.database.db, id, { merchantId, ...(livemode === null ? {} : { livemode }) });
   if (loaded === null) return null;
   return { payment: loaded.payment, resource: paymentResource(loaded.payment, loaded.updatedAt.toISOString()) };
 }

@@ -10,7 +10,7 @@ import type { DisputeRow } from '../store/dispute-queries.ts';
 import type { ApiContext } from './api-context.ts';
 import { acceptBody, evidenceBody, listDisputesQuery } from './dispute-schemas.ts';
 import type { DefenseReasonsResource, DisputeResource } from './dispute-schemas.ts';
-import { encodeResult, merchantIdOf, notFound, sendEncoded } from './http.ts';
+import { encodeResult, livemodeScopeOf, merchantIdOf, notFound, sendEncoded } from './http.ts';
 import { idempotentPost } from './idempotent-post.ts';
 import { ApiProblem, validationProblem } from './problems.ts';
 import { listResource } from './serializers.ts';
@@ -58,20 +58,26 @@ export function disputeRoutes(ctx: ApiContext): Router {
   const router = express.Router();
   const db = ctx.rt.database.db;
 
+  /** A dispute of the other mode's payment is not found for this key (a payment's mode never changes). */
+  const inKeysMode = async (merchantId: string, id: string, livemode: boolean | null): Promise<void> => {
+    if ((await findDispute(db, merchantId, id, livemode)) === null) throw notFound('dispute', id);
+  };
+
   router.get('/v1/disputes', async (req, res) => {
     const q = listDisputesQuery.safeParse(req.query);
     if (!q.success) throw validationProblem(q.error, 'query');
-    const page = await listDisputes(db, merchantIdOf(res), { limit: q.data.limit, ...(q.data.starting_after === undefined ? {} : { startingAfter: q.data.starting_after }) });
+    const page = await listDisputes(db, merchantIdOf(res), { limit: q.data.limit, livemode: livemodeScopeOf(res), ...(q.data.starting_after === undefined ? {} : { startingAfter: q.data.starting_after }) });
     sendEncoded(res, encodeResult({ status: 200, body: listResource(page.data.map(disputeResource), page.hasMore, (d) => d.id) }));
   });
 
   router.get('/v1/disputes/:id', async (req, res) => {
-    const d = await findDispute(db, merchantIdOf(res), req.params.id);
+    const d = await findDispute(db, merchantIdOf(res), req.params.id, livemodeScopeOf(res));
     if (d === null) throw notFound('dispute', req.params.id);
     sendEncoded(res, encodeResult({ status: 200, body: disputeResource(d) }));
   });
 
   router.get('/v1/disputes/:id/defense_reasons', async (req, res) => {
+    await inKeysMode(merchantIdOf(res), req.params.id, livemodeScopeOf(res));
     const { row, connectorType, options } = await answering(() => disputeDefenseOptions(ctx.rt, merchantIdOf(res), req.params.id));
     const body: DefenseReasonsResource = {
       object: 'dispute_defense_options', dispute_id: row.id, connector_type: connectorType === 'adyen' ? 'adyen' : 'stripe',
@@ -82,14 +88,16 @@ export function disputeRoutes(ctx: ApiContext): Router {
     sendEncoded(res, encodeResult({ status: 200, body }));
   });
 
-  router.post('/v1/disputes/:id/evidence', idempotentPost(ctx.idempotency, evidenceBody, async ({ merchantId, body, params, claim }) => {
+  router.post('/v1/disputes/:id/evidence', idempotentPost(ctx.idempotency, evidenceBody, async ({ merchantId, body, params, claim, livemode }) => {
+    await inKeysMode(merchantId, params['id'] ?? '', livemode);
     const row = await answering(() => sendDisputeEvidence(ctx.rt, merchantId, params['id'] ?? '', {
       defenseReason: body.defense_reason ?? null, fields: body.fields ?? {}, files: body.files ?? [], submit: body.submit,
     }, claim.key));
     return { status: 200, body: disputeResource(row) };
   }));
 
-  router.post('/v1/disputes/:id/accept', idempotentPost(ctx.idempotency, acceptBody, async ({ merchantId, params, claim }) => {
+  router.post('/v1/disputes/:id/accept', idempotentPost(ctx.idempotency, acceptBody, async ({ merchantId, params, claim, livemode }) => {
+    await inKeysMode(merchantId, params['id'] ?? '', livemode);
     const row = await answering(() => acceptDispute(ctx.rt, merchantId, params['id'] ?? '', claim.key));
     return { status: 200, body: disputeResource(row) };
   }));

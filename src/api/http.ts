@@ -53,6 +53,19 @@ export function apiKeyOf(res: Response): KeyIdentity {
   return key as KeyIdentity;
 }
 
+/**
+ * The objects the request's key may see: live ones for a live key (true), test ones for a test key
+ * (false), both for a legacy key (null, mode `any`). An object of the other mode answers 404, as one
+ * of another merchant does: the key does not learn it exists.
+ */
+export function livemodeScopeOf(res: Response): boolean | null {
+  return livemodeScope(apiKeyOf(res).mode);
+}
+
+export function livemodeScope(mode: KeyIdentity['mode']): boolean | null {
+  return mode === 'any' ? null : mode === 'live';
+}
+
 export function notFound(what: string, id: string): ApiProblem {
   return new ApiProblem('not_found', `no ${what} ${id}`);
 }

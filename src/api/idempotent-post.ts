@@ -12,7 +12,8 @@ import type { DbOrTx } from '../store/db.ts';
 import { claimIdempotencyKey, completeClaim, LeaseLostError, releaseClaim } from '../store/idempotency.ts';
 import type { HeldClaim } from '../store/idempotency.ts';
 import { canonicalJson, NotCanonicalizableError } from './canonical-json.ts';
-import { encodeProblem, encodeResult, merchantIdOf, sendEncoded } from './http.ts';
+import type { StoredKeyMode } from '../core/api-keys.ts';
+import { encodeProblem, encodeResult, livemodeScope, merchantIdOf, sendEncoded } from './http.ts';
 import type { ApiResult, EncodedResponse } from './http.ts';
 import { ApiProblem, validationProblem } from './problems.ts';
 import type { ProblemCode } from './problems.ts';
@@ -37,6 +38,10 @@ export interface ExecutionContext<B> {
   readonly origin: string;
   /** The id of the key the request was made with (the audit trail names it); null off the API's /v1 auth. */
   readonly keyId: string | null;
+  /** That key's mode (`any` for a legacy key, or off the API's /v1 auth): what it routes to and may see. */
+  readonly keyMode: StoredKeyMode;
+  /** The objects it may see: live (true), test (false), both (null). */
+  readonly livemode: boolean | null;
 }
 
 /** Answers that depend on the request alone, not on what execution did, and so are never stored. */
@@ -59,13 +64,18 @@ export function requestOrigin(req: Request): string {
   return `${req.protocol}://${req.get('host') ?? 'localhost'}`;
 }
 
-/** Method, path and RFC 8785 body: what the fingerprint of a request covers. */
-export function canonicalRequest(method: string, path: string, body: unknown): string {
-  return `${method.toUpperCase()}\n${path}\n${canonicalJson(body)}`;
+/**
+ * Method, path and RFC 8785 body: what the fingerprint of a request covers; and the mode of a key of
+ * a mode. A test key's request is not a live key's: a replay must never answer a test key with a live
+ * object, so the same Idempotency-Key reused across modes is refused as reused. A legacy key's (mode
+ * `any`) is as it always was, so its records from before modes still match.
+ */
+export function canonicalRequest(method: string, path: string, body: unknown, keyMode: StoredKeyMode = 'any'): string {
+  return `${keyMode === 'any' ? '' : `mode ${keyMode}\n`}${method.toUpperCase()}\n${path}\n${canonicalJson(body)}`;
 }
 
-export function requestFingerprint(method: string, path: string, body: unknown): string {
-  return createHash('sha256').update(canonicalRequest(method, path, body)).digest('hex');
+export function requestFingerprint(method: string, path: string, body: unknown, keyMode: StoredKeyMode = 'any'): string {
+  return createHash('sha256').update(canonicalRequest(method, path, body, keyMode)).digest('hex');
 }
 
 /**
@@ -81,6 +91,11 @@ export function operationIdFor(kind: 'capture' | 'refund' | 'key', claim: HeldCl
 function keyIdOf(res: Response): string | null {
   const key = res.locals['apiKey'] as { id?: unknown } | undefined;
   return typeof key?.id === 'string' ? key.id : null;
+}
+
+function keyModeOf(res: Response): StoredKeyMode {
+  const mode = (res.locals['apiKey'] as { mode?: unknown } | undefined)?.mode;
+  return mode === 'test' || mode === 'live' ? mode : 'any';
 }
 
 function idempotencyKeyOf(req: Request): string {
@@ -120,9 +135,10 @@ export function idempotentPost<S extends z.ZodType>(
       const problem = validationProblem(parsed.error, 'body');
       throw options.maskProblem === undefined ? problem : options.maskProblem(problem);
     }
+    const keyMode = keyModeOf(res);
     let request: string;
     try {
-      request = canonicalRequest(req.method, req.originalUrl.split('?')[0]!, raw);
+      request = canonicalRequest(req.method, req.originalUrl.split('?')[0]!, raw, keyMode);
     } catch (err) {
       if (err instanceof NotCanonicalizableError) throw new ApiProblem('validation_error', `the body is not I-JSON: ${err.message}`);
       throw err;
@@ -147,7 +163,7 @@ export function idempotentPost<S extends z.ZodType>(
     let answer: EncodedResponse;
     let stored: EncodedResponse;
     try {
-      const result = await execute({ merchantId, body: parsed.data, params: req.params as Record<string, string>, claim, origin: requestOrigin(req), keyId: keyIdOf(res) });
+      const result = await execute({ merchantId, body: parsed.data, params: req.params as Record<string, string>, claim, origin: requestOrigin(req), keyId: keyIdOf(res), keyMode, livemode: livemodeScope(keyMode) });
       answer = encodeResult(result);
       stored = options.storedResult === undefined ? answer : encodeResult(options.storedResult(result));
     } catch (err) {

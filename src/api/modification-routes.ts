@@ -15,7 +15,7 @@ import type { TransitionResult } from '../store/transition.ts';
 import { inSnapshot, paymentSnapshot } from './api-context.ts';
 import type { PaymentResource } from './resource-schemas.ts';
 import type { ApiContext } from './api-context.ts';
-import { encodeResult, merchantIdOf, notFound, sendEncoded } from './http.ts';
+import { encodeResult, livemodeScopeOf, merchantIdOf, notFound, sendEncoded } from './http.ts';
 import { idempotentPost, operationIdFor } from './idempotent-post.ts';
 import { ApiProblem } from './problems.ts';
 import { captureBody, refundBody, updatePaymentBody, voidBody } from './request-schemas.ts';
@@ -77,8 +77,9 @@ export function modificationRoutes(ctx: ApiContext): Router {
   const router = express.Router();
   const db = ctx.rt.database.db;
 
-  async function paymentOf(merchantId: string, id: string): Promise<Payment> {
-    const p = await loadPayment(db, merchantId, id);
+  /** The payment, when it is this merchant's and of the key's mode (`livemode`; null: either). */
+  async function paymentOf(merchantId: string, id: string, livemode: boolean | null): Promise<Payment> {
+    const p = await loadPayment(db, merchantId, id, livemode);
     if (p === null) throw notFound('payment', id);
     return p;
   }
@@ -86,13 +87,14 @@ export function modificationRoutes(ctx: ApiContext): Router {
   /** Waits for `done`, then answers from one consistent snapshot (which decides the status). */
   async function settle(merchantId: string, id: string, done: (p: Payment) => boolean): Promise<{ payment: Payment; resource: PaymentResource }> {
     await waitForPayment(ctx.rt, merchantId, id, done, ctx.modificationWaitMs);
-    const seen = await paymentSnapshot(ctx, merchantId, id);
+    // Found in the key's scope before it was changed, and a payment's mode never changes.
+    const seen = await paymentSnapshot(ctx, merchantId, id, null);
     if (seen === null) throw notFound('payment', id);
     return seen;
   }
 
-  router.post('/v1/payments/:id/capture', idempotentPost(ctx.idempotency, captureBody, async ({ merchantId, body, params, claim }) => {
-    const p = await paymentOf(merchantId, params['id']!);
+  router.post('/v1/payments/:id/capture', idempotentPost(ctx.idempotency, captureBody, async ({ merchantId, body, params, claim, livemode }) => {
+    const p = await paymentOf(merchantId, params['id']!, livemode);
     await bindClaimToPayment(db, claim, p.id);
     const captureId = operationIdFor('capture', claim);
     const r = await requestCapture(ctx.rt, merchantId, p, body.amount, body.final ?? true, captureId);
@@ -104,18 +106,18 @@ export function modificationRoutes(ctx: ApiContext): Router {
     return { status: capture?.status === 'succeeded' ? 200 : 202, body: resource };
   }));
 
-  router.post('/v1/payments/:id', idempotentPost(ctx.idempotency, updatePaymentBody, async ({ merchantId, body, params, claim }) => {
-    const p = await paymentOf(merchantId, params['id']!);
+  router.post('/v1/payments/:id', idempotentPost(ctx.idempotency, updatePaymentBody, async ({ merchantId, body, params, claim, livemode }) => {
+    const p = await paymentOf(merchantId, params['id']!, livemode);
     await bindClaimToPayment(db, claim, p.id);
     const r = await updateMetadata(ctx.rt, merchantId, p, body.metadata);
     if (r.kind === 'illegal') throw refusal(r);
-    const seen = await paymentSnapshot(ctx, merchantId, p.id);
+    const seen = await paymentSnapshot(ctx, merchantId, p.id, null);
     if (seen === null) throw notFound('payment', p.id);
     return { status: 200, body: seen.resource };
   }));
 
-  router.post('/v1/payments/:id/void', idempotentPost(ctx.idempotency, voidBody, async ({ merchantId, params }) => {
-    const p = await paymentOf(merchantId, params['id']!);
+  router.post('/v1/payments/:id/void', idempotentPost(ctx.idempotency, voidBody, async ({ merchantId, params, livemode }) => {
+    const p = await paymentOf(merchantId, params['id']!, livemode);
     const r = await requestVoid(ctx.rt, merchantId, p.id);
     if (r.kind === 'illegal') throw refusal(r);
     const { payment, resource } = await settle(merchantId, p.id, (x) => x.state !== 'voiding');
@@ -124,8 +126,8 @@ export function modificationRoutes(ctx: ApiContext): Router {
     return { status: payment.state === 'voided' ? 200 : 202, body: resource };
   }));
 
-  router.post('/v1/payments/:id/refunds', idempotentPost(ctx.idempotency, refundBody, async ({ merchantId, body, params, claim }) => {
-    const p = await paymentOf(merchantId, params['id']!);
+  router.post('/v1/payments/:id/refunds', idempotentPost(ctx.idempotency, refundBody, async ({ merchantId, body, params, claim, livemode }) => {
+    const p = await paymentOf(merchantId, params['id']!, livemode);
     await bindClaimToPayment(db, claim, p.id);
     const refundId = operationIdFor('refund', claim);
     const r = await requestRefund(ctx.rt, merchantId, p, body.amount, body.reason ?? null, refundId);
@@ -139,9 +141,10 @@ export function modificationRoutes(ctx: ApiContext): Router {
 
   router.get('/v1/refunds/:id', async (req, res) => {
     const merchantId = merchantIdOf(res);
+    const livemode = livemodeScopeOf(res);
     const p = await inSnapshot(ctx, async (tx) => {
       const paymentId = await findRefundPaymentId(tx, merchantId, req.params.id);
-      return paymentId === null ? null : loadPayment(tx, merchantId, paymentId);
+      return paymentId === null ? null : loadPayment(tx, merchantId, paymentId, livemode);
     });
     const refund = p?.refunds.find((x) => x.id === req.params.id);
     if (p === null || p === undefined || refund === undefined) throw notFound('refund', req.params.id);

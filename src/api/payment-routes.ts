@@ -11,7 +11,8 @@ import { attachPaymentToClaim } from '../store/idempotency.ts';
 import { listPayments, loadTimeline } from '../store/payment-queries.ts';
 import { inSnapshot, paymentResources, paymentSnapshot } from './api-context.ts';
 import type { ApiContext } from './api-context.ts';
-import { merchantIdOf, notFound, sendEncoded, encodeResult } from './http.ts';
+import type { StoredKeyMode } from '../core/api-keys.ts';
+import { livemodeScopeOf, merchantIdOf, notFound, sendEncoded, encodeResult } from './http.ts';
 import { idempotentPost } from './idempotent-post.ts';
 import { ApiProblem, validationProblem } from './problems.ts';
 import { createPaymentBody, listPaymentsQuery } from './request-schemas.ts';
@@ -26,7 +27,7 @@ const AUTHORIZATION_PENDING: ReadonlySet<PaymentState> = new Set<PaymentState>([
 
 export const authorizationKnown = (p: Payment): boolean => !AUTHORIZATION_PENDING.has(p.state);
 
-function startRequest(b: CreatePaymentBody): StartPaymentRequest {
+function startRequest(b: CreatePaymentBody, keyMode: StoredKeyMode): StartPaymentRequest {
   const pm = b.payment_method;
   const paymentMethod: StoredPaymentMethod = {
     ...(pm.id === undefined ? {} : { id: pm.id }),
@@ -41,6 +42,7 @@ function startRequest(b: CreatePaymentBody): StartPaymentRequest {
     allowPartialAuthorization: b.allow_partial_authorization ?? false, paymentMethod, metadata: b.metadata ?? {},
     authentication: { mode: b.authentication ?? 'automatic', returnUrl: b.return_url ?? null },
     ...(Object.keys(shopper).length === 0 ? {} : { shopper }),
+    keyMode,
   };
 }
 
@@ -48,11 +50,11 @@ export function paymentRoutes(ctx: ApiContext): Router {
   const router = express.Router();
   const db = ctx.rt.database.db;
 
-  router.post('/v1/payments', idempotentPost(ctx.idempotency, createPaymentBody, async ({ merchantId, body, claim }) => {
+  router.post('/v1/payments', idempotentPost(ctx.idempotency, createPaymentBody, async ({ merchantId, body, claim, keyMode, livemode }) => {
     // A resumed key whose payment was committed continues with that payment instead of creating another.
     let paymentId = claim.paymentId;
     if (paymentId === null) {
-      const started = await startPayment(ctx.rt, merchantId, startRequest(body), { inTransaction: (tx, id) => attachPaymentToClaim(tx, claim, id) });
+      const started = await startPayment(ctx.rt, merchantId, startRequest(body, keyMode), { inTransaction: (tx, id) => attachPaymentToClaim(tx, claim, id) });
       if (!started.ok) throw new ApiProblem('validation_error', started.message, [{ path: started.field, message: started.message }]);
       // Decided at creation (no connector could take it): nothing to wait for, and the version just
       // committed is the answer (written at its creation instant).
@@ -60,7 +62,7 @@ export function paymentRoutes(ctx: ApiContext): Router {
       paymentId = started.payment.id;
     }
     await waitForPayment(ctx.rt, merchantId, paymentId, authorizationKnown, ctx.authorizationWaitMs);
-    const seen = await paymentSnapshot(ctx, merchantId, paymentId);
+    const seen = await paymentSnapshot(ctx, merchantId, paymentId, livemode);
     if (seen === null) throw notFound('payment', paymentId);
     return { status: authorizationKnown(seen.payment) ? 201 : 202, body: seen.resource };
   }));
@@ -69,9 +71,11 @@ export function paymentRoutes(ctx: ApiContext): Router {
     const q = listPaymentsQuery.safeParse(req.query);
     if (!q.success) throw validationProblem(q.error, 'query');
     const merchantId = merchantIdOf(res);
+    const livemode = livemodeScopeOf(res);
     const body = await inSnapshot(ctx, async (tx) => {
       const page = await listPayments(tx, merchantId, {
         limit: q.data.limit,
+        ...(livemode === null ? {} : { livemode }),
         ...(q.data.reference === undefined ? {} : { reference: q.data.reference }),
         ...(q.data.status === undefined ? {} : { status: q.data.status }),
         ...(q.data.starting_after === undefined ? {} : { startingAfter: q.data.starting_after }),
@@ -82,13 +86,13 @@ export function paymentRoutes(ctx: ApiContext): Router {
   });
 
   router.get('/v1/payments/:id', async (req, res) => {
-    const seen = await paymentSnapshot(ctx, merchantIdOf(res), req.params.id);
+    const seen = await paymentSnapshot(ctx, merchantIdOf(res), req.params.id, livemodeScopeOf(res));
     if (seen === null) throw notFound('payment', req.params.id);
     sendEncoded(res, encodeResult({ status: 200, body: seen.resource }));
   });
 
   router.get('/v1/payments/:id/timeline', async (req, res) => {
-    const entries = await loadTimeline(db, merchantIdOf(res), req.params.id);
+    const entries = await loadTimeline(db, merchantIdOf(res), req.params.id, livemodeScopeOf(res));
     if (entries === null) throw notFound('payment', req.params.id);
     sendEncoded(res, encodeResult({ status: 200, body: listResource(entries.map(transitionResource), false, (t) => String(t.id)) }));
   });

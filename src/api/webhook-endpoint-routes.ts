@@ -42,9 +42,9 @@ export function webhookEndpointPostRoutes(ctx: ApiContext, rt: Runtime): Router 
     if (rotated === null) throw new ApiProblem('not_found', `no webhook endpoint ${id}`);
     return { status: 200, body: withJwksUrl(origin, rotated) };
   }));
-  router.post('/v1/events/:id/redeliver', idempotentPost(ctx.idempotency, redeliverBody.unwrap().prefault({}), async ({ merchantId, body, params }) => {
+  router.post('/v1/events/:id/redeliver', idempotentPost(ctx.idempotency, redeliverBody.unwrap().prefault({}), async ({ merchantId, body, params, livemode }) => {
     const id = params['id']!;
-    const ids = await redeliverEvent(rt.database.db, merchantId, id, rt.now(), body.endpoint_id);
+    const ids = await redeliverEvent(rt.database.db, merchantId, id, rt.now(), body.endpoint_id, undefined, livemode);
     if (ids === null) throw new ApiProblem('not_found', `no event ${id}`);
     rt.webhooks.kick();
     return { status: 202, body: { event_id: id, deliveries: ids } };

@@ -53,14 +53,15 @@ export function accountConfig(config: SwitchyardConfig, account: YamlAccount, en
       };
     case 'adyen': {
       // A sandbox (in-process or `switchyard sandbox`) is reached by base URL and trusted by its CA;
-      // a live account uses the library's own endpoints with the account's URL prefix.
+      // any other account uses the library's own endpoints: Adyen's test platform (environment TEST),
+      // or the live one with the account's URL prefix.
       const ca = caPem !== undefined ? { caPem } : account.certificate_dir !== undefined && sandbox ? { caFile: sandboxCaFile(account.certificate_dir) } : {};
       return {
         ...common,
         settings: {
           apiKey: account.api_key, merchantAccount: account.merchant_account, hmacKeys: account.hmac_keys,
           webhookUsername: account.basic_auth.username, webhookPassword: account.basic_auth.password,
-          environment: sandbox ? 'TEST' : 'LIVE', timeoutMs: account.timeout_ms, multicapture: account.multicapture,
+          environment: account.environment ?? (sandbox ? 'TEST' : 'LIVE'), timeoutMs: account.timeout_ms, multicapture: account.multicapture,
           ...(sandbox ? { baseUrl: `https://${endpoint.host}:${endpoint.port}` } : {}),
           ...(account.live_endpoint_url_prefix === undefined ? {} : { liveEndpointUrlPrefix: account.live_endpoint_url_prefix }),
           ...(account.report_time_zone === undefined ? {} : { reportTimeZone: account.report_time_zone }),

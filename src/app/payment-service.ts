@@ -6,7 +6,8 @@ import { newTokenKey } from '../resources/authentication-tokens.ts';
 import type { Payment } from '../core/payment.ts';
 import type { CaptureMethod } from '../core/payment.ts';
 import type { PaymentInput } from '../core/inputs.ts';
-import { select } from '../routing/select.ts';
+import type { StoredKeyMode } from '../core/api-keys.ts';
+import { paymentLivemode, select } from '../routing/select.ts';
 import type { RouteDecision, SelectRefusalCode } from '../routing/select.ts';
 import type { RoutingSnapshot } from '../routing/snapshot.ts';
 import { connectorTokenProblem } from '../connectors/registry.ts';
@@ -30,6 +31,11 @@ export interface StartPaymentRequest {
   readonly authentication?: { readonly mode: 'automatic' | 'challenge' | 'none'; readonly returnUrl: string | null };
   /** browser_info and shopper_ip as the API took them (snake case), stored with the payment. */
   readonly shopper?: Readonly<Record<string, unknown>>;
+  /**
+   * The mode of the key that asks: a test key's payment reaches only test accounts and is a test
+   * payment, a live key's only live ones; absent or `any` (a legacy key) reaches every account.
+   */
+  readonly keyMode?: StoredKeyMode;
 }
 
 export type StartPaymentResult =
@@ -52,7 +58,7 @@ export async function startPayment(rt: Runtime, merchantId: string, req: StartPa
   const routed = select(snapshot, {
     paymentId: id, amount: req.amount, currency: req.currency, merchantId,
     country: paymentMethod.country, brand: paymentMethod.brand ?? paymentMethod.card?.brand, metadata: req.metadata,
-    tokens: paymentMethod.tokens, testCard: paymentMethod.test_card, vaultedCard: paymentMethod.id !== undefined,
+    tokens: paymentMethod.tokens, testCard: paymentMethod.test_card, vaultedCard: paymentMethod.id !== undefined, keyMode: req.keyMode,
   });
   if (!routed.ok && routed.code !== 'no_candidate') return { ok: false, code: routed.code, message: routed.message, field: routed.field ?? 'payment_method', decision: routed.decision };
   const lacking = tokenLackingWhatItsProviderNeeds(snapshot, req.paymentMethod.tokens);
@@ -61,7 +67,7 @@ export async function startPayment(rt: Runtime, merchantId: string, req: StartPa
   const created = await createPayment(
     rt.database.db,
     {
-      id, merchantId, reference: req.reference, amount: req.amount, currency: req.currency, captureMethod: req.captureMethod,
+      id, merchantId, livemode: paymentLivemode(snapshot, routed.decision, req.keyMode), reference: req.reference, amount: req.amount, currency: req.currency, captureMethod: req.captureMethod,
       allowPartialAuthorization: req.allowPartialAuthorization, routing: routed.decision, metadata: req.metadata,
       ...(req.authentication === undefined ? {} : { authentication: { ...req.authentication, gatewayUrl: rt.publicUrl, tokenKey: newTokenKey() } }),
     },

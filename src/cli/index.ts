@@ -201,6 +201,7 @@ routes
   .option('--metadata <key=value>', 'payment metadata, once per key (repeatable)', (v: string, all: string[]) => [...all, v], [] as string[])
   .option('--payment-id <id>', 'payment id: shows the weighted draw for this payment (without it, the weights)')
   .option('--test-card <number>', 'explain for a sandbox test card instead of tokens')
+  .option('--mode <test|live>', "explain for a key of this mode (it reaches only accounts of its mode); without it, a legacy key's (every account)")
   .option('--config <file>', 'config file (default SWITCHYARD_CONFIG or config/switchyard.yaml)')
   .option('--json', 'one JSON line')
   .action(action(async (opts: ExplainInput & { config?: string }) => {

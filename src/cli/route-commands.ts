@@ -39,6 +39,8 @@ export interface ExplainInput {
   readonly metadata?: readonly string[];
   readonly paymentId?: string;
   readonly testCard?: string;
+  /** The key's mode: test or live (absent: a legacy key's, reaching every account). */
+  readonly mode?: string;
   readonly json?: boolean;
 }
 
@@ -85,13 +87,14 @@ export function explainRouteCommand(file: string, input: ExplainInput): ExplainR
     throw err;
   }
   const metadata = parseMetadata(input.metadata ?? []);
+  if (input.mode !== undefined && input.mode !== 'test' && input.mode !== 'live') throw new CliInputError(`--mode: "${input.mode}" is not test or live`);
   const snapshot = snapshotOf(file);
   // Weighted rules depend on the payment id: with one given, its draw is shown; without, the weights.
   const paymentId = input.paymentId ?? newId('payment');
   // Without a test card, assume the payment carries a token for every account: the question is the rules.
   const tokens = input.testCard === undefined ? Object.fromEntries(Object.keys(snapshot.connectors).map((c) => [c, 'tok'])) : undefined;
   const r = select(snapshot, {
-    paymentId, amount, currency, merchantId: input.merchant ?? '', country: input.country, brand: input.brand, metadata, tokens, testCard: input.testCard,
+    paymentId, amount, currency, merchantId: input.merchant ?? '', country: input.country, brand: input.brand, metadata, tokens, testCard: input.testCard, keyMode: input.mode,
   });
   const d = r.decision;
   const weights = (snapshot.rules.find((x) => x.name === d.rule) ?? snapshot.default).weighted;

@@ -139,7 +139,7 @@ export function registerOneCallCases<S extends ConformanceSandbox>(subject: Conf
       };
       const t0 = new Date();
       const made = newPayment({
-        id: newId('payment'), merchantId: 'mer_kit', reference: 'kit', amount: 1000, currency: 'EUR', captureMethod: 'manual', allowPartialAuthorization: false, metadata: {},
+        id: newId('payment'), merchantId: 'mer_kit', livemode: false, reference: 'kit', amount: 1000, currency: 'EUR', captureMethod: 'manual', allowPartialAuthorization: false, metadata: {},
         routing: { snapshot: 'kit', rule: 'default', candidates: [connector.account, 'other'], skipped: [] },
       }, t0, env);
       let p: Payment = made.payment;

@@ -270,6 +270,8 @@ export interface VaultedCardSummary {
 export interface Payment {
   readonly id: string;
   readonly merchantId: string;
+  /** A live payment (made with a live key, or reaching a live account): test keys never see it, live keys never see a test one. */
+  readonly livemode: boolean;
   readonly reference: string;
   readonly amount: number;
   readonly currency: string;

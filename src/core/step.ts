@@ -330,7 +330,7 @@ function onDeadline(d: Draft): StepResult | null {
 /** What a new payment starts from: the payment's own fields that its creator decides. */
 export type NewPaymentRequest = Pick<
   Payment,
-  'id' | 'merchantId' | 'reference' | 'amount' | 'currency' | 'captureMethod' | 'allowPartialAuthorization' | 'routing' | 'metadata'
+  'id' | 'merchantId' | 'livemode' | 'reference' | 'amount' | 'currency' | 'captureMethod' | 'allowPartialAuthorization' | 'routing' | 'metadata'
 > & { readonly maxLifetimeMs?: number; readonly authentication?: Payment['authentication'] };
 
 /** A new payment, already submitted: created -> authorizing (or failed when no connector can take it). */
@@ -339,6 +339,7 @@ export function newPayment(req: NewPaymentRequest, now: Date, env: StepEnv): { p
   const created: Payment = {
     id: req.id,
     merchantId: req.merchantId,
+    livemode: req.livemode,
     reference: req.reference,
     amount: req.amount,
     currency: req.currency,

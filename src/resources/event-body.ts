@@ -1,4 +1,4 @@
-// What a merchant receives: { id, type, created, data }. `data` describes the payment (and the
+// What a merchant receives: { id, type, livemode, created, data }. `data` describes the payment (and the
 // refund, capture or dispute) as it was at the version that produced the event, not as it is
 // when the delivery happens to run. The payment, capture and refund are exactly the API's
 // resources (one serializer, src/resources), as a GET would have answered at that version.
@@ -38,6 +38,8 @@ export interface MerchantEventBody {
   readonly id: string;
   readonly object: 'event';
   readonly type: MerchantEventType;
+  /** The payment's mode: an endpoint receives the events of both modes, and this says which one it is. */
+  readonly livemode: boolean;
   /** Kept beside created_at, the shape every resource has (issue 48): events of the first API version had only `created`. */
   readonly created: string;
   readonly created_at: string;
@@ -53,5 +55,5 @@ export function merchantEventBody(id: string, created: Date, row: MerchantEventR
   if (refund !== undefined) data['refund'] = refundResource(p, refund);
   if (capture !== undefined) data['capture'] = captureResource(capture);
   if (row.dispute !== undefined) data['dispute'] = row.dispute;
-  return { id, object: 'event', type: row.event, created: created.toISOString(), created_at: created.toISOString(), data };
+  return { id, object: 'event', type: row.event, livemode: p.livemode, created: created.toISOString(), created_at: created.toISOString(), data };
 }

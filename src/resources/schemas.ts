@@ -73,6 +73,7 @@ export const refundResource = z
   .strictObject({
     id: z.string(),
     object: z.literal('refund'),
+    livemode: z.boolean().meta({ description: "The payment's: true for a live payment. A key of the other mode does not see it." }),
     payment_id: z.string(),
     amount,
     currency: z.string(),
@@ -89,6 +90,11 @@ export const paymentResource = z
   .strictObject({
     id: z.string(),
     object: z.literal('payment'),
+    livemode: z.boolean().meta({
+      description: 'True for a live payment, false for a test one; fixed when it is made. A live key makes live payments (it reaches live accounts only), '
+        + 'a test key test ones (test accounts only); a legacy key (mode any) makes a live payment when one of its candidate accounts is live. '
+        + 'A test key never sees a live payment (404), a live key never a test one.',
+    }),
     status: z.enum(PAYMENT_STATES),
     amount,
     currency: z.string(),

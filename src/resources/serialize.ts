@@ -36,7 +36,7 @@ export function captureResource(c: Capture): CaptureResource {
 
 export function refundResource(p: Payment, r: Refund): RefundResource {
   return {
-    id: r.id, object: 'refund', payment_id: p.id, amount: r.amount, currency: p.currency, status: r.status, reason: r.reason,
+    id: r.id, object: 'refund', livemode: p.livemode, payment_id: p.id, amount: r.amount, currency: p.currency, status: r.status, reason: r.reason,
     failure_code: r.failure?.code ?? null, failure_message: r.failure?.message ?? null, provider_reference: r.providerRef, created_at: r.createdAt,
   };
 }
@@ -69,7 +69,7 @@ function nextAction(p: Payment): PaymentResource['next_action'] {
 export function paymentResource(p: Payment, updatedAt: string): PaymentResource {
   const holding = p.attempts.find((a) => a.status === 'authorized') ?? p.attempts.find((a) => a.status === 'review');
   return {
-    id: p.id, object: 'payment', status: p.state, amount: p.amount, currency: p.currency,
+    id: p.id, object: 'payment', livemode: p.livemode, status: p.state, amount: p.amount, currency: p.currency,
     amount_authorized: p.amountAuthorized, amount_captured: p.amountCaptured, amount_refunded: p.amountRefunded,
     amount_capturable: amountCapturable(p), amount_released: amountReleased(p),
     capture_method: p.captureMethod, reference: p.reference, metadata: { ...p.metadata },

@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
+import { accountModeProblems } from './account-modes.ts';
 import { configSchema } from './config-schema.ts';
 import type { SwitchyardConfig } from './config-schema.ts';
 import { interpolate } from './interpolate.ts';
@@ -53,9 +54,10 @@ export function parseConfigText(text: string, file: string, env: Readonly<Record
     });
     return { ok: false, file, problems };
   }
-  // Start, hot reload and `routes validate` all load through here: a live account on a public secret fails all three.
-  const secrets = liveSecretProblems(parsed.data, sources);
-  if (secrets.length > 0) return { ok: false, file, problems: secrets };
+  // Start, hot reload and `routes validate` all load through here: a live account on a public secret
+  // fails all three, and so does an account whose written mode contradicts what it is.
+  const problems = [...accountModeProblems(parsed.data), ...liveSecretProblems(parsed.data, sources)];
+  if (problems.length > 0) return { ok: false, file, problems };
   return { ok: true, config: parsed.data, snapshot: buildSnapshot(parsed.data), file, digest: textDigest(text) };
 }
 

@@ -22,6 +22,12 @@ const queue = z.strictObject({
 });
 
 const common = {
+  /**
+   * test or live: derived from the account (a sandbox, a Stripe sk_test_/rk_test_ key, an Adyen TEST
+   * environment are test; anything else is live) and checked against this when given
+   * (src/routing/account-modes.ts). A test key reaches only test accounts, a live key only live ones.
+   */
+  mode: z.enum(['test', 'live']).optional(),
   endpoint: z.union([z.literal('sandbox'), z.url({ message: 'must be "sandbox" or an http(s) URL' })]).default('sandbox'),
   breaker: breaker.prefault({}),
   idempotency: z.strictObject({ retention: duration.optional() }).prefault({}),
@@ -43,6 +49,8 @@ const adyenAccount = z.strictObject({
   ...common,
   api_key: z.string().min(1),
   merchant_account: z.string().min(1),
+  /** Adyen's environment: TEST (a sandbox, or Adyen's test platform) or LIVE. Default: TEST for a sandbox, LIVE otherwise. */
+  environment: z.enum(['TEST', 'LIVE']).optional(),
   hmac_keys: z.array(z.string().regex(/^[0-9A-Fa-f]+$/, 'must be a hex HMAC key')).min(1),
   basic_auth: z.strictObject({ username: z.string().min(1), password: z.string().min(1) }),
   /** Where the sandbox keeps its TLS certificate (ca.pem is trusted from here for an external sandbox). */

@@ -27,7 +27,11 @@ export function restartNeeds(started: SwitchyardConfig, next: SwitchyardConfig):
       problems.push({ path: `connectors.${name}`, message: `new connector account ${name} ${RESTART}` });
       continue;
     }
-    const fields = changedFields(was, account);
+    // A written `mode` changes nothing the process built: it is checked against what the account is
+    // (account-modes.ts), which only the other fields decide. Writing it down is a reload.
+    const { mode: _was, ...wasBuilt } = was;
+    const { mode: _next, ...nextBuilt } = account;
+    const fields = changedFields(wasBuilt, nextBuilt);
     if (fields.length > 0) problems.push({ path: `connectors.${name}`, message: `connector account ${name} changed (${fields.join(', ')}): ${RESTART}` });
   }
   // Decline tables are built into the connectors at start, per type: only types some account uses matter.

@@ -3,6 +3,7 @@
 
 import { createHash } from 'node:crypto';
 import { connectorAcceptsCardData, connectorAmountProblem } from '../connectors/registry.ts';
+import type { StoredKeyMode } from '../core/api-keys.ts';
 import type { RouteRule, RouteStrategy } from './config-schema.ts';
 import type { RoutingSnapshot } from './snapshot.ts';
 
@@ -20,6 +21,8 @@ export interface RouteFacts {
   readonly testCard?: string | undefined;
   /** A vaulted card (pmd_…): any connector that takes card data may charge it, sandbox or live. */
   readonly vaultedCard?: boolean | undefined;
+  /** The mode of the key that asks: a test key reaches only test accounts, a live key only live ones; `any` (a legacy key, or absent) every account. */
+  readonly keyMode?: StoredKeyMode | undefined;
 }
 
 export interface RouteSkip {
@@ -112,6 +115,10 @@ export function select(snapshot: RoutingSnapshot, facts: RouteFacts, amountCheck
       skipped.push({ connector: name, reason: 'connector account not configured' });
       continue;
     }
+    if (!reaches(facts.keyMode, c.mode)) {
+      skipped.push({ connector: name, reason: `a ${c.mode} account: a ${facts.keyMode} key reaches only ${facts.keyMode} accounts` });
+      continue;
+    }
     if (facts.vaultedCard === true) {
       if (!cardDataCheck(c.type)) {
         skipped.push({ connector: name, reason: 'does not take card data (a vaulted card)' });
@@ -131,8 +138,12 @@ export function select(snapshot: RoutingSnapshot, facts: RouteFacts, amountCheck
   }
   const decision: RouteDecision = { snapshot: snapshot.version, rule: ruleName, candidates, skipped };
   const refuse = (code: SelectRefusalCode, message: string, field: string | null): SelectResult => ({ ok: false, code, message, field, decision });
-  // Switchyard never takes card numbers in live mode.
-  if (facts.testCard !== undefined && ordered.some((n) => snapshot.connectors[n]?.sandbox === false)) {
+  // Test cards are for test keys and sandboxes: a live key never takes one, and every account the
+  // key could reach by the rule must be a sandbox (accounts of the other mode are out of its reach).
+  if (facts.testCard !== undefined && facts.keyMode === 'live') {
+    return refuse('test_card_not_allowed', 'test_card is accepted only with a test key (sk_sy_test_…): this is a live key', 'payment_method.test_card');
+  }
+  if (facts.testCard !== undefined && ordered.some((n) => { const c = snapshot.connectors[n]; return c !== undefined && reaches(facts.keyMode, c.mode) && !c.sandbox; })) {
     return refuse('test_card_not_allowed', 'test_card is accepted only when every candidate connector is a sandbox', 'payment_method.test_card');
   }
   const unknownAccounts = tokensNamingNoAccount(snapshot, facts);
@@ -144,6 +155,23 @@ export function select(snapshot: RoutingSnapshot, facts: RouteFacts, amountCheck
   }
   if (candidates.length === 0) return refuse('no_candidate', 'no connector can take this payment', null);
   return { ok: true, decision };
+}
+
+/** Whether a key of this mode may send a payment to an account of that mode (a legacy key, `any`, reaches all). */
+export function reaches(keyMode: StoredKeyMode | undefined, accountMode: 'test' | 'live'): boolean {
+  return keyMode === undefined || keyMode === 'any' || keyMode === accountMode;
+}
+
+/**
+ * Whether a payment is live: made with a live key it is, with a test key it is not. A legacy key
+ * (`any`) reaches both, so its payment is live when one of the accounts it may be sent to (its
+ * candidates) is live: it may move real money. With no candidate it is live when an account its route
+ * named is (migration 0024 decides existing payments by the same rule).
+ */
+export function paymentLivemode(snapshot: RoutingSnapshot, decision: RouteDecision, keyMode: StoredKeyMode | undefined): boolean {
+  if (keyMode === 'live' || keyMode === 'test') return keyMode === 'live';
+  const accounts = decision.candidates.length > 0 ? decision.candidates : decision.skipped.map((s) => s.connector);
+  return accounts.some((n) => Object.hasOwn(snapshot.connectors, n) && snapshot.connectors[n]!.mode === 'live');
 }
 
 /** Without a test card, tokens whose every account is unknown to the config: those names (else null). */

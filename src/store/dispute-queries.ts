@@ -10,7 +10,12 @@ export type DisputeRow = typeof disputes.$inferSelect;
 export type FileRow = typeof files.$inferSelect;
 export type FileMeta = Omit<FileRow, 'content'>;
 
-export async function listDisputes(db: DbOrTx, merchantId: string, opts: { limit: number; startingAfter?: string }): Promise<{ data: DisputeRow[]; hasMore: boolean }> {
+/** A key of one mode sees the disputes of that mode's payments only (null: a legacy key, both). */
+function inMode(livemode: boolean | null | undefined) {
+  return livemode === null || livemode === undefined ? undefined : sql`EXISTS (SELECT 1 FROM payments p WHERE p.id = ${disputes.paymentId} AND p.livemode = ${livemode})`;
+}
+
+export async function listDisputes(db: DbOrTx, merchantId: string, opts: { limit: number; startingAfter?: string; livemode?: boolean | null }): Promise<{ data: DisputeRow[]; hasMore: boolean }> {
   let after = undefined;
   if (opts.startingAfter !== undefined) {
     const [cursor] = await db.select({ createdAt: disputes.createdAt, id: disputes.id }).from(disputes).where(and(eq(disputes.merchantId, merchantId), eq(disputes.id, opts.startingAfter)));
@@ -18,12 +23,12 @@ export async function listDisputes(db: DbOrTx, merchantId: string, opts: { limit
     if (cursor === undefined) return { data: [], hasMore: false };
     after = or(lt(disputes.createdAt, cursor.createdAt), and(eq(disputes.createdAt, cursor.createdAt), lt(disputes.id, cursor.id)));
   }
-  const rows = await db.select().from(disputes).where(and(eq(disputes.merchantId, merchantId), after)).orderBy(desc(disputes.createdAt), desc(disputes.id)).limit(opts.limit + 1);
+  const rows = await db.select().from(disputes).where(and(eq(disputes.merchantId, merchantId), after, inMode(opts.livemode))).orderBy(desc(disputes.createdAt), desc(disputes.id)).limit(opts.limit + 1);
   return { data: rows.slice(0, opts.limit), hasMore: rows.length > opts.limit };
 }
 
-export async function findDispute(db: DbOrTx, merchantId: string, id: string): Promise<DisputeRow | null> {
-  const [row] = await db.select().from(disputes).where(and(eq(disputes.merchantId, merchantId), eq(disputes.id, id)));
+export async function findDispute(db: DbOrTx, merchantId: string, id: string, livemode: boolean | null = null): Promise<DisputeRow | null> {
+  const [row] = await db.select().from(disputes).where(and(eq(disputes.merchantId, merchantId), eq(disputes.id, id), inMode(livemode)));
   return row ?? null;
 }
 

@@ -12,6 +12,8 @@ import { captures, paymentAttempts, payments, refunds } from './schema.ts';
 export interface LoadOptions {
   /** Tenant scope: a payment of another merchant is not found. */
   readonly merchantId?: string;
+  /** Mode scope (a test or live key): a payment of the other mode is not found. */
+  readonly livemode?: boolean;
   /** Lock the payment row until the transaction ends (SELECT ... FOR UPDATE). */
   readonly forUpdate?: boolean;
 }
@@ -78,7 +80,8 @@ export async function loadAggregateRow(db: DbOrTx, paymentId: string, options: L
     ? await aggregateById(db, { id: paymentId })
     : await aggregateByIdForMerchant(db, { id: paymentId, merchantId: options.merchantId });
   const row = res.rows[0];
-  return row === undefined ? null : aggregateFromRow(row);
+  const loaded = row === undefined ? null : aggregateFromRow(row);
+  return loaded === null || (options.livemode !== undefined && loaded.payment.livemode !== options.livemode) ? null : loaded;
 }
 
 // ---- the one-statement aggregate read, generated from the drizzle schema ----

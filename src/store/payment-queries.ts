@@ -11,13 +11,16 @@ import { attemptFromRow } from './payment-rows.ts';
 import { paymentAttempts, paymentTransitions, payments } from './schema.ts';
 import type { TransitionOrigin } from './transition.ts';
 
-export function loadPayment(db: DbOrTx, merchantId: string, id: string): Promise<Payment | null> {
-  return loadAggregate(db, id, { merchantId });
+/** `livemode`: the key's scope (true: live payments only, false: test only; null or absent: both). */
+export function loadPayment(db: DbOrTx, merchantId: string, id: string, livemode: boolean | null = null): Promise<Payment | null> {
+  return loadAggregate(db, id, { merchantId, ...(livemode === null ? {} : { livemode }) });
 }
 
 export interface ListPaymentsQuery {
   readonly reference?: string;
   readonly status?: PaymentState;
+  /** Only live (true) or only test (false) payments: the key's mode. */
+  readonly livemode?: boolean;
   readonly limit: number;
   /** Cursor: the last id of the previous page; ids sort by creation time. */
   readonly startingAfter?: string;
@@ -35,6 +38,7 @@ export async function listPayments(db: DbOrTx, merchantId: string, q: ListPaymen
     eq(payments.merchantId, merchantId),
     q.reference === undefined ? undefined : eq(payments.reference, q.reference),
     q.status === undefined ? undefined : eq(payments.state, q.status),
+    q.livemode === undefined ? undefined : eq(payments.livemode, q.livemode),
     q.startingAfter === undefined ? undefined : lt(payments.id, q.startingAfter),
   );
   return inSnapshot(db, async (tx) => {
@@ -59,9 +63,10 @@ export interface TimelineEntry {
   readonly at: string;
 }
 
-/** Every input the payment received, applied or ignored, oldest first; null when not this merchant's payment. */
-export async function loadTimeline(db: DbOrTx, merchantId: string, id: string): Promise<TimelineEntry[] | null> {
-  const owner = await db.select({ id: payments.id }).from(payments).where(and(eq(payments.id, id), eq(payments.merchantId, merchantId)));
+/** Every input the payment received, applied or ignored, oldest first; null when not this merchant's payment (or not of the key's mode). */
+export async function loadTimeline(db: DbOrTx, merchantId: string, id: string, livemode: boolean | null = null): Promise<TimelineEntry[] | null> {
+  const owner = await db.select({ id: payments.id }).from(payments)
+    .where(and(eq(payments.id, id), eq(payments.merchantId, merchantId), livemode === null ? undefined : eq(payments.livemode, livemode)));
   if (owner.length === 0) return null;
   const rows = await db.select().from(paymentTransitions).where(eq(paymentTransitions.paymentId, id)).orderBy(asc(paymentTransitions.id));
   return rows.map((r) => ({

@@ -25,6 +25,7 @@ export function paymentRow(p: Payment, updatedAt: Date): PaymentStateRow {
   return {
     id: p.id,
     merchantId: p.merchantId,
+    livemode: p.livemode,
     reference: p.reference,
     amount: p.amount,
     currency: p.currency,
@@ -142,6 +143,7 @@ export function paymentFromRows(row: PaymentRow, attempts: readonly AttemptRow[]
   return {
     id: row.id,
     merchantId: row.merchantId,
+    livemode: row.livemode,
     reference: row.reference,
     amount: row.amount,
     currency: row.currency,

@@ -2,6 +2,7 @@
 // evaluate a payment against the snapshot it was routed with. Content is immutable, so it caches.
 
 import { sql } from 'drizzle-orm';
+import { withAccountModes } from '../routing/snapshot.ts';
 import type { RoutingSnapshot } from '../routing/snapshot.ts';
 import type { DbOrTx } from './db.ts';
 
@@ -20,7 +21,8 @@ export class RoutingSnapshotStore {
     const hit = this.cache.get(version);
     if (hit !== undefined) return hit;
     const res = await db.execute<{ content: RoutingSnapshot }>(sql`SELECT content FROM routing_snapshots WHERE version = ${version}`);
-    const found = res.rows[0]?.content ?? null;
+    const stored = res.rows[0]?.content;
+    const found = stored === undefined ? null : withAccountModes(stored);
     if (found !== null) this.cache.set(version, found);
     return found;
   }

@@ -80,6 +80,8 @@ export const payments = pgTable(
   {
     id: text('id').primaryKey(),
     merchantId: text('merchant_id').notNull().references(() => merchants.id),
+    /** Migration 0024: live or test, fixed at creation (src/routing/select.ts paymentLivemode). */
+    livemode: boolean('livemode').notNull(),
     reference: text('reference').notNull(),
     amount: minorUnits('amount').notNull(),
     currency: text('currency').notNull(),
@@ -106,6 +108,7 @@ export const payments = pgTable(
     unique('payments_merchant_id_id_key').on(t.merchantId, t.id),
     index('payments_merchant_reference_idx').on(t.merchantId, t.reference),
     index('payments_merchant_state_idx').on(t.merchantId, t.state, t.id),
+    index('payments_merchant_livemode_idx').on(t.merchantId, t.livemode, t.id),
     index('payments_in_flight_idx')
       .on(t.state, t.createdAt)
       .where(sql`state NOT IN ('captured', 'voided', 'declined', 'expired', 'failed')`),

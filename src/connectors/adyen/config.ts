@@ -78,8 +78,10 @@ export function parseAdyenAccountConfig(account: string, config: ConnectorAccoun
     throw new ConnectorConfigError(parsed.error.issues.map((i) => `${at(`settings.${i.path.join('.')}`)}: ${i.message}`).join('; '));
   }
   const { caFile, ...settings } = parsed.data;
-  if (config.sandbox !== (settings.environment === 'TEST')) {
-    throw new ConnectorConfigError(`${at('sandbox')}: ${config.sandbox ? 'a sandbox account needs environment TEST' : 'a live account needs environment LIVE'}`);
+  // A sandbox is a test account; an account on Adyen's own platform may be on its TEST environment
+  // (a test-mode account, src/routing/account-modes.ts) or on LIVE.
+  if (config.sandbox && settings.environment !== 'TEST') {
+    throw new ConnectorConfigError(`${at('sandbox')}: a sandbox account needs environment TEST`);
   }
   if (settings.environment === 'LIVE' && settings.liveEndpointUrlPrefix === undefined && settings.baseUrl === undefined) {
     throw new ConnectorConfigError(`${at('settings.liveEndpointUrlPrefix')}: required for environment LIVE`);

@@ -6,7 +6,7 @@ import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
 import { newId } from '../../core/ids.ts';
 import type { MerchantEventType } from '../../core/effects.ts';
 import type { Db, DbOrTx } from '../../store/db.ts';
-import { eventDeliveries, eventDeliveryAttempts, merchantEvents, webhookEndpoints } from '../../store/schema.ts';
+import { eventDeliveries, eventDeliveryAttempts, merchantEvents, payments, webhookEndpoints } from '../../store/schema.ts';
 import { enqueueWebhookJob } from '../webhook-jobs.ts';
 import { endpointKid, signingVersionAt } from './endpoint-keys.ts';
 import { KEY_ANNOUNCE_MS } from './delivery-signature.ts';
@@ -172,9 +172,9 @@ export interface EventView {
   readonly deliveries: readonly DeliveryView[];
 }
 
-export async function loadEventView(db: DbOrTx, merchantId: string, eventId: string): Promise<EventView | null> {
+export async function loadEventView(db: DbOrTx, merchantId: string, eventId: string, livemode: boolean | null = null): Promise<EventView | null> {
   const [ev] = await db.select().from(merchantEvents).where(and(eq(merchantEvents.id, eventId), eq(merchantEvents.merchantId, merchantId)));
-  if (ev === undefined) return null;
+  if (ev === undefined || !(await eventInMode(db, ev.paymentId, livemode))) return null;
   const deliveries = await db.select().from(eventDeliveries).where(eq(eventDeliveries.eventId, eventId)).orderBy(asc(eventDeliveries.id));
   const ids = deliveries.map((d) => d.id);
   const attempts = ids.length === 0 ? [] : await db.select().from(eventDeliveryAttempts).where(inArray(eventDeliveryAttempts.deliveryId, ids)).orderBy(asc(eventDeliveryAttempts.id));
@@ -191,13 +191,25 @@ export async function loadEventView(db: DbOrTx, merchantId: string, eventId: str
   };
 }
 
-/** Sends the event again now to each of its endpoints still enabled (or one of them); null when the event is not found. */
+/**
+ * Whether an event is of the key's mode (`livemode`; null: a legacy key sees both): its payment's
+ * mode. A key of the other mode is answered as if the event did not exist.
+ */
+async function eventInMode(db: DbOrTx, paymentId: string | null, livemode: boolean | null): Promise<boolean> {
+  if (livemode === null || paymentId === null) return true;
+  const [p] = await db.select({ livemode: payments.livemode }).from(payments).where(eq(payments.id, paymentId));
+  return p !== undefined && p.livemode === livemode;
+}
+
+/** Sends the event again now to each of its endpoints still enabled (or one of them); null when the event is not found (or not of the key's mode). */
 /** `alsoInTransaction` writes more in the same transaction once deliveries were queued again (the operator's audit row). */
-export async function redeliverEvent(db: Db, merchantId: string, eventId: string, now: Date, endpointId?: string, alsoInTransaction?: (tx: DbOrTx, deliveryIds: readonly string[]) => Promise<void>): Promise<string[] | null> {
+export async function redeliverEvent(
+  db: Db, merchantId: string, eventId: string, now: Date, endpointId?: string, alsoInTransaction?: (tx: DbOrTx, deliveryIds: readonly string[]) => Promise<void>, livemode: boolean | null = null,
+): Promise<string[] | null> {
   return db.transaction(async (tx) => {
     const [ev] = await tx.select({ id: merchantEvents.id, paymentId: merchantEvents.paymentId }).from(merchantEvents)
       .where(and(eq(merchantEvents.id, eventId), eq(merchantEvents.merchantId, merchantId)));
-    if (ev === undefined) return null;
+    if (ev === undefined || !(await eventInMode(tx, ev.paymentId, livemode))) return null;
     const rows = await tx.execute<{ id: string; attempts: number }>(sql`
       UPDATE event_deliveries d SET status = 'pending', next_attempt_at = ${now}
         FROM webhook_endpoints w

@@ -41,6 +41,12 @@ function merchantOf(res: Response): string | null {
   return typeof id === 'string' ? id : null;
 }
 
+/** The events the key may see: its mode's (a live key true, a test key false), or both (null: a legacy key, or an auth that names no key). */
+function livemodeOf(res: Response): boolean | null {
+  const mode = (res.locals['apiKey'] as { mode?: unknown } | undefined)?.mode;
+  return mode === 'test' || mode === 'live' ? mode === 'live' : null;
+}
+
 type Handler = (req: Request, res: Response, merchantId: string) => Promise<void>;
 
 /** Wraps a route: requires the merchant, answers every failure as a problem, logs no body. */
@@ -115,7 +121,7 @@ export function createWebhookEndpointsRouter(s: WebhookServices, auth?: RequestH
   }));
   router.get('/v1/events/:id', route(s, async (req, res, merchantId) => {
     const id = String(req.params['id']);
-    const view = await loadEventView(s.db, merchantId, id);
+    const view = await loadEventView(s.db, merchantId, id, livemodeOf(res));
     if (view === null) return problem(res, 'not_found', `no event ${id}`);
     res.json(view);
   }));
@@ -123,7 +129,7 @@ export function createWebhookEndpointsRouter(s: WebhookServices, auth?: RequestH
     const id = String(req.params['id']);
     const parsed = redeliverBody.safeParse(req.body === undefined || Object.keys(req.body as object).length === 0 ? undefined : req.body);
     if (!parsed.success) return invalid(res, parsed.error);
-    const ids = await redeliverEvent(s.db, merchantId, id, s.now(), parsed.data?.endpoint_id);
+    const ids = await redeliverEvent(s.db, merchantId, id, s.now(), parsed.data?.endpoint_id, undefined, livemodeOf(res));
     if (ids === null) return problem(res, 'not_found', `no event ${id}`);
     s.kick();
     res.status(202).json({ event_id: id, deliveries: ids });

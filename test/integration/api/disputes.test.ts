@@ -220,4 +220,21 @@ describe('lists and refusals', () => {
     expect([bad.status, (bad.json['errors'] as { path: string }[])[0]!.path]).toEqual([400, 'starting_after']);
     expect((await api('GET', '/v1/disputes/dsp_00000000000000000000000000')).status).toBe(404);
   });
+  it('a key of the other mode does not see the dispute (404, listed nowhere); one of its own mode does', async () => {
+    const d = (await api('GET', '/v1/disputes?limit=1')).json['data'] as { id: string; payment_id: string }[];
+    const dispute = d[0]!;
+    const livemode = (await api('GET', `/v1/payments/${dispute.payment_id}`)).json['livemode'] as boolean;
+    const keyOf = async (mode: 'test' | 'live'): Promise<string> => {
+      const made = await api('POST', '/v1/api_keys', { role: 'read_only', mode, name: `disputes ${mode}` });
+      expect(made.status, JSON.stringify(made.json)).toBe(201);
+      return String(made.json['secret']);
+    };
+    const own = await keyOf(livemode ? 'live' : 'test');
+    const other = await keyOf(livemode ? 'test' : 'live');
+    const as = (key: string, path: string) => fetch(`${base}${path}`, { headers: { authorization: `Bearer ${key}` } }).then(async (r) => ({ status: r.status, json: (await r.json()) as Record<string, unknown> }));
+    expect((await as(own, `/v1/disputes/${dispute.id}`)).status).toBe(200);
+    expect((await as(other, `/v1/disputes/${dispute.id}`)).status).toBe(404);
+    expect((await as(other, `/v1/disputes/${dispute.id}/defense_reasons`)).status).toBe(404);
+    expect(((await as(other, '/v1/disputes?limit=100')).json['data'] as { id: string }[]).map((x) => x.id)).not.toContain(dispute.id);
+  });
 });

@@ -115,7 +115,7 @@ describe('idempotency', () => {
     // What a killed process leaves behind: the payment committed with the key, the lease expired, no answer.
     const idem = newKey();
     const body = paymentBody();
-    const fingerprint = requestFingerprint('POST', '/v1/payments', body);
+    const fingerprint = requestFingerprint('POST', '/v1/payments', body, 'test');
     await api.gw.db.pool.query(
       `INSERT INTO idempotency_records (merchant_id, key, fingerprint, status, locked_until, expires_at) VALUES ($1, $2, $3, 'in_progress', now() + interval '1 hour', now() + interval '7 days')`,
       [api.merchantId, idem, fingerprint],

@@ -1,7 +1,8 @@
 // `switchyard routes validate|explain` as an operator runs them (issue 43): validate prints warnings
 // and `--strict` exits 1 on them; explain exits 1 when the decision is a refusal, refuses amount 0
 // as the API does, takes `--metadata k=v`, and shows a weighted rule's weights rather than one
-// random draw (the details: test/unit/cli/route-commands.test.ts). Real processes
+// random draw (the details: test/unit/cli/route-commands.test.ts); an account whose written mode
+// contradicts it fails validate and start (issue 47), and explain --mode skips the other mode's accounts. Real processes
 // (bin/switchyard.js); no database.
 
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -52,6 +53,34 @@ describe('routes validate', () => {
 
     const clean = file('clean.yaml', CONFIG.replace(/ {4}- \{ name: iqd.*\n/, ''));
     expect(await runCli(['routes', 'validate', '--strict', clean], {})).toMatchObject({ code: 0, stderr: '' });
+  });
+});
+
+describe('account modes (issue 47)', () => {
+  // Written on the sandbox account: it contradicts what the account is, and start and validate both say so.
+  const contradicted = () => file('modes.yaml', CONFIG.replace('secret_key: sk_test_a, webhook_secrets: [whsec_a] }', 'secret_key: sk_test_a, webhook_secrets: [whsec_a], mode: live }'));
+  const message = 'connectors.stripe_a.mode: account stripe_a is a test account (its endpoint (sandbox) is a sandbox), so mode: live contradicts it';
+
+  it('validate exits 1 naming the account whose mode contradicts it; a mode that agrees is valid', async () => {
+    const f = contradicted();
+    const r = await runCli(['routes', 'validate', f], {});
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`${f}: ${message}`);
+    const agreeing = file('agree.yaml', CONFIG.replace('whsec_own0123456789] }', 'whsec_own0123456789], mode: live }'));
+    expect((await runCli(['routes', 'validate', agreeing], {})).code).toBe(0);
+  });
+
+  it('start refuses it before it listens', async () => {
+    const r = await runCli(['start'], { SWITCHYARD_CONFIG: contradicted(), PORT: '0' }, 30_000);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(message);
+    expect(r.stdout).not.toContain('listening');
+  });
+
+  it('explain --mode test skips the live account, saying why', async () => {
+    const r = await runCli(['routes', 'explain', '--config', file('explain-modes.yaml', CONFIG), '--amount', '1000', '--currency', 'GBP', '--mode', 'test', '--json'], {});
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toMatchObject({ rule: 'live-only', candidates: [], skipped: [{ connector: 'stripe_live', reason: 'a live account: a test key reaches only test accounts' }] });
   });
 });
 

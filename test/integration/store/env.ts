@@ -32,6 +32,7 @@ export function paymentRequest(merchantId: string, over: Partial<NewPaymentReque
   return {
     id: newId('payment'),
     merchantId,
+    livemode: false,
     reference: 'order-1',
     amount: 1000,
     currency: 'EUR',

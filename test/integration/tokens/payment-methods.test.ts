@@ -48,9 +48,9 @@ describe('POST /v1/payment_methods', () => {
 
     const [record] = await records(idem);
     // Not the plain SHA-256 the other POSTs keep (a PAN's hash is brute-forceable), but the vault's HMAC of the same text.
-    expect(record!.fingerprint).not.toBe(requestFingerprint('POST', '/v1/payment_methods', body));
-    expect(record!.fingerprint).toBe(await api.gw.rt.vault.requestDigest(api.merchantId, canonicalRequest('POST', '/v1/payment_methods', body)));
-    expect(record!.fingerprint).not.toBe(createHash('sha256').update(canonicalRequest('POST', '/v1/payment_methods', body)).digest('hex'));
+    expect(record!.fingerprint).not.toBe(requestFingerprint('POST', '/v1/payment_methods', body, 'test'));
+    expect(record!.fingerprint).toBe(await api.gw.rt.vault.requestDigest(api.merchantId, canonicalRequest('POST', '/v1/payment_methods', body, 'test')));
+    expect(record!.fingerprint).not.toBe(createHash('sha256').update(canonicalRequest('POST', '/v1/payment_methods', body, 'test')).digest('hex'));
     expect(record!.response_body!.toString('utf8')).toBe(created.text);
 
     const replay = await api.call('POST', '/v1/payment_methods', { idem, body });

@@ -144,7 +144,7 @@ describe('Stripe events applied', () => {
     const { snapshot } = gw.rt.config.current();
     const env = { ...gw.rt.envs.current(snapshot.maxAttempts), newId: (k: Parameters<typeof newId>[0]) => (k === 'attempt' ? attemptId : newId(k)) };
     const created = await createPayment(gw.rt.database.db, {
-      id: newId('payment'), merchantId: gw.merchantId, reference: 'race', amount: 1200, currency: 'EUR', captureMethod: 'manual', allowPartialAuthorization: false,
+      id: newId('payment'), merchantId: gw.merchantId, livemode: false, reference: 'race', amount: 1200, currency: 'EUR', captureMethod: 'manual', allowPartialAuthorization: false,
       routing: { snapshot: snapshot.version, rule: 'default', candidates: ['stripe_a'], skipped: [] }, metadata: {},
     }, env, { paymentMethod: { test_card: '4242424242424242' }, onCommitted: () => gw.rt.relay.kick() });
     const authorized = await gw.waitFor(created.payment.id, (x) => x.state === 'authorized');

@@ -50,6 +50,7 @@ export function request(over: Partial<NewPaymentRequest> = {}): NewPaymentReques
   return {
     id: seqId('pay'),
     merchantId: 'mer_1',
+    livemode: false,
     reference: 'order-1',
     amount: 1000,
     currency: 'EUR',
