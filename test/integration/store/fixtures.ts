@@ -14,8 +14,8 @@ export async function insertPaymentRow(pool: pg.Pool | pg.PoolClient, merchantId
   const id = `pay_test${++seq}`;
   await pool.query(
     `INSERT INTO payments (id, merchant_id, reference, amount, currency, state, capture_method, allow_partial,
-       routing, routing_snapshot, version, created_at, updated_at, deadline_at)
-     VALUES ($1, $2, 'order-1', 1000, 'EUR', $3, 'manual', false, '{}'::jsonb, 'v1', 0, now(), now(), now() + interval '1 day')`,
+       routing, routing_snapshot, version, created_at, updated_at, deadline_at, livemode)
+     VALUES ($1, $2, 'order-1', 1000, 'EUR', $3, 'manual', false, '{}'::jsonb, 'v1', 0, now(), now(), now() + interval '1 day', false)`,
     [id, merchantId, state],
   );
   return id;
