@@ -3,6 +3,7 @@
 
 import { amountCapturable, amountReleased } from '../core/capture-amounts.ts';
 import type { Attempt, Capture, Payment, Refund } from '../core/payment.ts';
+import { paymentConnector } from '../core/payment-connector.ts';
 import { authenticationPagePath } from './authentication-tokens.ts';
 import type { AttemptResource, CaptureResource, PaymentResource, RefundResource } from './schemas.ts';
 
@@ -34,7 +35,8 @@ export function captureResource(c: Capture): CaptureResource {
   };
 }
 
-export function refundResource(p: Payment, r: Refund): RefundResource {
+/** Only the payment's id and currency are read: a list of refunds passes just those. */
+export function refundResource(p: Pick<Payment, 'id' | 'currency'>, r: Refund): RefundResource {
   return {
     id: r.id, object: 'refund', livemode: p.livemode, payment_id: p.id, amount: r.amount, currency: p.currency, status: r.status, reason: r.reason,
     failure_code: r.failure?.code ?? null, failure_message: r.failure?.message ?? null, provider_reference: r.providerRef, created_at: r.createdAt,
@@ -67,13 +69,12 @@ function nextAction(p: Payment): PaymentResource['next_action'] {
 
 /** `updatedAt`: when this version of the payment was written (the row's updated_at, or the transition's time). */
 export function paymentResource(p: Payment, updatedAt: string): PaymentResource {
-  const holding = p.attempts.find((a) => a.status === 'authorized') ?? p.attempts.find((a) => a.status === 'review');
   return {
     id: p.id, object: 'payment', livemode: p.livemode, status: p.state, amount: p.amount, currency: p.currency,
     amount_authorized: p.amountAuthorized, amount_captured: p.amountCaptured, amount_refunded: p.amountRefunded,
     amount_capturable: amountCapturable(p), amount_released: amountReleased(p),
     capture_method: p.captureMethod, reference: p.reference, metadata: { ...p.metadata },
-    connector: holding?.connector ?? p.attempts[p.attempts.length - 1]?.connector ?? null,
+    connector: paymentConnector(p),
     attempts: p.attempts.map((a) => attemptResource(p, a)),
     captures: [...p.captures.map(captureResource), ...[automaticCapture(p)].filter((c) => c !== null)],
     refunds: p.refunds.map((r) => refundResource(p, r)),

@@ -3,6 +3,7 @@
 
 import type { Attempt, AttemptStatus, Capture, CaptureMethod, NotChargedProof, Payment, Refund, VaultedCardSummary } from '../core/payment.ts';
 import type { DeclineClass, CallOutcomeKind } from '../core/outcome.ts';
+import { paymentConnector } from '../core/payment-connector.ts';
 import type { CaptureState, PaymentState, RefundState } from '../core/states.ts';
 import type { captures, paymentAttempts, payments, refunds } from './schema.ts';
 
@@ -45,6 +46,7 @@ export function paymentRow(p: Payment, updatedAt: Date): PaymentStateRow {
     updatedAt,
     deadlineAt: date(p.deadlineAt),
     authentication: p.authentication ?? null,
+    connector: paymentConnector(p),
   };
 }
 
@@ -86,9 +88,9 @@ export function captureRow(paymentId: string, c: Capture, updatedAt: Date): Capt
   };
 }
 
-export function refundRow(paymentId: string, r: Refund, updatedAt: Date): RefundRow {
+export function refundRow(p: Pick<Payment, 'id' | 'merchantId'>, r: Refund, updatedAt: Date): RefundRow {
   return {
-    id: r.id, paymentId, no: r.no, amount: r.amount, reason: r.reason, status: r.status, providerKey: r.providerKey,
+    id: r.id, paymentId: p.id, merchantId: p.merchantId, no: r.no, amount: r.amount, reason: r.reason, status: r.status, providerKey: r.providerKey,
     providerRef: r.providerRef, calls: r.calls, failure: r.failure, createdAt: date(r.createdAt), updatedAt,
   };
 }

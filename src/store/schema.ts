@@ -9,6 +9,7 @@ import {
   boolean,
   customType,
   date,
+  foreignKey,
   index,
   integer,
   jsonb,
@@ -103,11 +104,18 @@ export const payments = pgTable(
     paymentMethod: jsonb('payment_method'),
     authentication: jsonb('authentication').$type<PaymentAuthentication>(),
     shopper: jsonb('shopper'),
+    /** The connector the resource shows (src/core/payment-connector.ts), for the list filter; null before any attempt. */
+    connector: text('connector'),
   },
   (t) => [
     unique('payments_merchant_id_id_key').on(t.merchantId, t.id),
-    index('payments_merchant_reference_idx').on(t.merchantId, t.reference),
-    index('payments_merchant_state_idx').on(t.merchantId, t.state, t.id),
+    // The list order (created_at, id) after each filter: migrations/0023_list_filters.sql.
+    index('payments_merchant_created_idx').on(t.merchantId, t.createdAt, t.id),
+    index('payments_merchant_reference_created_idx').on(t.merchantId, t.reference, t.createdAt, t.id),
+    index('payments_merchant_state_created_idx').on(t.merchantId, t.state, t.createdAt, t.id),
+    index('payments_merchant_connector_created_idx').on(t.merchantId, t.connector, t.createdAt, t.id),
+    index('payments_merchant_currency_created_idx').on(t.merchantId, t.currency, t.createdAt, t.id),
+    index('payments_merchant_amount_idx').on(t.merchantId, t.amount),
     index('payments_merchant_livemode_idx').on(t.merchantId, t.livemode, t.id),
     index('payments_in_flight_idx')
       .on(t.state, t.createdAt)
@@ -169,8 +177,13 @@ export const captures = pgTable('captures', { ...operationColumns, final: boolea
   unique('captures_payment_no_key').on(t.paymentId, t.no),
 ]);
 
-export const refunds = pgTable('refunds', { ...operationColumns, reason: text('reason') }, (t) => [
+export const refunds = pgTable('refunds', { ...operationColumns, reason: text('reason'), merchantId: text('merchant_id').notNull() }, (t) => [
   unique('refunds_payment_no_key').on(t.paymentId, t.no),
+  // The payment's merchant and no other.
+  foreignKey({ name: 'refunds_payment_merchant_fkey', columns: [t.merchantId, t.paymentId], foreignColumns: [payments.merchantId, payments.id] }),
+  index('refunds_merchant_created_idx').on(t.merchantId, t.createdAt, t.id),
+  index('refunds_merchant_status_created_idx').on(t.merchantId, t.status, t.createdAt, t.id),
+  index('refunds_payment_created_idx').on(t.paymentId, t.createdAt, t.id),
 ]);
 
 export const paymentTransitions = pgTable(
@@ -342,6 +355,8 @@ export const merchantEvents = pgTable(
     unique('merchant_events_merchant_id_id_key').on(t.merchantId, t.id),
     unique('merchant_events_source_outbox_key').on(t.sourceOutboxId),
     index('merchant_events_payment_idx').on(t.paymentId, t.createdAt),
+    index('merchant_events_merchant_created_idx').on(t.merchantId, t.createdAt, t.id),
+    index('merchant_events_merchant_type_created_idx').on(t.merchantId, t.type, t.createdAt, t.id),
   ],
 );
 

@@ -179,7 +179,7 @@ function childParts(tx: DbOrTx, before: Payment, after: Payment, now: Date): Wri
   };
   const a = changed(before.attempts, after.attempts).map((x) => attemptRow(after.id, x, now));
   const c = changed(before.captures, after.captures).map((x) => captureRow(after.id, x, now));
-  const r = changed(before.refunds, after.refunds).map((x) => refundRow(after.id, x, now));
+  const r = changed(before.refunds, after.refunds).map((x) => refundRow(after, x, now));
   // Every column but the keys comes from the new row: `excluded` is the row we tried to insert.
   const all = (table: Table) =>
     Object.fromEntries(
