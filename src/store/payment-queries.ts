@@ -1,11 +1,14 @@
 // Read side of payments, always tenant-scoped where a merchant asks: another merchant's payment
 // is simply not found. Writes go through transition.ts only.
 
-import { and, asc, desc, eq, lt } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, inArray, lte } from 'drizzle-orm';
+import type { SQL } from 'drizzle-orm';
 import type { Attempt, Payment } from '../core/payment.ts';
 import { historyCopy } from '../core/secret-mask.ts';
 import type { PaymentState } from '../core/states.ts';
 import type { DbOrTx } from './db.ts';
+import { createdWithin, keysetPage } from './keyset-page.ts';
+import type { CreatedRange, Page, PageRequest } from './keyset-page.ts';
 import { inSnapshot, loadAggregate, withChildren } from './payment-load.ts';
 import { attemptFromRow } from './payment-rows.ts';
 import { paymentAttempts, paymentTransitions, payments } from './schema.ts';
@@ -16,35 +19,38 @@ export function loadPayment(db: DbOrTx, merchantId: string, id: string, livemode
   return loadAggregate(db, id, { merchantId, ...(livemode === null ? {} : { livemode }) });
 }
 
-export interface ListPaymentsQuery {
+export interface PaymentFilters {
+  /** Any of these states. */
+  readonly status?: readonly PaymentState[];
+  readonly created?: CreatedRange;
+  /** The connector the resource shows (payments.connector). */
+  readonly connector?: string;
+  readonly currency?: string;
+  readonly amount?: { readonly gte?: number; readonly lte?: number };
   readonly reference?: string;
-  readonly status?: PaymentState;
-  /** Only live (true) or only test (false) payments: the key's mode. */
-  readonly livemode?: boolean;
-  readonly limit: number;
-  /** Cursor: the last id of the previous page; ids sort by creation time. */
-  readonly startingAfter?: string;
 }
 
-export interface PaymentPage {
-  readonly data: readonly Payment[];
-  readonly hasMore: boolean;
-}
-
-/** Newest first. */
-export async function listPayments(db: DbOrTx, merchantId: string, q: ListPaymentsQuery): Promise<PaymentPage> {
-  if (!Number.isSafeInteger(q.limit) || q.limit < 1 || q.limit > 1000) throw new RangeError(`limit ${q.limit} must be 1..1000`);
-  const where = and(
-    eq(payments.merchantId, merchantId),
-    q.reference === undefined ? undefined : eq(payments.reference, q.reference),
-    q.status === undefined ? undefined : eq(payments.state, q.status),
-    q.livemode === undefined ? undefined : eq(payments.livemode, q.livemode),
-    q.startingAfter === undefined ? undefined : lt(payments.id, q.startingAfter),
+/** What a filter becomes in SQL: each is a condition on an indexed column of payments (migrations/0023). */
+function paymentConditions(f: PaymentFilters): SQL | undefined {
+  return and(
+    f.status === undefined ? undefined : f.status.length === 1 ? eq(payments.state, f.status[0]!) : inArray(payments.state, [...f.status]),
+    createdWithin(payments.createdAt, f.created),
+    f.connector === undefined ? undefined : eq(payments.connector, f.connector),
+    f.currency === undefined ? undefined : eq(payments.currency, f.currency),
+    f.amount?.gte === undefined ? undefined : gte(payments.amount, f.amount.gte),
+    f.amount?.lte === undefined ? undefined : lte(payments.amount, f.amount.lte),
+    f.reference === undefined ? undefined : eq(payments.reference, f.reference),
   );
+}
+
+const PAYMENT_KEYSET = { table: payments, id: payments.id, createdAt: payments.createdAt, merchantId: payments.merchantId };
+
+/** A page of the merchant's payments, newest first (UnknownCursorError when the cursor is not one of theirs). */
+export async function listPayments(db: DbOrTx, merchantId: string, filters: PaymentFilters, page: PageRequest): Promise<Page<Payment>> {
   return inSnapshot(db, async (tx) => {
-    const rows = await tx.select().from(payments).where(where).orderBy(desc(payments.id)).limit(q.limit + 1);
-    const page = rows.slice(0, q.limit);
-    return { data: await withChildren(tx, page), hasMore: rows.length > q.limit };
+    const found = await keysetPage(tx, PAYMENT_KEYSET, merchantId, paymentConditions(filters), page, (where, orderBy, limit) =>
+      tx.select().from(payments).where(where).orderBy(...orderBy).limit(limit));
+    return { data: await withChildren(tx, found.data), hasMore: found.hasMore };
   });
 }
 
