@@ -3,8 +3,10 @@
 // (regenerate with `npm run openapi`).
 
 import { z } from 'zod';
-import { captureBody, createPaymentBody, listPaymentsQuery, paymentMethodSchema, paymentMethodUnion, refundBody, storedPaymentToken, updatePaymentBody, voidBody } from './request-schemas.ts';
-import { attemptResource, balanceList, balanceResource, captureResource, paymentList, paymentResource, problemResource, refundResource, routingResource, timelineList, transitionResource } from './resource-schemas.ts';
+import { captureBody, createPaymentBody, paymentMethodSchema, paymentMethodUnion, refundBody, storedPaymentToken, updatePaymentBody, voidBody } from './request-schemas.ts';
+import { attemptResource, balanceList, balanceResource, captureResource, eventList, eventListItem, paymentList, paymentResource, problemResource, refundList, refundResource, routingResource, timelineList, transitionResource } from './resource-schemas.ts';
+import { openApiQueryParameters } from './list-params.ts';
+import { eventListParams, paymentListParams, refundListParams } from './list-queries.ts';
 import { MAX_KEY_LENGTH } from './idempotent-post.ts';
 import { API_VERSIONS } from '../resources/api-version.ts';
 import { endpointBody, redeliverBody } from '../webhooks/outbound/merchant-routes.ts';
@@ -20,7 +22,7 @@ type JsonObject = Record<string, unknown>;
 const COMPONENTS = {
   CreatePaymentRequest: createPaymentBody, CaptureRequest: captureBody, VoidRequest: voidBody, RefundRequest: refundBody,
   Payment: paymentResource, Attempt: attemptResource, Capture: captureResource, Routing: routingResource, Refund: refundResource, Transition: transitionResource,
-  PaymentList: paymentList, Timeline: timelineList, Problem: problemResource, Balance: balanceResource, BalanceList: balanceList,
+  PaymentList: paymentList, RefundList: refundList, EventList: eventList, EventListItem: eventListItem, Timeline: timelineList, Problem: problemResource, Balance: balanceResource, BalanceList: balanceList,
   WebhookEndpointRequest: endpointBody, RedeliverRequest: redeliverBody.unwrap(), StoredPaymentToken: storedPaymentToken,
   WebhookEndpoint: webhookEndpointResource, WebhookEndpointList: webhookEndpointList, DeletedWebhookEndpoint: deletedWebhookEndpoint, Redelivery: redeliveryResource,
   UpdatePaymentRequest: updatePaymentBody, CardRequest: cardBody, CardInput: cardInput, PaymentMethod: paymentMethodResource,
@@ -89,9 +91,20 @@ function post(summary: string, body: string, ok: JsonObject, extra: ProblemCode[
   };
 }
 
-function queryParameters(query: z.ZodType = listPaymentsQuery): JsonObject[] {
+function queryParameters(query: z.ZodType): JsonObject[] {
   const s = z.toJSONSchema(query, { io: 'input' }) as { properties: Record<string, unknown> };
   return Object.entries(s.properties).map(([name, schema]) => ({ name, in: 'query', required: false, schema }));
+}
+
+/** A list operation: its query parameters from the declarations the route parses with. */
+function list(summary: string, params: Parameters<typeof openApiQueryParameters>[0], schema: string): JsonObject {
+  return {
+    summary, parameters: openApiQueryParameters(params),
+    responses: {
+      200: { description: 'A page: has_more says whether more lie beyond it the way it was read; next_cursor continues that way (as starting_after, or as ending_before when the page was read with ending_before)', content: json(schema) },
+      ...problems(...COMMON, 'validation_error'),
+    },
+  };
 }
 
 // The rate limits' fields (draft-ietf-httpapi-ratelimit-headers; src/api/rate-limit.ts) on every
@@ -168,7 +181,7 @@ export function openApiDocument(): JsonObject {
           ...payment('201', 'The authorization outcome is known (authorized, captured, declined, failed, needs_review).'),
           ...payment('202', 'Still in flight after the wait.'),
         }, []),
-        get: { summary: 'List payments, newest first', parameters: queryParameters(), responses: { 200: { description: 'A page', content: json('PaymentList') }, ...problems(...COMMON, 'validation_error') } },
+        get: list('List payments, newest first (by created_at, then id); filters combine with AND', paymentListParams, 'PaymentList'),
       },
       '/v1/payments/{id}': {
         get: { summary: 'Retrieve a payment', parameters: [pathId('payment')], responses: { ...payment('200', 'The payment'), ...problems(...COMMON, 'not_found') } },
@@ -194,6 +207,7 @@ export function openApiDocument(): JsonObject {
           202: { description: 'Still pending at the provider at the end of the wait: the refund is requested or pending', content: json('Refund') },
         }, ['not_found', 'invalid_state', 'amount_exceeds_captured', 'refund_declined', 'refund_rejected'], 'payment'),
       },
+      '/v1/refunds': { get: list('List refunds, newest first; filters combine with AND', refundListParams, 'RefundList') },
       '/v1/refunds/{id}': {
         get: {
           summary: 'Retrieve a refund', parameters: [pathId('refund')],
@@ -288,6 +302,9 @@ export function openApiDocument(): JsonObject {
         get: { summary: "One endpoint's public keys (ES256): pin this URL to verify that endpoint's Switchyard-Signature", security: [], parameters: [pathId('endpoint')], responses: { 200: { description: 'JWK set' }, ...problems('not_found') } },
       },
       '/v1/webhook_endpoints/{id}': { delete: { summary: 'Delete an endpoint', parameters: [pathId('endpoint')], responses: { 200: { description: 'Deleted', content: json('DeletedWebhookEndpoint') }, ...problems(...COMMON, 'not_found') } } },
+      '/v1/events': {
+        get: list('List the events of the last 30 days, newest first, each as its webhook delivered it (older ones stay readable by id); filters combine with AND', eventListParams, 'EventList'),
+      },
       '/v1/events/{id}': { get: { summary: 'An event with its deliveries and every delivery attempt', parameters: [pathId('event')], responses: { 200: { description: 'The event' }, ...problems(...COMMON, 'not_found') } } },
       '/v1/events/{id}/redeliver': {
         post: post('Deliver an event again (to one endpoint or all)', 'RedeliverRequest', { 202: { description: 'New deliveries scheduled', content: json('Redelivery') } }, ['not_found'], 'event'),

@@ -14,10 +14,12 @@ import type { ApiContext } from './api-context.ts';
 import type { StoredKeyMode } from '../core/api-keys.ts';
 import { livemodeScopeOf, merchantIdOf, notFound, sendEncoded, encodeResult } from './http.ts';
 import { idempotentPost } from './idempotent-post.ts';
-import { ApiProblem, validationProblem } from './problems.ts';
-import { createPaymentBody, listPaymentsQuery } from './request-schemas.ts';
+import { readPage } from './list-params.ts';
+import { paymentListQuery } from './list-queries.ts';
+import { ApiProblem } from './problems.ts';
+import { createPaymentBody } from './request-schemas.ts';
 import type { CreatePaymentBody } from './request-schemas.ts';
-import { listResource, paymentResource, transitionResource } from './serializers.ts';
+import { listResource, pageResource, paymentResource, transitionResource } from './serializers.ts';
 
 /**
  * States in which the authorization outcome is not known yet: the API answers 202 in these. Not
@@ -68,20 +70,12 @@ export function paymentRoutes(ctx: ApiContext): Router {
   }));
 
   router.get('/v1/payments', async (req, res) => {
-    const q = listPaymentsQuery.safeParse(req.query);
-    if (!q.success) throw validationProblem(q.error, 'query');
+    const { filters, page } = paymentListQuery(req.query);
     const merchantId = merchantIdOf(res);
-    const livemode = livemodeScopeOf(res);
-    const body = await inSnapshot(ctx, async (tx) => {
-      const page = await listPayments(tx, merchantId, {
-        limit: q.data.limit,
-        ...(livemode === null ? {} : { livemode }),
-        ...(q.data.reference === undefined ? {} : { reference: q.data.reference }),
-        ...(q.data.status === undefined ? {} : { status: q.data.status }),
-        ...(q.data.starting_after === undefined ? {} : { startingAfter: q.data.starting_after }),
-      });
-      return listResource(await paymentResources(tx, page.data), page.hasMore, (p) => p.id);
-    });
+    const body = await readPage('payment', () => inSnapshot(ctx, async (tx) => {
+      const found = await listPayments(tx, merchantId, filters, page);
+      return pageResource(await paymentResources(tx, found.data), found.hasMore, page);
+    }));
     sendEncoded(res, encodeResult({ status: 200, body }));
   });
 

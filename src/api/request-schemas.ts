@@ -3,8 +3,6 @@
 
 import { z } from 'zod';
 import { amountProblem, currency as parseCurrency, MoneyError } from '../core/money.ts';
-import { PAYMENT_STATES } from '../core/states.ts';
-import { isId } from '../core/ids.ts';
 import { containsCardNumber, maskCardNumbers } from '../core/card-number-detector.ts';
 import { TEST_CARDS, testCardScenario } from '../connectors/test-cards.ts';
 
@@ -33,7 +31,7 @@ export const currencyCode = z
   })
   .meta({ description: 'Upper-case ISO 4217 currency code.', pattern: '^[A-Z]{3}$' });
 
-const shortText = (max: number) => z.string().min(1).max(max);
+export const shortText = (max: number) => z.string().min(1).max(max);
 
 /** Card numbers are only safe where the vault keeps them: free text the gateway stores and shows must not hold one. */
 const CARD_NUMBER_MESSAGE = 'holds a card number, and card numbers are not accepted in text fields (an order number that only looks like one: join a prefix to it, e.g. ORD-…)';
@@ -196,15 +194,6 @@ export const refundBody = z
   })
   .meta({ id: 'RefundRequest' });
 
-export const listPaymentsQuery = z
-  .strictObject({
-    reference: shortText(255).optional(),
-    status: z.enum(PAYMENT_STATES).optional(),
-    limit: z.coerce.number().int().min(1).max(100).default(10),
-    starting_after: z.string().refine((s) => isId('payment', s), { message: 'starting_after must be a payment id' }).optional(),
-  });
-
 export type CreatePaymentBody = z.output<typeof createPaymentBody>;
 export type CaptureBody = z.output<typeof captureBody>;
 export type RefundBody = z.output<typeof refundBody>;
-export type ListPaymentsQuery = z.output<typeof listPaymentsQuery>;

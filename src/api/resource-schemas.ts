@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { KEY_ROLES } from '../core/api-keys.ts';
 import { PAYMENT_STATES } from '../core/states.ts';
-import { paymentResource } from '../resources/schemas.ts';
+import { paymentResource, refundResource } from '../resources/schemas.ts';
 import { PROBLEMS } from './problems.ts';
 import type { ProblemCode } from './problems.ts';
 
@@ -33,7 +33,20 @@ function listOf<T extends z.ZodType>(item: T, id: string) {
   return z.strictObject({ object: z.literal('list'), data: z.array(item), has_more: z.boolean(), next_cursor: z.string().nullable() }).meta({ id });
 }
 
+export const eventListItem = z
+  .strictObject({
+    object: z.literal('event'),
+    id: z.string(),
+    type: z.string().meta({ description: 'payment.authorized, refund.succeeded, dispute.opened, … (docs/webhooks.md).' }),
+    created: timestamp,
+    payment_id: z.string().nullable(),
+    data: z.record(z.string(), z.unknown()).meta({ description: "The event's data as its webhook delivered it: the payment (and refund, capture or dispute) at the version that produced it." }),
+  })
+  .meta({ id: 'EventListItem' });
+
 export const paymentList = listOf(paymentResource, 'PaymentList');
+export const refundList = listOf(refundResource, 'RefundList');
+export const eventList = listOf(eventListItem, 'EventList');
 export const timelineList = listOf(transitionResource, 'Timeline');
 
 export const problemResource = z
@@ -56,6 +69,7 @@ export const problemResource = z
 export { attemptResource, captureResource, paymentResource, refundResource, routingResource } from '../resources/schemas.ts';
 export type { PaymentResource, RefundResource } from '../resources/schemas.ts';
 export type TransitionResource = z.output<typeof transitionResource>;
+export type EventListItem = z.output<typeof eventListItem>;
 
 /** One currency of a merchant's balance, from the ledger (may go negative: reversals after payout). */
 export const balanceResource = z

@@ -1,8 +1,10 @@
 // Domain -> wire for the API's own resources (timeline, lists). The payment, capture and refund
 // resources are serialized in src/resources/serialize.ts, which the merchant events share.
 
+import type { PageRequest } from '../store/keyset-page.ts';
+import type { ListedEvent } from '../store/merchant-event-queries.ts';
 import type { TimelineEntry } from '../store/payment-queries.ts';
-import type { TransitionResource } from './resource-schemas.ts';
+import type { EventListItem, TransitionResource } from './resource-schemas.ts';
 
 export { captureResource, paymentResource, refundResource } from '../resources/serialize.ts';
 
@@ -16,4 +18,17 @@ export function transitionResource(t: TimelineEntry): TransitionResource {
 export function listResource<T>(data: readonly T[], hasMore: boolean, cursorOf: (item: T) => string): { object: 'list'; data: T[]; has_more: boolean; next_cursor: string | null } {
   const last = data[data.length - 1];
   return { object: 'list', data: [...data], has_more: hasMore, next_cursor: hasMore && last !== undefined ? cursorOf(last) : null };
+}
+
+/** A page of a list operation: next_cursor continues the way the page was read (its last item after starting_after, its first before ending_before). */
+export function pageResource<T extends { id: string }>(items: readonly T[], hasMore: boolean, request: PageRequest): { object: 'list'; data: T[]; has_more: boolean; next_cursor: string | null } {
+  const backwards = request.cursor !== undefined && 'before' in request.cursor;
+  const edge = backwards ? items[0] : items[items.length - 1];
+  return { object: 'list', data: [...items], has_more: hasMore, next_cursor: hasMore && edge !== undefined ? edge.id : null };
+}
+
+/** A listed event: its webhook body ({id, type, created, data}, exactly as delivered), with object and payment_id. */
+export function eventListItem(e: ListedEvent): EventListItem {
+  const body = e.payload as { data?: Record<string, unknown> };
+  return { object: 'event', id: e.id, type: e.type, created: e.createdAt.toISOString(), payment_id: e.paymentId, data: body.data ?? {} };
 }
