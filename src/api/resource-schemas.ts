@@ -38,7 +38,9 @@ export const eventListItem = z
     object: z.literal('event'),
     id: z.string(),
     type: z.string().meta({ description: 'payment.authorized, refund.succeeded, dispute.opened, … (docs/webhooks.md).' }),
-    created: timestamp,
+    created: timestamp.meta({ description: 'As created_at (kept: events of the first API version had only created).' }),
+    created_at: timestamp,
+    api_version: z.string().optional().meta({ description: 'The API version the event was written in (absent on events written before versions existed).' }),
     payment_id: z.string().nullable(),
     data: z.record(z.string(), z.unknown()).meta({ description: "The event's data as its webhook delivered it: the payment (and refund, capture or dispute) at the version that produced it." }),
   })

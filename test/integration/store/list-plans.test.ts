@@ -36,7 +36,7 @@ beforeAll(async () => {
     // The fill skips triggers (the edge guard admits only a new payment's states) and foreign-key
     // checks: it writes the rows a long history would have left, not a history.
     await c.query(`SET LOCAL session_replication_role = replica`);
-    await c.query(`INSERT INTO merchants (id, name, api_key_hash) VALUES ('${BIG}', 'big', 'hash-big'), ('${SMALL}', 'small', 'hash-small')`);
+    await c.query(`INSERT INTO merchants (id, name) VALUES ('${BIG}', 'big'), ('${SMALL}', 'small')`);
     // One row a minute back from NOW; every tenth is the small merchant's. Filter values spread
     // independently (different moduli), as a real mix would be.
     await c.query(`
