@@ -8,12 +8,14 @@ import { acceptDispute, disputeDefenseOptions, DisputeActionError, sendDisputeEv
 import { findDispute, listDisputes } from '../store/dispute-queries.ts';
 import type { DisputeRow } from '../store/dispute-queries.ts';
 import type { ApiContext } from './api-context.ts';
-import { acceptBody, evidenceBody, listDisputesQuery } from './dispute-schemas.ts';
+import { acceptBody, evidenceBody } from './dispute-schemas.ts';
+import { pageRequest, parseQuery, readPage } from './list-params.ts';
+import { disputeListParams } from './list-queries.ts';
 import type { DefenseReasonsResource, DisputeResource } from './dispute-schemas.ts';
 import { encodeResult, livemodeScopeOf, merchantIdOf, notFound, sendEncoded } from './http.ts';
 import { idempotentPost } from './idempotent-post.ts';
-import { ApiProblem, validationProblem } from './problems.ts';
-import { listResource } from './serializers.ts';
+import { ApiProblem } from './problems.ts';
+import { pageResource } from './serializers.ts';
 
 const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
 
@@ -64,10 +66,9 @@ export function disputeRoutes(ctx: ApiContext): Router {
   };
 
   router.get('/v1/disputes', async (req, res) => {
-    const q = listDisputesQuery.safeParse(req.query);
-    if (!q.success) throw validationProblem(q.error, 'query');
-    const page = await listDisputes(db, merchantIdOf(res), { limit: q.data.limit, livemode: livemodeScopeOf(res), ...(q.data.starting_after === undefined ? {} : { startingAfter: q.data.starting_after }) });
-    sendEncoded(res, encodeResult({ status: 200, body: listResource(page.data.map(disputeResource), page.hasMore, (d) => d.id) }));
+    const page = pageRequest(parseQuery(disputeListParams, req.query));
+    const found = await readPage('dispute', () => listDisputes(db, merchantIdOf(res), livemodeScopeOf(res), page));
+    sendEncoded(res, encodeResult({ status: 200, body: pageResource(found.data.map(disputeResource), found.hasMore, page) }));
   });
 
   router.get('/v1/disputes/:id', async (req, res) => {

@@ -47,12 +47,6 @@ export const disputeList = z
   .strictObject({ object: z.literal('list'), data: z.array(disputeResource), has_more: z.boolean(), next_cursor: z.string().nullable() })
   .meta({ id: 'DisputeList' });
 
-export const listDisputesQuery = z
-  .strictObject({
-    limit: z.coerce.number().int().min(1).max(100).default(10),
-    starting_after: z.string().refine((s) => isId('dispute', s), { message: 'starting_after must be a dispute id' }).optional(),
-  });
-
 export const fileResource = z
   .strictObject({
     id: z.string(),

@@ -40,6 +40,9 @@ export const refundListParams = {
   ...createdParams(),
 };
 
+/** GET /v1/disputes: paging only (no filters yet). */
+export const disputeListParams = pageParams('dispute');
+
 /** `payment.*`, `refund.*`, `dispute.*`: what a prefix may be. */
 const EVENT_TYPE_PREFIXES = [...new Set(MERCHANT_EVENT_TYPES.map((t) => `${t.slice(0, t.indexOf('.'))}.*`))];
 

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { captureBody, createPaymentBody, paymentMethodSchema, paymentMethodUnion, refundBody, storedPaymentToken, updatePaymentBody, voidBody } from './request-schemas.ts';
 import { attemptResource, balanceList, balanceResource, captureResource, eventList, eventListItem, paymentList, paymentResource, problemResource, refundList, refundResource, routingResource, timelineList, transitionResource } from './resource-schemas.ts';
 import { openApiQueryParameters } from './list-params.ts';
-import { eventListParams, paymentListParams, refundListParams } from './list-queries.ts';
+import { disputeListParams, eventListParams, paymentListParams, refundListParams } from './list-queries.ts';
 import { MAX_KEY_LENGTH } from './idempotent-post.ts';
 import { API_VERSIONS } from '../resources/api-version.ts';
 import { endpointBody, redeliverBody } from '../webhooks/outbound/merchant-routes.ts';
@@ -15,7 +15,7 @@ import { PROBLEMS } from './problems.ts';
 import { cardBody, cardInput, paymentMethodResource } from './payment-method-schemas.ts';
 import type { ProblemCode } from './problems.ts';
 import { apiKeyList, apiKeyResource, apiKeyWithSecret, createApiKeyBody, rollApiKeyBody } from './api-key-schemas.ts';
-import { acceptBody, defenseReasonsResource, disputeList, disputeResource, evidenceBody, fileResource, listDisputesQuery, MAX_FILE_BYTES } from './dispute-schemas.ts';
+import { acceptBody, defenseReasonsResource, disputeList, disputeResource, evidenceBody, fileResource, MAX_FILE_BYTES } from './dispute-schemas.ts';
 
 type JsonObject = Record<string, unknown>;
 
@@ -89,11 +89,6 @@ function post(summary: string, body: string, ok: JsonObject, extra: ProblemCode[
     requestBody: { required: body !== 'VoidRequest', content: json(body) },
     responses: { ...ok, ...problems(...POST_PROBLEMS, ...extra) },
   };
-}
-
-function queryParameters(query: z.ZodType): JsonObject[] {
-  const s = z.toJSONSchema(query, { io: 'input' }) as { properties: Record<string, unknown> };
-  return Object.entries(s.properties).map(([name, schema]) => ({ name, in: 'query', required: false, schema }));
 }
 
 /** A list operation: its query parameters from the declarations the route parses with. */
@@ -252,7 +247,7 @@ export function openApiDocument(): JsonObject {
         },
       },
       '/v1/disputes': {
-        get: { summary: 'List your disputes, newest first', parameters: queryParameters(listDisputesQuery), responses: { 200: { description: 'A page', content: json('DisputeList') }, ...problems(...COMMON, 'validation_error') } },
+        get: list('List your disputes, newest first', disputeListParams, 'DisputeList'),
       },
       '/v1/disputes/{id}': { get: { summary: 'Retrieve a dispute', parameters: [pathId('dispute')], responses: { 200: { description: 'The dispute', content: json('Dispute') }, ...problems(...COMMON, 'not_found') } } },
       '/v1/disputes/{id}/defense_reasons': {

@@ -2,8 +2,10 @@
 // newest first (keyset on created_at, id), one dispute, what the merchant did about it (evidence
 // sent or submitted, acceptance), and the files it uploaded.
 
-import { and, desc, eq, lt, or, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from './db.ts';
+import { keysetPage } from './keyset-page.ts';
+import type { Page, PageRequest } from './keyset-page.ts';
 import { disputes, files } from './schema.ts';
 
 export type DisputeRow = typeof disputes.$inferSelect;
@@ -15,16 +17,12 @@ function inMode(livemode: boolean | null | undefined) {
   return livemode === null || livemode === undefined ? undefined : sql`EXISTS (SELECT 1 FROM payments p WHERE p.id = ${disputes.paymentId} AND p.livemode = ${livemode})`;
 }
 
-export async function listDisputes(db: DbOrTx, merchantId: string, opts: { limit: number; startingAfter?: string; livemode?: boolean | null }): Promise<{ data: DisputeRow[]; hasMore: boolean }> {
-  let after = undefined;
-  if (opts.startingAfter !== undefined) {
-    const [cursor] = await db.select({ createdAt: disputes.createdAt, id: disputes.id }).from(disputes).where(and(eq(disputes.merchantId, merchantId), eq(disputes.id, opts.startingAfter)));
-    // An unknown cursor lists nothing after it (never another merchant's position).
-    if (cursor === undefined) return { data: [], hasMore: false };
-    after = or(lt(disputes.createdAt, cursor.createdAt), and(eq(disputes.createdAt, cursor.createdAt), lt(disputes.id, cursor.id)));
-  }
-  const rows = await db.select().from(disputes).where(and(eq(disputes.merchantId, merchantId), after, inMode(opts.livemode))).orderBy(desc(disputes.createdAt), desc(disputes.id)).limit(opts.limit + 1);
-  return { data: rows.slice(0, opts.limit), hasMore: rows.length > opts.limit };
+const DISPUTE_KEYSET = { table: disputes, id: disputes.id, createdAt: disputes.createdAt, merchantId: disputes.merchantId };
+
+/** A page of the merchant's disputes of the key's mode, newest first (the shared keyset page: UnknownCursorError when the cursor is not one of theirs). */
+export function listDisputes(db: DbOrTx, merchantId: string, livemode: boolean | null, page: PageRequest): Promise<Page<DisputeRow>> {
+  return keysetPage(db, DISPUTE_KEYSET, merchantId, inMode(livemode), page, (where, orderBy, limit) =>
+    db.select().from(disputes).where(where).orderBy(...orderBy).limit(limit));
 }
 
 export async function findDispute(db: DbOrTx, merchantId: string, id: string, livemode: boolean | null = null): Promise<DisputeRow | null> {

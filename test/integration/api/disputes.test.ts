@@ -209,13 +209,19 @@ describe('Adyen', () => {
 });
 
 describe('lists and refusals', () => {
-  it('lists newest first with limit and starting_after, another merchant sees none, and a decided dispute cannot be answered', async () => {
+  it('lists newest first with limit, starting_after and ending_before, another merchant sees none, and a decided dispute cannot be answered', async () => {
     const all = disputeList.parse((await api('GET', '/v1/disputes?limit=100')).json).data;
     expect(all.length).toBeGreaterThanOrEqual(4);
     const first = disputeList.parse((await api('GET', '/v1/disputes?limit=2')).json);
     expect([first.data.map((x) => x.id), first.has_more, first.next_cursor]).toEqual([all.slice(0, 2).map((x) => x.id), true, all[1]!.id]);
     const next = disputeList.parse((await api('GET', `/v1/disputes?limit=2&starting_after=${first.next_cursor}`)).json);
     expect(next.data.map((x) => x.id)).toEqual(all.slice(2, 4).map((x) => x.id));
+    // Back from the third: the two newer ones, newest first, nothing newer beyond them.
+    const back = disputeList.parse((await api('GET', `/v1/disputes?limit=2&ending_before=${all[2]!.id}`)).json);
+    expect([back.data.map((x) => x.id), back.has_more, back.next_cursor]).toEqual([all.slice(0, 2).map((x) => x.id), false, null]);
+    // A well-formed id of no dispute of this merchant is refused by name, as on every list.
+    const unknown = await api('GET', '/v1/disputes?starting_after=dsp_00000000000000000000000000');
+    expect([unknown.status, (unknown.json['errors'] as { path: string }[])[0]!.path]).toEqual([400, 'starting_after']);
     const bad = await api('GET', '/v1/disputes?starting_after=pay_123');
     expect([bad.status, (bad.json['errors'] as { path: string }[])[0]!.path]).toEqual([400, 'starting_after']);
     expect((await api('GET', '/v1/disputes/dsp_00000000000000000000000000')).status).toBe(404);
