@@ -7,7 +7,7 @@ import type { Router } from 'express';
 import { listMerchantEvents } from '../store/merchant-event-queries.ts';
 import { inSnapshot } from './api-context.ts';
 import type { ApiContext } from './api-context.ts';
-import { encodeResult, merchantIdOf, sendEncoded } from './http.ts';
+import { encodeResult, livemodeScopeOf, merchantIdOf, sendEncoded } from './http.ts';
 import { readPage } from './list-params.ts';
 import { eventListQuery } from './list-queries.ts';
 import { eventListItem, pageResource } from './serializers.ts';
@@ -17,7 +17,7 @@ export function eventRoutes(ctx: ApiContext): Router {
   router.get('/v1/events', async (req, res) => {
     const { filters, page } = eventListQuery(req.query, ctx.rt.now());
     const merchantId = merchantIdOf(res);
-    const found = await readPage('event', () => inSnapshot(ctx, (tx) => listMerchantEvents(tx, merchantId, filters, page)));
+    const found = await readPage('event', () => inSnapshot(ctx, (tx) => listMerchantEvents(tx, merchantId, livemodeScopeOf(res), filters, page)));
     sendEncoded(res, encodeResult({ status: 200, body: pageResource(found.data.map(eventListItem), found.hasMore, page) }));
   });
   return router;

@@ -73,7 +73,7 @@ export function paymentRoutes(ctx: ApiContext): Router {
     const { filters, page } = paymentListQuery(req.query);
     const merchantId = merchantIdOf(res);
     const body = await readPage('payment', () => inSnapshot(ctx, async (tx) => {
-      const found = await listPayments(tx, merchantId, filters, page);
+      const found = await listPayments(tx, merchantId, livemodeScopeOf(res), filters, page);
       return pageResource(await paymentResources(tx, found.data), found.hasMore, page);
     }));
     sendEncoded(res, encodeResult({ status: 200, body }));

@@ -38,6 +38,7 @@ export const eventListItem = z
     object: z.literal('event'),
     id: z.string(),
     type: z.string().meta({ description: 'payment.authorized, refund.succeeded, dispute.opened, … (docs/webhooks.md).' }),
+    livemode: z.boolean().optional().meta({ description: "The event's payment's mode (absent on events written before modes existed)." }),
     created: timestamp.meta({ description: 'As created_at (kept: events of the first API version had only created).' }),
     created_at: timestamp,
     api_version: z.string().optional().meta({ description: 'The API version the event was written in (absent on events written before versions existed).' }),

@@ -28,15 +28,15 @@ export function pageResource<T extends { id: string }>(items: readonly T[], hasM
 }
 
 /**
- * A listed event: the body its webhook delivered (object, id, type, created, created_at,
+ * A listed event: the body its webhook delivered (object, id, type, livemode, created, created_at,
  * api_version, data), with payment_id. Events stored before the one resource shape lack object and
  * created_at: they get them, as every listed event has them.
  */
 export function eventListItem(e: ListedEvent): EventListItem {
-  const body = e.payload as { created?: string; created_at?: string; api_version?: string; data?: Record<string, unknown> };
+  const body = e.payload as { livemode?: boolean; created?: string; created_at?: string; api_version?: string; data?: Record<string, unknown> };
   const created = body.created ?? e.createdAt.toISOString();
   return {
-    object: 'event', id: e.id, type: e.type, created, created_at: body.created_at ?? created,
+    object: 'event', id: e.id, type: e.type, ...(body.livemode === undefined ? {} : { livemode: body.livemode }), created, created_at: body.created_at ?? created,
     ...(body.api_version === undefined ? {} : { api_version: body.api_version }), payment_id: e.paymentId, data: body.data ?? {},
   };
 }

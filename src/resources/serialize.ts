@@ -35,8 +35,8 @@ export function captureResource(c: Capture): CaptureResource {
   };
 }
 
-/** Only the payment's id and currency are read: a list of refunds passes just those. */
-export function refundResource(p: Pick<Payment, 'id' | 'currency'>, r: Refund): RefundResource {
+/** Only the payment's id, currency and mode are read: a list of refunds passes just those. */
+export function refundResource(p: Pick<Payment, 'id' | 'currency' | 'livemode'>, r: Refund): RefundResource {
   return {
     id: r.id, object: 'refund', livemode: p.livemode, payment_id: p.id, amount: r.amount, currency: p.currency, status: r.status, reason: r.reason,
     failure_code: r.failure?.code ?? null, failure_message: r.failure?.message ?? null, provider_reference: r.providerRef, created_at: r.createdAt,

@@ -21,8 +21,8 @@ const DISPUTE_KEYSET = { table: disputes, id: disputes.id, createdAt: disputes.c
 
 /** A page of the merchant's disputes of the key's mode, newest first (the shared keyset page: UnknownCursorError when the cursor is not one of theirs). */
 export function listDisputes(db: DbOrTx, merchantId: string, livemode: boolean | null, page: PageRequest): Promise<Page<DisputeRow>> {
-  return keysetPage(db, DISPUTE_KEYSET, merchantId, inMode(livemode), page, (where, orderBy, limit) =>
-    db.select().from(disputes).where(where).orderBy(...orderBy).limit(limit));
+  return keysetPage(db, DISPUTE_KEYSET, merchantId, undefined, page, (where, orderBy, limit) =>
+    db.select().from(disputes).where(where).orderBy(...orderBy).limit(limit), inMode(livemode));
 }
 
 export async function findDispute(db: DbOrTx, merchantId: string, id: string, livemode: boolean | null = null): Promise<DisputeRow | null> {

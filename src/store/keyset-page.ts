@@ -50,12 +50,13 @@ export class UnknownCursorError extends Error {
 export type PageSelect<Row> = (where: SQL | undefined, orderBy: readonly SQL[], limit: number) => Promise<Row[]>;
 
 /**
- * The page of `merchantId`'s rows matching `filters`. Run it inside one snapshot (the cursor's
- * position and the page must be read from the same one).
+ * The page of `merchantId`'s rows (of the key's `mode`, when given) matching `filters`. Run it
+ * inside one snapshot (the cursor's position and the page must be read from the same one).
  */
-export async function keysetPage<Row>(db: DbOrTx, k: KeysetColumns, merchantId: string, filters: SQL | undefined, page: PageRequest, select: PageSelect<Row>): Promise<Page<Row>> {
+export async function keysetPage<Row>(db: DbOrTx, k: KeysetColumns, merchantId: string, filters: SQL | undefined, page: PageRequest, select: PageSelect<Row>, mode?: SQL): Promise<Page<Row>> {
   if (!Number.isSafeInteger(page.limit) || page.limit < 1 || page.limit > MAX_PAGE_SIZE) throw new RangeError(`limit ${page.limit} must be 1..${MAX_PAGE_SIZE}`);
-  const scope = eq(k.merchantId, merchantId);
+  // `mode`: the key's mode as a condition on the listed table; like the merchant, it scopes the cursor too.
+  const scope = and(eq(k.merchantId, merchantId), mode);
   const backwards = page.cursor !== undefined && 'before' in page.cursor;
   let position: SQL | undefined;
   if (page.cursor !== undefined) {

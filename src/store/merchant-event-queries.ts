@@ -2,7 +2,7 @@
 // window the caller gives (GET /v1/events: 30 days). An older event stays readable by id
 // (webhooks/outbound/endpoint-store.ts loadEventView) for as long as its row is kept.
 
-import { and, gte, inArray } from 'drizzle-orm';
+import { and, gte, inArray, sql } from 'drizzle-orm';
 import type { SQL } from 'drizzle-orm';
 import type { DbOrTx } from './db.ts';
 import { createdWithin, keysetPage } from './keyset-page.ts';
@@ -37,11 +37,13 @@ function eventConditions(f: EventFilters): SQL | undefined {
 
 const EVENT_KEYSET = { table: merchantEvents, id: merchantEvents.id, createdAt: merchantEvents.createdAt, merchantId: merchantEvents.merchantId };
 
-/** A page of the merchant's events, newest first (UnknownCursorError when the cursor is not one of theirs). */
-export function listMerchantEvents(db: DbOrTx, merchantId: string, filters: EventFilters, page: PageRequest): Promise<Page<ListedEvent>> {
+/** A page of the merchant's events of the key's mode (`livemode`; null: both), newest first (UnknownCursorError when the cursor is not one of them). */
+export function listMerchantEvents(db: DbOrTx, merchantId: string, livemode: boolean | null, filters: EventFilters, page: PageRequest): Promise<Page<ListedEvent>> {
+  // An event is of its payment's mode; one without a payment is every mode's (as GET /v1/events/{id} reads them).
+  const mode = livemode === null ? undefined : sql`(${merchantEvents.paymentId} IS NULL OR EXISTS (SELECT 1 FROM payments m WHERE m.id = ${merchantEvents.paymentId} AND m.livemode = ${livemode}))`;
   return inSnapshot(db, async (tx) => {
     const found = await keysetPage(tx, EVENT_KEYSET, merchantId, eventConditions(filters), page, (where, orderBy, limit) =>
-      tx.select().from(merchantEvents).where(where).orderBy(...orderBy).limit(limit));
+      tx.select().from(merchantEvents).where(where).orderBy(...orderBy).limit(limit), mode);
     return { data: found.data.map((e) => ({ id: e.id, type: e.type, paymentId: e.paymentId, createdAt: e.createdAt, payload: e.payload })), hasMore: found.hasMore };
   });
 }

@@ -45,11 +45,11 @@ function paymentConditions(f: PaymentFilters): SQL | undefined {
 
 const PAYMENT_KEYSET = { table: payments, id: payments.id, createdAt: payments.createdAt, merchantId: payments.merchantId };
 
-/** A page of the merchant's payments, newest first (UnknownCursorError when the cursor is not one of theirs). */
-export async function listPayments(db: DbOrTx, merchantId: string, filters: PaymentFilters, page: PageRequest): Promise<Page<Payment>> {
+/** A page of the merchant's payments of the key's mode (`livemode`; null: both), newest first (UnknownCursorError when the cursor is not one of them). */
+export async function listPayments(db: DbOrTx, merchantId: string, livemode: boolean | null, filters: PaymentFilters, page: PageRequest): Promise<Page<Payment>> {
   return inSnapshot(db, async (tx) => {
     const found = await keysetPage(tx, PAYMENT_KEYSET, merchantId, paymentConditions(filters), page, (where, orderBy, limit) =>
-      tx.select().from(payments).where(where).orderBy(...orderBy).limit(limit));
+      tx.select().from(payments).where(where).orderBy(...orderBy).limit(limit), livemode === null ? undefined : eq(payments.livemode, livemode));
     return { data: await withChildren(tx, found.data), hasMore: found.hasMore };
   });
 }

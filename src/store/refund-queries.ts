@@ -1,7 +1,7 @@
 // Refund lookups for the merchant API, tenant-scoped: another merchant's refund is not found, and
 // a list holds only the merchant's own (refunds.merchant_id, its payment's by a foreign key).
 
-import { and, eq, inArray } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { SQL } from 'drizzle-orm';
 import type { Refund } from '../core/payment.ts';
 import type { RefundState } from '../core/states.ts';
@@ -32,7 +32,7 @@ export interface RefundFilters {
 /** A refund with what its resource needs of its payment. */
 export interface ListedRefund {
   readonly refund: Refund;
-  readonly payment: { readonly id: string; readonly currency: string };
+  readonly payment: { readonly id: string; readonly currency: string; readonly livemode: boolean };
 }
 
 function refundConditions(f: RefundFilters): SQL | undefined {
@@ -45,12 +45,17 @@ function refundConditions(f: RefundFilters): SQL | undefined {
 
 const REFUND_KEYSET = { table: refunds, id: refunds.id, createdAt: refunds.createdAt, merchantId: refunds.merchantId };
 
-/** A page of the merchant's refunds, newest first (UnknownCursorError when the cursor is not one of theirs). */
-export function listRefunds(db: DbOrTx, merchantId: string, filters: RefundFilters, page: PageRequest): Promise<Page<ListedRefund>> {
+/** A page of the merchant's refunds of the key's mode (`livemode`; null: both), newest first (UnknownCursorError when the cursor is not one of them). */
+export function listRefunds(db: DbOrTx, merchantId: string, livemode: boolean | null, filters: RefundFilters, page: PageRequest): Promise<Page<ListedRefund>> {
+  // A refund is of its payment's mode (a payment's mode never changes).
+  const mode = livemode === null ? undefined : sql`EXISTS (SELECT 1 FROM payments m WHERE m.id = ${refunds.paymentId} AND m.livemode = ${livemode})`;
   return inSnapshot(db, async (tx) => {
     const found = await keysetPage(tx, REFUND_KEYSET, merchantId, refundConditions(filters), page, (where, orderBy, limit) =>
-      tx.select({ refund: refunds, currency: payments.currency }).from(refunds).innerJoin(payments, eq(payments.id, refunds.paymentId))
-        .where(where).orderBy(...orderBy).limit(limit));
-    return { data: found.data.map((r) => ({ refund: refundFromRow(r.refund), payment: { id: r.refund.paymentId, currency: r.currency } })), hasMore: found.hasMore };
+      tx.select({ refund: refunds, currency: payments.currency, livemode: payments.livemode }).from(refunds).innerJoin(payments, eq(payments.id, refunds.paymentId))
+        .where(where).orderBy(...orderBy).limit(limit), mode);
+    return {
+      data: found.data.map((r) => ({ refund: refundFromRow(r.refund), payment: { id: r.refund.paymentId, currency: r.currency, livemode: r.livemode } })),
+      hasMore: found.hasMore,
+    };
   });
 }

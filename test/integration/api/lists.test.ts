@@ -1,6 +1,7 @@
 // GET /v1/payments, /v1/refunds and /v1/events over HTTP: every filter against what the resources
 // themselves say, paging forwards and backwards across pages, two merchants that never see each
-// other's rows, the 30-day window of the events list, and bad parameters refused by name. Every
+// other's rows, a key that sees only its own mode's, the 30-day window of the events list, and bad
+// parameters refused by name. Every
 // answer is checked against docs/openapi.json. The gateway's clock is moved forwards (only) so
 // rows are created days apart.
 
@@ -276,6 +277,25 @@ describe('two merchants', () => {
         const madeUp = await list(path, `${param}=${madeUpId}`, other.apiKey);
         expect(madeUp.json.errors[0]?.message).toBe(a.json.errors[0]?.message.replace(id, madeUpId));
       }
+    }
+  });
+});
+
+describe('modes', () => {
+  it('a live key lists none of the test payments, refunds or events, and cannot page from them; a test key with a role that reads lists them all', async () => {
+    const key = async (mode: string, role: string): Promise<string> => {
+      const r = await api.call('POST', '/v1/api_keys', { body: { role, mode, name: `lists ${mode} ${role}` } });
+      expect(r.status, r.text).toBe(201);
+      return String(r.json['secret']);
+    };
+    const [live, testReader] = [await key('live', 'read_only'), await key('test', 'read_only')];
+    for (const path of ['/v1/payments', '/v1/refunds', '/v1/events']) {
+      const all = (await list(path, 'limit=100')).items;
+      expect(all.length).toBeGreaterThan(0);
+      expect(ids((await list(path, 'limit=100', testReader)).items)).toEqual(ids(all));
+      expect((await list(path, 'limit=100', live)).items).toEqual([]);
+      const cursor = await list(path, `starting_after=${all[0]!.id}`, live);
+      expect([cursor.status, cursor.json.errors[0]?.path]).toEqual([400, 'starting_after']);
     }
   });
 });

@@ -2,7 +2,8 @@
 // payments (and 27k refunds, 50k events) by one INSERT … SELECT generate_series each, the
 // statements the list functions really send (captured from drizzle's logger) are EXPLAINed with
 // their parameters, for every combination of filters, with no cursor, starting_after and
-// ending_before, for a merchant holding 90% of the rows and one holding 10%. No plan may read the
+// ending_before, for a merchant holding 90% of the rows and one holding 10%, for a key of either
+// mode and a legacy key of both. No plan may read the
 // listed table with a Seq Scan, and each must read it through an index.
 
 import { drizzle } from 'drizzle-orm/node-postgres';
@@ -22,6 +23,8 @@ import type { TestDatabase } from '../helpers/db.ts';
 const BIG = 'mer_big';
 const SMALL = 'mer_small';
 const NOW = Date.parse('2026-12-01T00:00:00Z');
+/** The key's mode: a legacy key's (both), and test, the minority mode of the fill (a quarter of the payments). */
+const MODES = [null, false] as const;
 
 let t: TestDatabase;
 let db: Db;
@@ -41,7 +44,7 @@ beforeAll(async () => {
     // independently (different moduli), as a real mix would be.
     await c.query(`
       INSERT INTO payments (id, merchant_id, reference, amount, currency, state, capture_method, allow_partial, routing, routing_snapshot,
-                            version, created_at, updated_at, deadline_at, connector)
+                            version, created_at, updated_at, deadline_at, connector, livemode)
       SELECT 'pay_' || lpad(to_hex(g), 26, '0'),
              CASE WHEN g % 10 = 0 THEN '${SMALL}' ELSE '${BIG}' END,
              'order-' || (g % 40000),
@@ -50,7 +53,8 @@ beforeAll(async () => {
              (ARRAY['captured', 'captured', 'captured', 'authorized', 'declined', 'failed', 'voided', 'expired', 'needs_review', 'authorizing', 'requires_action'])[(g / 7) % 11 + 1],
              'manual', false, '{}'::jsonb, 'fill', 1,
              to_timestamp(${NOW / 1000}) - g * interval '1 minute', to_timestamp(${NOW / 1000}), to_timestamp(${NOW / 1000}) + interval '3 days',
-             (ARRAY['stripe_eu', 'adyen_eu', 'stripe_us'])[(g / 3) % 3 + 1]
+             (ARRAY['stripe_eu', 'adyen_eu', 'stripe_us'])[(g / 3) % 3 + 1],
+             (g / 11) % 4 <> 0
         FROM generate_series(1, 100000) g`);
     await c.query(`
       INSERT INTO refunds (id, payment_id, merchant_id, no, amount, status, provider_key, calls, created_at, updated_at)
@@ -59,7 +63,8 @@ beforeAll(async () => {
         FROM payments p WHERE p.state = 'captured'`);
     await c.query(`
       INSERT INTO merchant_events (id, merchant_id, payment_id, type, payload, created_at)
-      SELECT 'evt_' || lpad(to_hex(g), 26, '0'), CASE WHEN g % 10 = 0 THEN '${SMALL}' ELSE '${BIG}' END, NULL,
+      SELECT 'evt_' || lpad(to_hex(g), 26, '0'), CASE WHEN (g * 2) % 10 = 0 THEN '${SMALL}' ELSE '${BIG}' END,
+             CASE WHEN g % 7 = 0 THEN NULL ELSE 'pay_' || lpad(to_hex(g * 2), 26, '0') END,
              (ARRAY['payment.authorized', 'payment.captured', 'payment.declined', 'refund.succeeded', 'refund.failed', 'dispute.opened'])[g % 6 + 1],
              '{}'::jsonb, to_timestamp(${NOW / 1000}) - g * interval '1 minute'
         FROM generate_series(1, 50000) g`);
@@ -91,9 +96,11 @@ function subsets<T extends object>(all: T): Partial<T>[] {
   return Array.from({ length: 2 ** entries.length }, (_, mask) => Object.fromEntries(entries.filter((_e, i) => (mask >> i) & 1)) as Partial<T>);
 }
 
-/** A row of `table` in the middle of the merchant's list, as a cursor. */
+/** A row of `table` well inside the merchant's list, as a cursor: one of a test payment, so a test key may page from it too. */
 async function middleId(table: string, merchantId: string): Promise<string> {
-  const r = await t.pool.query<{ id: string }>(`SELECT id FROM ${table} WHERE merchant_id = $1 ORDER BY created_at DESC, id DESC OFFSET 2000 LIMIT 1`, [merchantId]);
+  const r = await t.pool.query<{ id: string }>(
+    `SELECT x.id FROM ${table} x JOIN payments p ON p.id = ${table === 'payments' ? 'x.id' : 'x.payment_id'}
+      WHERE x.merchant_id = $1 AND NOT p.livemode ORDER BY x.created_at DESC, x.id DESC OFFSET 300 LIMIT 1`, [merchantId]);
   return r.rows[0]!.id;
 }
 
@@ -134,8 +141,10 @@ describe('list plans on 100k payments', () => {
     for (const merchantId of [BIG, SMALL]) {
       for (const page of await pages('payments', merchantId)) {
         for (const f of [...subsets(filters), { status: ['captured'] as const }]) {
-          const label = `${merchantId} ${JSON.stringify(f)} ${JSON.stringify(page.cursor ?? null)}`;
-          for (const i of await checkPlan('payments', () => listPayments(db, merchantId, f, page), label)) used.add(i);
+          for (const mode of MODES) {
+            const label = `${merchantId} ${mode} ${JSON.stringify(f)} ${JSON.stringify(page.cursor ?? null)}`;
+            for (const i of await checkPlan('payments', () => listPayments(db, merchantId, mode, f, page), label)) used.add(i);
+          }
         }
       }
     }
@@ -151,12 +160,14 @@ describe('list plans on 100k payments', () => {
     const eventFilters: Required<Omit<EventFilters, 'notBefore'>> = { types: ['refund.failed', 'dispute.opened'], created: { lte: '2026-11-25T00:00:00Z' } };
     for (const merchantId of [BIG, SMALL]) {
       for (const page of await pages('refunds', merchantId)) {
-        for (const f of subsets(refundFilters)) await checkPlan('refunds', () => listRefunds(db, merchantId, f, page), `refunds ${merchantId} ${JSON.stringify(f)} ${JSON.stringify(page.cursor ?? null)}`);
+        for (const f of subsets(refundFilters)) {
+          for (const mode of MODES) await checkPlan('refunds', () => listRefunds(db, merchantId, mode, f, page), `refunds ${merchantId} ${mode} ${JSON.stringify(f)} ${JSON.stringify(page.cursor ?? null)}`);
+        }
       }
       for (const page of await pages('merchant_events', merchantId)) {
         for (const f of subsets(eventFilters)) {
           const withWindow = { ...f, notBefore: new Date(NOW - 30 * 86_400_000) };
-          await checkPlan('merchant_events', () => listMerchantEvents(db, merchantId, withWindow, page), `events ${merchantId} ${JSON.stringify(f)} ${JSON.stringify(page.cursor ?? null)}`);
+          for (const mode of MODES) await checkPlan('merchant_events', () => listMerchantEvents(db, merchantId, mode, withWindow, page), `events ${merchantId} ${mode} ${JSON.stringify(f)} ${JSON.stringify(page.cursor ?? null)}`);
         }
       }
     }

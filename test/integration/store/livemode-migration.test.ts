@@ -66,7 +66,7 @@ describe('migration 0024: payments get their livemode', () => {
     expect((await loadPayment(t.db, 'mer_old', 'pay_live_first', false))).toBeNull();
     expect((await loadPayment(t.db, 'mer_old', 'pay_live_first', true))?.livemode).toBe(true);
     expect((await loadPayment(t.db, 'mer_old', 'pay_test_only', null))?.livemode).toBe(false);
-    const live = await listPayments(t.db, 'mer_old', { limit: 100, livemode: true });
+    const live = await listPayments(t.db, 'mer_old', true, {}, { limit: 100 });
     expect(live.data.map((p) => p.id).sort()).toEqual(Object.keys(CASES).filter((id) => CASES[id]!.live).sort());
     const snapshot = await new RoutingSnapshotStore().load(t.db, OLD_SNAPSHOT.version);
     expect(Object.fromEntries(Object.entries(snapshot!.connectors).map(([n, c]) => [n, c.mode]))).toEqual({ stripe_sb: 'test', stripe_live: 'live' });

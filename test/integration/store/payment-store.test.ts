@@ -152,7 +152,7 @@ describe('payment store', () => {
       transition(t.db, p.id, { type: 'void_requested' }, 'api', env, { merchantId: otherMerchantId }),
     ).rejects.toBeInstanceOf(PaymentNotFoundError);
     expect((await loadPayment(t.db, merchantId, p.id))!.state).toBe('authorized');
-    const page = await listPayments(t.db, otherMerchantId, {}, { limit: 100 });
+    const page = await listPayments(t.db, otherMerchantId, null, {}, { limit: 100 });
     expect(page.data).toEqual([]);
   });
 
@@ -163,15 +163,15 @@ describe('payment store', () => {
     await transition(t.db, made[1]!.id, authorizeAnswer(made[1]!.attempts[0]!.id, succeeded(1000)), 'worker', env);
     const newestFirst = made.map((p) => p.id).reverse();
 
-    const first = await listPayments(t.db, merchantId, { reference: ref }, { limit: 2 });
+    const first = await listPayments(t.db, merchantId, null, { reference: ref }, { limit: 2 });
     expect(first.data.map((p) => p.id)).toEqual(newestFirst.slice(0, 2));
     expect(first.hasMore).toBe(true);
-    const rest = await listPayments(t.db, merchantId, { reference: ref }, { limit: 10, cursor: { after: first.data[1]!.id } });
+    const rest = await listPayments(t.db, merchantId, null, { reference: ref }, { limit: 10, cursor: { after: first.data[1]!.id } });
     expect(rest.data.map((p) => p.id)).toEqual(newestFirst.slice(2));
     expect(rest.hasMore).toBe(false);
     expect(rest.data[0]).toEqual(await loadPayment(t.db, merchantId, rest.data[0]!.id));
 
-    const authorizedOnly = await listPayments(t.db, merchantId, { reference: ref, status: ['authorized'] }, { limit: 10 });
+    const authorizedOnly = await listPayments(t.db, merchantId, null, { reference: ref, status: ['authorized'] }, { limit: 10 });
     expect(authorizedOnly.data.map((p) => p.id)).toEqual([made[1]!.id]);
   });
 
