@@ -4,11 +4,12 @@
 
 import { z } from 'zod';
 import { captureBody, createPaymentBody, paymentMethodSchema, paymentMethodUnion, refundBody, storedPaymentToken, updatePaymentBody, voidBody } from './request-schemas.ts';
-import { attemptResource, balanceList, balanceResource, captureResource, eventList, eventListItem, paymentList, paymentResource, problemResource, refundList, refundResource, routingResource, timelineList, transitionResource } from './resource-schemas.ts';
+import { attemptResource, balanceList, balanceResource, captureResource, deliveredEvent, eventList, eventListItem, eventWithDeliveries, paymentList, paymentResource, problemResource, refundList, refundResource, routingResource, timelineList, transitionResource } from './resource-schemas.ts';
 import { openApiQueryParameters } from './list-params.ts';
 import { disputeListParams, eventListParams, paymentListParams, refundListParams } from './list-queries.ts';
 import { MAX_KEY_LENGTH } from './idempotent-post.ts';
 import { API_VERSIONS } from '../resources/api-version.ts';
+import { MERCHANT_EVENT_TYPES } from '../core/effects.ts';
 import { endpointBody, redeliverBody } from '../webhooks/outbound/merchant-routes.ts';
 import { deletedWebhookEndpoint, redeliveryResource, webhookEndpointList, webhookEndpointResource } from '../webhooks/outbound/endpoint-schemas.ts';
 import { PROBLEMS } from './problems.ts';
@@ -24,7 +25,7 @@ const COMPONENTS = {
   Payment: paymentResource, Attempt: attemptResource, Capture: captureResource, Routing: routingResource, Refund: refundResource, Transition: transitionResource,
   PaymentList: paymentList, RefundList: refundList, EventList: eventList, EventListItem: eventListItem, Timeline: timelineList, Problem: problemResource, Balance: balanceResource, BalanceList: balanceList,
   WebhookEndpointRequest: endpointBody, RedeliverRequest: redeliverBody.unwrap(), StoredPaymentToken: storedPaymentToken,
-  WebhookEndpoint: webhookEndpointResource, WebhookEndpointList: webhookEndpointList, DeletedWebhookEndpoint: deletedWebhookEndpoint, Redelivery: redeliveryResource,
+  Event: deliveredEvent, EventWithDeliveries: eventWithDeliveries, WebhookEndpoint: webhookEndpointResource, WebhookEndpointList: webhookEndpointList, DeletedWebhookEndpoint: deletedWebhookEndpoint, Redelivery: redeliveryResource,
   UpdatePaymentRequest: updatePaymentBody, CardRequest: cardBody, CardInput: cardInput, PaymentMethod: paymentMethodResource,
   CreateApiKeyRequest: createApiKeyBody, RollApiKeyRequest: rollApiKeyBody, ApiKey: apiKeyResource, ApiKeyWithSecret: apiKeyWithSecret, ApiKeyList: apiKeyList,
   Dispute: disputeResource, DisputeList: disputeList, DisputeDefenseOptions: defenseReasonsResource, DisputeEvidenceRequest: evidenceBody,
@@ -59,6 +60,12 @@ function componentSchemas(): JsonObject {
 
 const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
 const json = (id: string) => ({ 'application/json': { schema: ref(id) } });
+
+// Answers that are not JSON resources: still described, so a generated client types every answer.
+const HTML = { 'text/html': { schema: { type: 'string' } } };
+const TEXT = { 'text/plain': { schema: { type: 'string' } } };
+const JWKS = { 'application/json': { schema: { type: 'object', required: ['keys'], properties: { keys: { type: 'array', items: { type: 'object', additionalProperties: true, description: 'A public JWK (ES256)' } } } } } };
+const HEALTH = { 'application/json': { schema: { type: 'object', required: ['status'], properties: { status: { type: 'string' }, checks: { type: 'object', additionalProperties: true }, config: { type: 'object', additionalProperties: true } } } } };
 
 function problems(...codes: ProblemCode[]): JsonObject {
   const byStatus = new Map<number, ProblemCode[]>();
@@ -241,8 +248,8 @@ export function openApiDocument(): JsonObject {
             { name: 'origin', in: 'query', required: false, description: 'One of your allowed origins: the only one that may frame the form and receive its messages', schema: { type: 'string' } },
           ],
           responses: {
-            200: { description: 'The form (text/html)' }, 401: { description: 'Not a valid publishable key' },
-            403: { description: 'The merchant has no allowed origins, or origin= is not one of them' }, 429: { description: 'Too many requests from this address (Retry-After)' },
+            200: { description: 'The form', content: HTML }, 401: { description: 'Not a valid publishable key', content: HTML },
+            403: { description: 'The merchant has no allowed origins, or origin= is not one of them', content: HTML }, 429: { description: 'Too many requests from this address (Retry-After)', content: HTML },
           },
         },
       },
@@ -294,13 +301,13 @@ export function openApiDocument(): JsonObject {
         },
       },
       '/.well-known/webhook-endpoints/{id}/jwks.json': {
-        get: { summary: "One endpoint's public keys (ES256): pin this URL to verify that endpoint's Switchyard-Signature", security: [], parameters: [pathId('endpoint')], responses: { 200: { description: 'JWK set' }, ...problems('not_found') } },
+        get: { summary: "One endpoint's public keys (ES256): pin this URL to verify that endpoint's Switchyard-Signature", security: [], parameters: [pathId('endpoint')], responses: { 200: { description: 'JWK set', content: JWKS }, ...problems('not_found') } },
       },
       '/v1/webhook_endpoints/{id}': { delete: { summary: 'Delete an endpoint', parameters: [pathId('endpoint')], responses: { 200: { description: 'Deleted', content: json('DeletedWebhookEndpoint') }, ...problems(...COMMON, 'not_found') } } },
       '/v1/events': {
         get: list('List the events of the last 30 days, newest first, each as its webhook delivered it (older ones stay readable by id); filters combine with AND', eventListParams, 'EventList'),
       },
-      '/v1/events/{id}': { get: { summary: 'An event with its deliveries and every delivery attempt', parameters: [pathId('event')], responses: { 200: { description: 'The event' }, ...problems(...COMMON, 'not_found') } } },
+      '/v1/events/{id}': { get: { summary: 'An event with its deliveries and every delivery attempt', parameters: [pathId('event')], responses: { 200: { description: 'The event', content: json('EventWithDeliveries') }, ...problems(...COMMON, 'not_found') } } },
       '/v1/events/{id}/redeliver': {
         post: post('Deliver an event again (to one endpoint or all)', 'RedeliverRequest', { 202: { description: 'New deliveries scheduled', content: json('Redelivery') } }, ['not_found'], 'event'),
       },
@@ -321,17 +328,26 @@ export function openApiDocument(): JsonObject {
           201: { description: 'The new key and its secret', content: json('ApiKeyWithSecret') },
         }, ['not_found', 'invalid_state'], 'key'),
       },
-      '/.well-known/jwks.json': { get: { summary: 'The global public keys: they verify Switchyard-Signature only for endpoints created before per-endpoint keys (signing.global_signature)', security: [], responses: { 200: { description: 'JWK set' } } } },
+      '/.well-known/jwks.json': { get: { summary: 'The global public keys: they verify Switchyard-Signature only for endpoints created before per-endpoint keys (signing.global_signature)', security: [], responses: { 200: { description: 'JWK set', content: JWKS } } } },
       '/webhooks/{account}': {
         post: {
           summary: 'Provider notifications for a connector account (raw body; verified by the connector before anything is stored)', security: [],
           parameters: [{ name: 'account', in: 'path', required: true, schema: { type: 'string' } }],
-          responses: { 200: { description: 'Accepted (Adyen: [accepted])' }, 400: { description: 'Not verified' }, 401: { description: 'Bad credentials' } },
+          responses: { 200: { description: 'Accepted (Adyen: [accepted])', content: TEXT }, 400: { description: 'Not verified', content: TEXT }, 401: { description: 'Bad credentials', content: TEXT } },
         },
       },
-      '/healthz': { get: { summary: 'Process up', security: [], responses: { 200: { description: 'ok' } } } },
-      '/readyz': { get: { summary: 'Postgres, Redis and config ready', security: [], responses: { 200: { description: 'ready' }, 503: { description: 'not ready' } } } },
+      '/healthz': { get: { summary: 'Process up', security: [], responses: { 200: { description: 'ok', content: HEALTH } } } },
+      '/readyz': { get: { summary: 'Postgres, Redis and config ready', security: [], responses: { 200: { description: 'ready', content: HEALTH }, 503: { description: 'not ready', content: HEALTH } } } },
     })),
+    // What your endpoints receive: one entry per event type, each the signed Event (docs/webhooks.md).
+    webhooks: Object.fromEntries(MERCHANT_EVENT_TYPES.map((type) => [type, {
+      post: {
+        operationId: `webhook${type.split(/[._]/).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('')}`, tags: ['webhooks'],
+        summary: `The ${type} event, signed (Switchyard-Signature; verify with your endpoint's JWKS)`,
+        requestBody: { required: true, content: json('Event') },
+        responses: { '2XX': { description: 'Received: any 2xx acknowledges it; anything else is retried with backoff' } },
+      },
+    }])),
   };
 }
 

@@ -5,7 +5,8 @@
 import { z } from 'zod';
 import { KEY_ROLES } from '../core/api-keys.ts';
 import { PAYMENT_STATES } from '../core/states.ts';
-import { paymentResource, refundResource } from '../resources/schemas.ts';
+import { MERCHANT_EVENT_TYPES } from '../core/effects.ts';
+import { captureResource, paymentResource, refundResource } from '../resources/schemas.ts';
 import { PROBLEMS } from './problems.ts';
 import type { ProblemCode } from './problems.ts';
 
@@ -46,6 +47,49 @@ export const eventListItem = z
     data: z.record(z.string(), z.unknown()).meta({ description: "The event's data as its webhook delivered it: the payment (and refund, capture or dispute) at the version that produced it." }),
   })
   .meta({ id: 'EventListItem' });
+
+/** A dispute as an event carries it (src/resources/event-body.ts DisputeView). */
+const eventDispute = z.strictObject({
+  id: z.string(), status: z.string(), amount: z.int(), currency: z.string(), withdrawn: z.int().meta({ description: 'What the provider holds back for the dispute now (minor units).' }),
+  provider_status: z.string(), reason: z.string().nullable(), provider_reference: z.string(),
+});
+
+/** What a webhook delivers (src/resources/event-body.ts): the body the endpoint receives, signed. */
+export const deliveredEvent = z
+  .strictObject({
+    id: z.string(),
+    object: z.literal('event'),
+    type: z.enum(MERCHANT_EVENT_TYPES),
+    livemode: z.boolean(),
+    created: timestamp.meta({ description: 'As created_at (kept: events of the first API version had only created).' }),
+    created_at: timestamp,
+    api_version: z.string().meta({ description: "The merchant's pinned API version when the event was written (docs/changelog.md)." }),
+    data: z.strictObject({
+      payment: paymentResource.meta({ description: 'The payment at the version that produced the event.' }),
+      refund: refundResource.optional(),
+      capture: captureResource.optional(),
+      dispute: eventDispute.optional(),
+    }),
+  })
+  .meta({ id: 'Event' });
+
+/** GET /v1/events/{id}: the event, its delivered body and every delivery with its attempts. */
+export const eventWithDeliveries = z
+  .strictObject({
+    id: z.string(),
+    object: z.literal('event'),
+    type: z.string(),
+    payment_id: z.string().nullable(),
+    created: timestamp,
+    created_at: timestamp,
+    body: z.unknown().meta({ description: 'The body as delivered (see the webhooks section: Event).' }),
+    deliveries: z.array(z.strictObject({
+      id: z.string(), endpoint_id: z.string(), status: z.string(), attempts: z.int(), next_attempt_at: timestamp.nullable(), delivered_at: timestamp.nullable(),
+      last_status_code: z.int().nullable(), last_error: z.string().nullable(),
+      attempt_log: z.array(z.strictObject({ attempt: z.int(), at: timestamp, status_code: z.int().nullable(), error: z.string().nullable(), duration_ms: z.number(), kid: z.string() })),
+    })),
+  })
+  .meta({ id: 'EventWithDeliveries' });
 
 export const paymentList = listOf(paymentResource, 'PaymentList');
 export const refundList = listOf(refundResource, 'RefundList');

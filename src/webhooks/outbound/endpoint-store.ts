@@ -165,9 +165,11 @@ export interface DeliveryView {
 
 export interface EventView {
   readonly id: string;
+  readonly object: 'event';
   readonly type: string;
   readonly payment_id: string | null;
   readonly created: string;
+  readonly created_at: string;
   readonly body: unknown;
   readonly deliveries: readonly DeliveryView[];
 }
@@ -179,7 +181,7 @@ export async function loadEventView(db: DbOrTx, merchantId: string, eventId: str
   const ids = deliveries.map((d) => d.id);
   const attempts = ids.length === 0 ? [] : await db.select().from(eventDeliveryAttempts).where(inArray(eventDeliveryAttempts.deliveryId, ids)).orderBy(asc(eventDeliveryAttempts.id));
   return {
-    id: ev.id, type: ev.type, payment_id: ev.paymentId, created: ev.createdAt.toISOString(), body: ev.payload,
+    id: ev.id, object: 'event', type: ev.type, payment_id: ev.paymentId, created: ev.createdAt.toISOString(), created_at: ev.createdAt.toISOString(), body: ev.payload,
     deliveries: deliveries.map((d) => ({
       id: d.id, endpoint_id: d.endpointId, status: d.status, attempts: d.attempts,
       next_attempt_at: d.nextAttemptAt?.toISOString() ?? null, delivered_at: d.deliveredAt?.toISOString() ?? null,

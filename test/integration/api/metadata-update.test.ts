@@ -3,6 +3,7 @@
 // card numbers) — through one transition with the state unchanged and a payment.updated event;
 // idempotent like every POST; another merchant's payment is not found.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deliveredEvent, eventWithDeliveries } from '../../../src/api/resource-schemas.ts';
 import { paymentBody, startApiGateway } from './helpers.ts';
 import type { ApiGateway } from './helpers.ts';
 
@@ -28,8 +29,13 @@ describe('POST /v1/payments/{id} {metadata}', () => {
     expect(a.json.status).toBe('authorized');
     const timeline = (await api.call('GET', `/v1/payments/${id}/timeline`)).json.data;
     expect(timeline.length).toBe(before + 1);
-    const events = await api.gw.db.pool.query<{ type: string }>('SELECT type FROM merchant_events WHERE payment_id = $1 ORDER BY created_at', [id]);
+    const events = await api.gw.db.pool.query<{ id: string; type: string; payload: unknown }>('SELECT id, type, payload FROM merchant_events WHERE payment_id = $1 ORDER BY created_at', [id]);
     expect(events.rows.map((e) => e.type)).toContain('payment.updated');
+    // The bodies an endpoint receives have the shape the OpenAPI's webhooks section gives them; the event read back too.
+    for (const e of events.rows) deliveredEvent.parse(e.payload);
+    const updatedEvent = events.rows.find((e) => e.type === 'payment.updated')!;
+    expect(deliveredEvent.parse(updatedEvent.payload).data.payment.metadata).toEqual({ order: 'A-1', shipped: 'yes' });
+    eventWithDeliveries.parse((await api.call('GET', `/v1/events/${updatedEvent.id}`)).json);
     // The same change again changes nothing: the metadata and the version stay, and no second event.
     const again = await api.call('POST', `/v1/payments/${id}`, { body: { metadata: { channel: null, shipped: 'yes' } } });
     expect(again.status).toBe(200);

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { openApiDocument, openApiText } from '../../../src/api/openapi.ts';
 import { PROBLEMS } from '../../../src/api/problems.ts';
+import { MERCHANT_EVENT_TYPES } from '../../../src/core/effects.ts';
 
 describe('OpenAPI document', () => {
   it('docs/openapi.json has not drifted from the zod schemas', () => {
@@ -58,5 +59,24 @@ describe('OpenAPI operations', () => {
       }
     }
     expect(new Set(ids).size).toBe(ids.length);
+  });
+});
+
+describe('OpenAPI answers and webhooks', () => {
+  it('every answer of every operation has a schema (204 aside), and the webhooks section names every event type with the Event body', () => {
+    type Op = { responses: Record<string, { content?: Record<string, { schema?: unknown }> }> };
+    const doc = openApiDocument() as { paths: Record<string, Record<string, Op>>; webhooks: Record<string, { post: { requestBody: { content: Record<string, { schema: { $ref: string } }> } } }> };
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(operations)) {
+        for (const [status, r] of Object.entries(op.responses)) {
+          if (status === '204') continue;
+          const schemas = Object.values(r.content ?? {}).map((c) => c.schema);
+          expect(schemas.length, `${method} ${path} ${status}`).toBeGreaterThan(0);
+          expect(schemas.every((x) => x !== undefined), `${method} ${path} ${status}`).toBe(true);
+        }
+      }
+    }
+    expect(Object.keys(doc.webhooks).sort()).toEqual([...MERCHANT_EVENT_TYPES].sort());
+    for (const hook of Object.values(doc.webhooks)) expect(hook.post.requestBody.content['application/json']!.schema.$ref).toBe('#/components/schemas/Event');
   });
 });
