@@ -3,7 +3,7 @@
 // front of the API processes, and K API plus K worker processes — `switchyard start --role ...`,
 // or the harness's planted-bug entry (chaos/planted-gateway.ts) when a bug is injected.
 
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { migrateDatabase } from '../src/cli/preflight.ts';
@@ -172,8 +172,10 @@ async function startVaultProcess(opts: TopologyOptions): Promise<VaultProcess> {
     args: [CLI, 'start', '--role', 'vault', '--port', String(port)],
     env: {
       ...process.env, DATABASE_URL: opts.databaseUrl, SWITCHYARD_VAULT_TOKEN: token, SWITCHYARD_VAULT_PORT: String(port),
-      // Its own keys: the gateway's processes never see them.
-      SWITCHYARD_VAULT_KEYS: `chaos:${randomBytes(32).toString('base64')}`,
+      // Its own keys: the gateway's processes never see them. Derived from the run's database, not
+      // drawn: a later run on the same database (the quick pass's second seed) finds the vault's
+      // records sealed under them, and a vault refuses to start on keys that cannot open its records.
+      SWITCHYARD_VAULT_KEYS: `chaos:${createHash('sha256').update(`switchyard chaos vault key: ${opts.databaseUrl}`).digest('base64')}`,
     },
     logFile: join(opts.runDir, 'vault.log'),
     readyUrl: `http://127.0.0.1:${port}/v1/health`,
