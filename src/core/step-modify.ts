@@ -99,7 +99,8 @@ function settleUnresolved(d: Draft, kind: 'capture_unresolved' | 'refund_unresol
 
 function captureSucceeded(d: Draft, c: Capture, attempt: Attempt, providerRef: string | undefined): void {
   settleUnresolved(d, 'capture_unresolved', c, attempt, 'succeeded');
-  d.updateCapture(c.id, { status: 'succeeded', ...(providerRef === undefined ? {} : { providerRef }) });
+  // A fact naming no object ('': Stripe's charge.refunded, a webhook fact without a reference) keeps the reference we have.
+  d.updateCapture(c.id, { status: 'succeeded', ...(providerRef === undefined || providerRef === '' ? {} : { providerRef }) });
   d.p.amountCaptured += c.amount;
   d.p.captureOpen = !c.final && d.p.amountCaptured < d.p.amountAuthorized;
   d.emit({ type: 'ledger', posting: 'capture', amount: c.amount, currency: d.p.currency, connector: attempt.connector, captureId: c.id, attemptId: attempt.id });
@@ -429,7 +430,8 @@ function emitRefundCall(d: Draft, attempt: Attempt, r: Refund, runAt?: string): 
 
 function refundSucceeded(d: Draft, r: Refund, attempt: Attempt, providerRef: string | undefined): void {
   settleUnresolved(d, 'refund_unresolved', r, attempt, 'succeeded');
-  d.updateRefund(r.id, { status: 'succeeded', ...(providerRef === undefined ? {} : { providerRef }) });
+  // A fact naming no object ('': a webhook fact without a reference) keeps the reference we have: two refunds never share ''.
+  d.updateRefund(r.id, { status: 'succeeded', ...(providerRef === undefined || providerRef === '' ? {} : { providerRef }) });
   d.p.amountRefunded += r.amount;
   d.emit({ type: 'ledger', posting: 'refund', amount: r.amount, currency: d.p.currency, connector: attempt.connector, refundId: r.id, attemptId: attempt.id });
   d.event('refund.succeeded', { refundId: r.id });
