@@ -5,11 +5,11 @@
 // a CLI error).
 
 import { isKeyActive, lastFullKeyMode, MAX_ROLL_EXPIRES_IN_S } from '../core/api-keys.ts';
-import type { KeyKind, KeyMode, KeyRole } from '../core/api-keys.ts';
+import type { KeyMode } from '../core/api-keys.ts';
 import { recordAudit } from '../ops/audit.ts';
 import type { AuditAction } from '../ops/audit.ts';
 import { findKey, issueKey, listKeys, loadKey, lockMerchantKeys, revokeKey, rollKey } from '../store/api-keys.ts';
-import type { ApiKey } from '../store/api-keys.ts';
+import type { ApiKey, IssueKey } from '../store/api-keys.ts';
 import type { DbOrTx } from '../store/db.ts';
 
 /** Who acts: an operator by name (CLI), or the merchant through one of its keys (API). */
@@ -46,17 +46,8 @@ async function audit(tx: DbOrTx, actor: KeyActor, action: AuditAction, target: s
   });
 }
 
-export interface CreateKey {
-  readonly merchantId: string;
-  readonly kind: KeyKind;
-  readonly role: KeyRole | null;
-  readonly mode: KeyMode;
-  readonly name: string;
-  readonly expiresAt: Date | null;
-  readonly now: Date;
-  /** Fixed from the request's Idempotency-Key, so a resumed request finds the key it made. */
-  readonly id?: string;
-}
+/** What a key action creates: the store's IssueKey (one shape for both). */
+export type CreateKey = IssueKey;
 
 export async function createKey(db: DbOrTx, actor: KeyActor, c: CreateKey): Promise<Issued | KeyRefusal> {
   if ((c.kind === 'secret') !== (c.role !== null)) throw new Error('a secret key has a role; a publishable key has none');
